@@ -1,0 +1,74 @@
+"""onnxlint: will this ONNX graph run where you deploy it, and where will it fall apart?
+
+Python API::
+
+    import onnxlint
+    report = onnxlint.lint("model.onnx", eps=["qnn"])
+    report.raise_for_errors()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from onnxlint.config import Config
+    from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+    from onnxlint.report import LintError, Report
+
+__all__ = [
+    "Category",
+    "Config",
+    "Diagnostic",
+    "Fix",
+    "LintError",
+    "Location",
+    "Report",
+    "Severity",
+    "__version__",
+    "lint",
+]
+
+
+def lint(
+    model: Any,
+    eps: list[str] | tuple[str, ...] | None = None,
+    config: Config | dict[str, Any] | None = None,
+) -> Report:
+    """Lint a model given as a path, bytes or ``onnx.ModelProto``.
+
+    ``config`` may be a ``Config``, a mapping in the ``[tool.onnxlint]`` shape, or
+    None to discover ``onnxlint.toml``/``pyproject.toml`` upwards from a model path.
+    """
+    import os
+    from pathlib import Path
+
+    from onnxlint import config as config_mod
+    from onnxlint.engine import lint as engine_lint
+
+    if isinstance(config, dict):
+        cfg = config_mod.from_mapping(config)
+    elif config is None:
+        start = Path(model) if isinstance(model, (str, os.PathLike)) else None
+        cfg = config_mod.discover(start)
+    else:
+        cfg = config
+    return engine_lint(model, eps=eps, config=cfg)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Category", "Diagnostic", "Fix", "Location", "Severity"):
+        from onnxlint import diagnostics
+
+        return getattr(diagnostics, name)
+    if name in ("Report", "LintError"):
+        from onnxlint import report
+
+        return getattr(report, name)
+    if name == "Config":
+        from onnxlint.config import Config
+
+        return Config
+    raise AttributeError(name)

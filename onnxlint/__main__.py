@@ -1,0 +1,3 @@
+from onnxlint.cli import main
+
+raise SystemExit(main())

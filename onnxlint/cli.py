@@ -1,0 +1,286 @@
+"""Command line: ``onnxlint PATH... [--ep EP]...`` plus subcommands.
+
+Subcommands live in ``onnxlint/commands/<name>.py``; each module defines
+``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage error or
+unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import pkgutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from onnxlint import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+MODEL_SUFFIXES = (".onnx", ".onnxtxt")
+_SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".onnxlint-cache"}
+
+
+def _command_modules() -> dict[str, ModuleType]:
+    import onnxlint.commands as pkg
+
+    mods = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"onnxlint.commands.{info.name}")
+        mods[mod.NAME] = mod
+    return mods
+
+
+def _csv(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(v.strip() for item in values for v in item.split(",") if v.strip())
+
+
+def add_lint_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "paths", nargs="+", metavar="PATH", help="model files or folders (searched recursively)"
+    )
+    p.add_argument(
+        "--ep",
+        action="append",
+        dest="eps",
+        metavar="EP",
+        help="execution provider in priority order (repeatable): cpu, cuda, tensorrt, qnn, ...",
+    )
+    p.add_argument(
+        "--ep-profile",
+        action="append",
+        dest="ep_profiles",
+        metavar="JSON",
+        help="an extra EP capability profile (for an EP onnxlint does not ship)",
+    )
+    p.add_argument("--format", choices=("table", "json", "sarif", "github"), default=None)
+    p.add_argument(
+        "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
+    )
+    p.add_argument(
+        "--select", action="append", metavar="CODES", help="codes, prefixes or categories to enable"
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="codes, prefixes or categories to disable",
+    )
+    p.add_argument(
+        "--extend-ignore", action="append", metavar="CODES", help="add to the configured ignores"
+    )
+    p.add_argument(
+        "--severity", action="append", metavar="CODE=LEVEL", help="override a rule's severity"
+    )
+    p.add_argument("--fail-on", choices=("error", "warning", "info", "hint"), default=None)
+    p.add_argument("--target-ort", metavar="X.Y", help="ONNX Runtime release to check against")
+    p.add_argument("--config", metavar="FILE", help="use this onnxlint.toml/pyproject.toml")
+    p.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="lint N files in parallel"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def _parse_severity(items: Sequence[str] | None) -> dict[str, str] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        code, sep, level = item.partition("=")
+        if not sep or level.strip().lower() not in ("error", "warning", "info", "hint"):
+            raise SystemExit(
+                f"onnxlint: error: --severity expects CODE=error|warning|info|hint, got {item!r}"
+            )
+        out[code.strip()] = level.strip().lower()
+    return out
+
+
+def iter_model_files(paths: Sequence[str]) -> Iterator[Path]:
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+                found += [Path(root) / f for f in files if f.lower().endswith(MODEL_SUFFIXES)]
+            yield from sorted(found)
+        else:
+            yield p  # missing files become OL001 diagnostics
+
+
+class _ConfigCache:
+    def __init__(self, args: argparse.Namespace) -> None:
+        from onnxlint import config as cfg
+
+        self.args = args
+        self._cfg = cfg
+        self._by_file: dict[Path | None, Any] = {}
+        self._fixed = None
+        if args.isolated:
+            self._fixed = cfg.Config()
+        elif args.config:
+            self._fixed = cfg.load_file(Path(args.config))
+
+    def for_model(self, path: Path) -> Any:
+        base = self._fixed
+        if base is None:
+            found = self._cfg.find_config_file(path)
+            if found not in self._by_file:
+                self._by_file[found] = self._cfg.load_file(found) if found else self._cfg.Config()
+            base = self._by_file[found]
+        return self.apply_cli(base)
+
+    def apply_cli(self, base: Any) -> Any:
+        a = self.args
+        ignore = _csv(a.ignore)
+        extend = _csv(a.extend_ignore)
+        if extend:
+            ignore = (*(ignore if ignore is not None else base.ignore), *extend)
+        severity = _parse_severity(a.severity)
+        return base.merged(
+            select=_csv(a.select),
+            ignore=ignore,
+            severity={**base.severity, **severity} if severity else None,
+            eps=tuple(a.eps) if a.eps else None,
+            ep_profiles=tuple(a.ep_profiles) if a.ep_profiles else None,
+            fail_on=a.fail_on,
+            target_ort=a.target_ort,
+            format=a.format,
+        )
+
+
+def _lint_one(path: Path, config: Any) -> Any:
+    from onnxlint.engine import lint
+
+    return lint(path, config=config, path_label=str(path))
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    from onnxlint.config import ConfigError
+    from onnxlint.diagnostics import Severity
+    from onnxlint.engine import UsageError
+    from onnxlint.render import render
+
+    try:
+        configs = _ConfigCache(args)
+        files = list(iter_model_files(args.paths))
+        jobs = [(f, configs.for_model(f)) for f in files]
+        if jobs:
+            # validate EPs and rule options once, before any work, so usage errors exit 2
+            from onnxlint.engine import instantiate_rules, resolve_eps
+
+            resolve_eps(jobs[0][1].eps, jobs[0][1])
+            instantiate_rules(jobs[0][1])
+    except (ConfigError, UsageError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not files:
+        print("onnxlint: error: no .onnx or .onnxtxt files found", file=sys.stderr)
+        return EXIT_USAGE
+
+    show_progress = len(files) > 1 and sys.stderr.isatty() and not args.no_progress
+    reports = []
+    try:
+        if args.jobs > 1 and len(jobs) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                futures = [pool.submit(_lint_one, f, c) for f, c in jobs]
+                for i, fut in enumerate(futures, 1):
+                    reports.append(fut.result())
+                    if show_progress:
+                        _progress(i, len(jobs), jobs[i - 1][0])
+        else:
+            for i, (f, c) in enumerate(jobs, 1):
+                if show_progress:
+                    _progress(i, len(jobs), f)
+                reports.append(_lint_one(f, c))
+    except (ConfigError, UsageError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if show_progress:
+        print("\r\033[K", end="", file=sys.stderr)
+
+    fmt = jobs[0][1].format if args.format is None else args.format
+    color = (
+        fmt == "table" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    )
+    text = render(reports, fmt, color=color)
+    if args.output:
+        from onnxlint.fsutil import atomic_write_text
+
+        atomic_write_text(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
+
+    if any(r.fatal for r in reports):
+        return EXIT_USAGE
+    fail_on = Severity.parse(jobs[0][1].fail_on)
+    return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _progress(i: int, n: int, path: Path) -> None:
+    width = 30
+    done = int(width * i / n)
+    name = str(path)[-40:]
+    print(
+        f"\r[{'#' * done}{'.' * (width - done)}] {i}/{n} {name}\033[K",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def build_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
+    epilog = "commands:\n" + "\n".join(
+        f"  {name:<12} {mod.HELP}" for name, mod in sorted(commands.items())
+    )
+    p = argparse.ArgumentParser(
+        prog="onnxlint",
+        description="Lint ONNX models for deployment: opsets, shapes, control flow, EP support, partitions.",
+        epilog=epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
+    add_lint_arguments(p)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = _command_modules()
+    if argv and argv[0] in commands:
+        mod = commands[argv[0]]
+        sub = argparse.ArgumentParser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
+        mod.add_arguments(sub)
+        args = sub.parse_args(argv[1:])
+        try:
+            return int(mod.run(args))
+        except KeyboardInterrupt:
+            return 130
+    parser = build_parser(commands)
+    if argv and argv[0] == "lint":
+        argv = argv[1:]
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+    try:
+        return run_lint(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

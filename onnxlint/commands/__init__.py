@@ -1,0 +1,1 @@
+"""CLI subcommands, one module each (``NAME``, ``HELP``, ``add_arguments``, ``run``)."""

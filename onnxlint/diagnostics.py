@@ -1,0 +1,192 @@
+"""Diagnostics as plain data.
+
+A diagnostic knows *what* is wrong and *where* in the graph (graph path, node
+name, node index, tensor); it never knows about lines, columns, colours or
+output formats. Renderers (table, JSON, SARIF, GitHub, LSP) turn it into text.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that ``a >= b`` means *a is at least as serious as b*."""
+
+    HINT = 1
+    INFO = 2
+    WARNING = 3
+    ERROR = 4
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            choices = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (expected one of: {choices})") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Category(str, enum.Enum):
+    LOAD = "load"
+    STRUCTURE = "structure"
+    OPSET = "opset"
+    SHAPES = "shapes"
+    CONTROL_FLOW = "control-flow"
+    EP_SUPPORT = "ep-support"
+    PARTITION = "partition"
+    COMPILED_MODEL = "compiled-model"
+    EXPORT_HYGIENE = "export-hygiene"
+    CONFIRMATION = "confirmation"
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a finding sits in the model.
+
+    ``graph`` is the graph path (``main``, ``main/loop_3:body``, ``fn:local.MyFn``);
+    ``node_index`` is the node's position inside that graph. A model-level
+    finding has neither node nor tensor.
+    """
+
+    graph: str = "main"
+    node_name: str | None = None
+    node_index: int | None = None
+    op_type: str | None = None
+    tensor: str | None = None
+    slot: str | None = None  # e.g. "input 1", "output 0"
+
+    @property
+    def node_path(self) -> str | None:
+        """Stable node id that survives unnamed nodes: ``main/Conv_3``."""
+        if self.node_index is None:
+            return None
+        label = self.node_name or f"{self.op_type or 'node'}_{self.node_index}"
+        return f"{self.graph}/{label}"
+
+    def describe(self) -> str:
+        parts: list[str] = []
+        if self.node_index is not None:
+            parts.append(self.node_path or "")
+            if self.op_type:
+                parts[-1] += f" ({self.op_type})"
+        elif self.graph != "main":
+            parts.append(self.graph)
+        if self.tensor:
+            parts.append(f"tensor '{self.tensor}'")
+        return ", ".join(p for p in parts if p) or "model"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "graph": self.graph,
+            "node_name": self.node_name,
+            "node_index": self.node_index,
+            "node_path": self.node_path,
+            "op_type": self.op_type,
+            "tensor": self.tensor,
+            "slot": self.slot,
+        }
+
+
+class Applicability(str, enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True)
+class Fix:
+    """How to fix a finding: always a title, sometimes a command or an edit.
+
+    ``command`` is a shell command the user can run (e.g. ``onnxlint fix-shapes``);
+    ``action`` names an automated fix the engine knows how to apply, with
+    ``args`` for it (LSP code actions read these back).
+    """
+
+    title: str
+    applicability: Applicability = Applicability.DISPLAY_ONLY
+    command: str | None = None
+    action: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"title": self.title, "applicability": self.applicability.value}
+        if self.command:
+            out["command"] = self.command
+        if self.action:
+            out["action"] = self.action
+            out["args"] = self.args
+        return out
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    rule: str
+    category: Category
+    severity: Severity
+    message: str
+    location: Location = field(default_factory=Location)
+    message_id: str = "default"
+    args: dict[str, Any] = field(default_factory=dict)
+    ep: str | None = None
+    fix: Fix | None = None
+    related: tuple[Location, ...] = ()
+    path: str | None = None  # the model file this came from, if any
+    graph_level: str | None = None  # "exported" or "optimized" for partition findings
+
+    def sort_key(self) -> tuple[Any, ...]:
+        loc = self.location
+        return (
+            self.path or "",
+            loc.graph,
+            -1 if loc.node_index is None else loc.node_index,
+            self.code,
+            self.ep or "",
+            self.message,
+        )
+
+    def fingerprint(self) -> str:
+        """Stable identity for baselines: path + rule + node location, never a line."""
+        return "|".join(
+            [
+                self.path or "",
+                self.code,
+                self.location.node_path or self.location.graph,
+                self.location.tensor or "",
+                self.ep or "",
+            ]
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "rule": self.rule,
+            "category": self.category.value,
+            "severity": self.severity.label,
+            "message": self.message,
+            "message_id": self.message_id,
+            "args": {k: _jsonable(v) for k, v in self.args.items()},
+            "location": self.location.to_dict(),
+            "ep": self.ep,
+            "fix": self.fix.to_dict() if self.fix else None,
+            "related": [r.to_dict() for r in self.related],
+            "path": self.path,
+            "graph_level": self.graph_level,
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return str(value)

@@ -1,0 +1,229 @@
+"""The engine: load, index, run the selected rules in one walk, filter, sort.
+
+Front ends (CLI, language server, Python API) call ``lint`` and render the
+``Report``; none of them knows how a rule works.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import onnx
+
+from onnxlint.config import Config, ConfigError
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.index import ModelIndex
+from onnxlint.loader import LoadedModel, load
+from onnxlint.report import Report
+from onnxlint.rule import Rule, all_rules
+from onnxlint.selection import glob_matches, is_enabled
+
+ModelSource = str | os.PathLike[str] | bytes | onnx.ModelProto
+
+#: metadata key a model may carry to silence codes for itself: "OL301,OL5"
+INLINE_IGNORE_KEY = "onnxlint:ignore"
+
+
+class UsageError(ValueError):
+    """Bad arguments or configuration (exit code 2)."""
+
+
+def resolve_eps(names: Sequence[str], config: Config) -> list[Any]:
+    """EP profiles in priority order for names/aliases and user profile files."""
+    from onnxlint import profiles
+
+    resolved = []
+    base = config.root
+    for extra in config.ep_profiles:
+        path = Path(extra)
+        if base is not None and not path.is_absolute():
+            path = base / path
+        try:
+            resolved.append(profiles.load_profile_file(path))
+        except profiles.ProfileError as exc:
+            raise UsageError(str(exc)) from None
+    for name in names:
+        try:
+            prof = profiles.get_profile(name)
+        except profiles.ProfileError as exc:
+            raise UsageError(str(exc)) from None
+        if all(p.name != prof.name for p in resolved):
+            resolved.append(prof)
+    return resolved
+
+
+@cache
+def _options_validator(rule_cls: type[Rule]) -> Any:
+    import jsonschema
+
+    schema = {
+        "type": "object",
+        "properties": rule_cls.options_schema,
+        "additionalProperties": False,
+    }
+    return jsonschema.Draft202012Validator(schema)
+
+
+def instantiate_rules(config: Config) -> list[Rule]:
+    """The enabled rules with validated options."""
+    rules = []
+    for cls in all_rules():
+        if not is_enabled(cls.code, cls.name, cls.category.value, config.select, config.ignore):
+            continue
+        options = {**config.rules.get(cls.name, {}), **config.rules.get(cls.code, {})}
+        errors = list(_options_validator(cls).iter_errors(options))
+        if errors:
+            msgs = "; ".join(
+                f"rules.{cls.code}.{'.'.join(map(str, e.absolute_path)) or '(options)'}: {e.message}"
+                for e in errors
+            )
+            raise ConfigError(msgs)
+        rules.append(cls(options))
+    return rules
+
+
+def lint(
+    source: ModelSource,
+    eps: Sequence[str] | None = None,
+    config: Config | None = None,
+    path_label: str | None = None,
+) -> Report:
+    """Lint one model; never raises for bad model input (it becomes diagnostics).
+
+    Raises ``UsageError``/``ConfigError`` for bad arguments or configuration.
+    """
+    config = config or Config()
+    ep_names = list(eps if eps is not None else config.eps)
+    profiles = resolve_eps(ep_names, config)
+    rules = instantiate_rules(config)
+    loaded = load(source, config.limits)
+    label = path_label or (str(loaded.path) if loaded.path else None)
+    report = Report(path=label, eps=[p.name for p in profiles], content_hash=loaded.content_hash)
+    diagnostics = list(loaded.diagnostics)
+    ctx: LintContext | None = None
+    if not loaded.fatal:
+        ctx = _run_rules(loaded, config, profiles, rules)
+        diagnostics += ctx.diagnostics
+        report.stats["nodes"] = len(ctx.index.nodes)
+        for hook in _report_hooks():
+            hook(ctx, report)
+    report.fatal = loaded.fatal
+    report.diagnostics = _finish(diagnostics, config, loaded, label)
+    return report
+
+
+def _run_rules(
+    loaded: LoadedModel, config: Config, profiles: list[Any], rules: list[Rule]
+) -> LintContext:
+    assert loaded.model is not None
+    ctx = LintContext(loaded=loaded, index=ModelIndex(loaded.model), config=config, eps=profiles)
+    engine_rules = [r for r in rules if r.emitted_by == "engine"]
+    by_op: dict[str, list[Rule]] = {}
+    every: list[Rule] = []
+    for rule in engine_rules:
+        for op in rule.visits:
+            (every if op == "*" else by_op.setdefault(op, [])).append(rule)
+    for rule in engine_rules:
+        _guard(ctx, rule, rule.check_model, ctx)
+    if by_op or every:
+        for node in ctx.index.nodes:
+            for rule in (*every, *by_op.get(node.op_type, ())):
+                _guard(ctx, rule, rule.check_node, ctx, node)
+    return ctx
+
+
+def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
+    """A crashing rule becomes a diagnostic; the rest of the lint goes on."""
+    try:
+        fn(*args)
+    except Exception as exc:
+        from onnxlint.rules.internal import InternalError
+
+        where = args[1].location() if len(args) > 1 else Location()
+        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        ctx.emit(
+            InternalError.make(
+                where,
+                rule=f"{rule.code} {rule.name}",
+                error=f"{type(exc).__name__}: {exc}",
+                at=f"{Path(tb.filename).name}:{tb.lineno}",
+            )
+        )
+
+
+def _report_hooks() -> list[Any]:
+    """Analyses that attach data to the report (e.g. partitions); registered by modules."""
+    return list(REPORT_HOOKS)
+
+
+REPORT_HOOKS: list[Any] = []
+
+
+def _finish(
+    diagnostics: list[Diagnostic], config: Config, loaded: LoadedModel, label: str | None
+) -> list[Diagnostic]:
+    from dataclasses import replace
+
+    rules = {r.code: r for r in all_rules()}
+    overrides = {}
+    for key, sev in config.severity.items():
+        for r in rules.values():
+            if key.upper() == r.code or key.lower() == r.name:
+                overrides[r.code] = Severity.parse(sev)
+    file_ignores: list[str] = []
+    if label and config.per_file_ignores:
+        rel = _relative(label, config.root)
+        for pattern, codes in config.per_file_ignores.items():
+            if glob_matches([pattern], rel, Path(label).name):
+                file_ignores += codes
+    inline: list[str] = []
+    if loaded.model is not None:
+        for prop in loaded.model.metadata_props:
+            if prop.key == INLINE_IGNORE_KEY:
+                inline += [c.strip() for c in prop.value.replace(";", ",").split(",") if c.strip()]
+    out = []
+    seen = set()
+    for d in diagnostics:
+        rule = rules.get(d.code)
+        name, category = (rule.name, rule.category.value) if rule else (d.rule, d.category.value)
+        enabled = is_enabled(
+            d.code, name, category, config.select, (*config.ignore, *file_ignores, *inline)
+        )
+        # fatal load errors are never silenced: nothing else was checked
+        if not enabled and not (loaded.fatal and d.category.value == "load"):
+            continue
+        if config.per_node_ignores and d.location.node_index is not None:
+            ignored = [
+                c
+                for pattern, codes in config.per_node_ignores.items()
+                if glob_matches([pattern], d.location.node_name, d.location.node_path)
+                for c in codes
+            ]
+            if ignored and not is_enabled(d.code, name, category, ["ALL"], ignored):
+                continue
+        if d.code in overrides:
+            d = replace(d, severity=overrides[d.code])
+        if label is not None and d.path is None:
+            d = replace(d, path=label)
+        key = (d.code, d.location, d.ep, d.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    out.sort(key=Diagnostic.sort_key)
+    return out
+
+
+def _relative(label: str, root: Path | None) -> str:
+    if root is None:
+        return label
+    try:
+        return Path(label).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return label

@@ -1,0 +1,255 @@
+"""The model index: one pass over the model that every rule and analysis shares.
+
+It gives each node a stable location even when nodes are unnamed
+(``main/loop_3:body/Add_7``), maps values to producers and consumers, keeps
+initializers and value infos per graph, enters If/Loop/Scan bodies and
+model-local functions, and resolves the operator revision each node uses
+(the ``since_version`` of its schema at the imported opset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import onnx
+from onnx import defs
+
+from onnxlint.diagnostics import Location
+
+DEFAULT_DOMAIN = "ai.onnx"
+
+
+def norm_domain(domain: str) -> str:
+    return DEFAULT_DOMAIN if domain in ("", "ai.onnx") else domain
+
+
+@lru_cache(maxsize=4096)
+def resolve_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
+    """The schema a node resolves to at the imported opset, or None when unknown."""
+    try:
+        return defs.get_schema(op_type, opset, "" if domain == DEFAULT_DOMAIN else domain)
+    except defs.SchemaError:
+        return None
+    except Exception:
+        return None
+
+
+@dataclass(eq=False)
+class NodeRef:
+    node: onnx.NodeProto
+    graph: GraphRef
+    index: int
+    label: str
+    schema: onnx.defs.OpSchema | None
+    #: subgraphs owned by this node's attributes, by attribute name
+    subgraphs: dict[str, GraphRef] = field(default_factory=dict)
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    @property
+    def domain(self) -> str:
+        return norm_domain(self.node.domain)
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def path(self) -> str:
+        return f"{self.graph.path}/{self.label}"
+
+    @property
+    def since_version(self) -> int | None:
+        return self.schema.since_version if self.schema is not None else None
+
+    @property
+    def opset(self) -> int | None:
+        return self.graph.opsets.get(self.domain)
+
+    @property
+    def inputs(self) -> list[str]:
+        return list(self.node.input)
+
+    @property
+    def outputs(self) -> list[str]:
+        return list(self.node.output)
+
+    def location(self, tensor: str | None = None, slot: str | None = None) -> Location:
+        return Location(
+            graph=self.graph.path,
+            node_name=self.node.name or None,
+            node_index=self.index,
+            op_type=self.node.op_type,
+            tensor=tensor,
+            slot=slot,
+        )
+
+    def attr(self, name: str) -> onnx.AttributeProto | None:
+        for a in self.node.attribute:
+            if a.name == name:
+                return a
+        return None
+
+    def __repr__(self) -> str:
+        return f"NodeRef({self.path} {self.op_type})"
+
+
+@dataclass(eq=False)
+class GraphRef:
+    path: str
+    inputs: list[str]
+    outputs: list[str]
+    opsets: dict[str, int]
+    depth: int
+    proto: onnx.GraphProto | None = None  # None for functions
+    function: onnx.FunctionProto | None = None
+    parent: NodeRef | None = None
+    outer: GraphRef | None = None
+    nodes: list[NodeRef] = field(default_factory=list)
+    initializers: dict[str, onnx.TensorProto] = field(default_factory=dict)
+    value_info: dict[str, onnx.ValueInfoProto] = field(default_factory=dict)
+    producers: dict[str, NodeRef] = field(default_factory=dict)
+    consumers: dict[str, list[NodeRef]] = field(default_factory=dict)
+
+    @property
+    def is_function(self) -> bool:
+        return self.function is not None
+
+    def is_defined_here(self, name: str) -> bool:
+        return name in self.producers or name in self.initializers or name in self.inputs
+
+    def resolves(self, name: str) -> bool:
+        """Whether ``name`` is visible in this graph (here or in an enclosing scope)."""
+        g: GraphRef | None = self
+        while g is not None:
+            if g.is_defined_here(name):
+                return True
+            g = g.outer
+        return False
+
+    def location(self) -> Location:
+        return Location(graph=self.path)
+
+
+class ModelIndex:
+    """Built once per model; read by every rule and analysis."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
+        self.opsets: dict[str, int] = {}
+        for imp in model.opset_import:
+            self.opsets[norm_domain(imp.domain)] = imp.version
+        self.graphs: list[GraphRef] = []
+        self.nodes: list[NodeRef] = []
+        self.functions: dict[tuple[str, str], GraphRef] = {}
+        self.main = self._add_graph(model.graph, "main", self.opsets, depth=0)
+        for fn in model.functions:
+            fn_opsets = {norm_domain(i.domain): i.version for i in fn.opset_import}
+            g = GraphRef(
+                path=f"fn:{fn.domain}.{fn.name}",
+                inputs=list(fn.input),
+                outputs=list(fn.output),
+                opsets=fn_opsets or dict(self.opsets),
+                depth=0,
+                function=fn,
+            )
+            self.graphs.append(g)
+            self.functions[(fn.domain, fn.name)] = g
+            self._add_nodes(g, fn.node)
+
+    # -- construction -----------------------------------------------------------------
+    def _add_graph(
+        self,
+        graph: onnx.GraphProto,
+        path: str,
+        opsets: dict[str, int],
+        depth: int,
+        parent: NodeRef | None = None,
+        outer: GraphRef | None = None,
+    ) -> GraphRef:
+        g = GraphRef(
+            path=path,
+            inputs=[i.name for i in graph.input],
+            outputs=[o.name for o in graph.output],
+            opsets=opsets,
+            depth=depth,
+            proto=graph,
+            parent=parent,
+            outer=outer,
+        )
+        self.graphs.append(g)
+        for init in graph.initializer:
+            g.initializers[init.name] = init
+        for sparse in graph.sparse_initializer:
+            g.initializers[sparse.values.name] = sparse.values
+        for vi in (*graph.input, *graph.output, *graph.value_info):
+            g.value_info.setdefault(vi.name, vi)
+        self._add_nodes(g, graph.node)
+        return g
+
+    def _add_nodes(self, g: GraphRef, nodes: onnx.NodeProto | list[onnx.NodeProto]) -> None:
+        names_seen: dict[str, int] = {}
+        for n in nodes:  # type: ignore[union-attr]
+            if n.name:
+                names_seen[n.name] = names_seen.get(n.name, 0) + 1
+        for i, n in enumerate(nodes):  # type: ignore[arg-type]
+            unique = bool(n.name) and names_seen.get(n.name) == 1 and "/" not in n.name
+            label = n.name if unique else f"{n.op_type}_{i}"
+            domain = norm_domain(n.domain)
+            opset = g.opsets.get(domain)
+            schema = resolve_schema(n.op_type, domain, opset) if opset is not None else None
+            ref = NodeRef(node=n, graph=g, index=i, label=label, schema=schema)
+            g.nodes.append(ref)
+            self.nodes.append(ref)
+            for out in n.output:
+                if out:
+                    g.producers.setdefault(out, ref)
+            for inp in n.input:
+                if inp:
+                    g.consumers.setdefault(inp, []).append(ref)
+            for attr in n.attribute:
+                subs: list[tuple[str, onnx.GraphProto]] = []
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    subs.append((attr.name, attr.g))
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    subs += [(f"{attr.name}[{k}]", sg) for k, sg in enumerate(attr.graphs)]
+                for sub_name, sub in subs:
+                    sub_ref = self._add_graph(
+                        sub, f"{ref.path}:{sub_name}", g.opsets, g.depth + 1, parent=ref, outer=g
+                    )
+                    ref.subgraphs[sub_name] = sub_ref
+                    # values captured from the enclosing scope count as consumed there
+                    for captured in _outer_references(sub_ref):
+                        g.consumers.setdefault(captured, []).append(ref)
+
+    # -- queries ----------------------------------------------------------------------
+    def iter_nodes(self, include_functions: bool = True) -> Iterator[NodeRef]:
+        for n in self.nodes:
+            if include_functions or not n.graph.is_function:
+                yield n
+
+    def node_by_path(self, path: str) -> NodeRef | None:
+        for n in self.nodes:
+            if n.path == path:
+                return n
+        return None
+
+    @property
+    def main_graph_nodes(self) -> list[NodeRef]:
+        return self.main.nodes
+
+
+def _outer_references(g: GraphRef) -> set[str]:
+    """Names a subgraph reads that it does not define itself (captured from outside)."""
+    names: set[str] = set()
+    for n in g.nodes:
+        for inp in n.node.input:
+            if inp and not g.is_defined_here(inp):
+                names.add(inp)
+        for sub in n.subgraphs.values():
+            names |= {x for x in _outer_references(sub) if not g.is_defined_here(x)}
+    return names

@@ -1,0 +1,27 @@
+"""Resource limits that keep a hostile or absurd model from hanging or exhausting the linter.
+
+Every limit is configurable (``[tool.onnxlint.limits]``) and documented in docs/SECURITY.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+#: Protobuf cannot serialise a single message over 2 GiB; a larger file is not a valid model.
+PROTOBUF_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_file_bytes: int = PROTOBUF_LIMIT
+    max_subgraph_depth: int = 64
+    max_nodes: int = 2_000_000
+    max_dim: int = 2**40  # a dim above this is treated as a bogus claim in cost estimates
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> Limits:
+        if not values:
+            return cls()
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: int(v) for k, v in values.items() if k in known})

@@ -1,0 +1,25 @@
+"""JSON output; its schema is documented in docs/json-format.md and versioned by ``schema_version``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from onnxlint import __version__
+from onnxlint.report import Report
+
+SCHEMA_VERSION = 1
+
+
+def render_json(reports: Sequence[Report]) -> str:
+    totals: dict[str, int] = {}
+    for r in reports:
+        for label, n in r.counts().items():
+            totals[label] = totals.get(label, 0) + n
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "onnxlint", "version": __version__},
+        "summary": {"files": len(reports), "unreadable": sum(r.fatal for r in reports), **totals},
+        "files": [r.to_dict() for r in reports],
+    }
+    return json.dumps(doc, indent=2)

@@ -1,0 +1,83 @@
+"""The result of linting one model."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnxlint.diagnostics import Diagnostic, Severity
+
+
+class LintError(AssertionError):
+    """Raised by ``Report.raise_for_errors``; the message is the rendered findings."""
+
+
+@dataclass
+class Report:
+    path: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: True when the model could not be loaded (exit code 2)
+    fatal: bool = False
+    eps: list[str] = field(default_factory=list)
+    content_hash: str = ""
+    #: partition prediction per EP list, filled in by the partition analysis when requested
+    partitions: list[Any] = field(default_factory=list)
+    #: node path -> predicted EP, for front ends (hover, inlay hints)
+    assignment: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity >= Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == Severity.WARNING]
+
+    def at_or_above(self, severity: Severity) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity >= severity]
+
+    def counts(self) -> dict[str, int]:
+        c = Counter(d.severity.label for d in self.diagnostics)
+        return {s.label: c.get(s.label, 0) for s in sorted(Severity, reverse=True)}
+
+    def summary(self) -> str:
+        counts = self.counts()
+        parts = [f"{n} {label}{'s' if n != 1 else ''}" for label, n in counts.items() if n]
+        where = self.path or "model"
+        if self.fatal:
+            return f"{where}: could not be loaded"
+        return f"{where}: " + (", ".join(parts) if parts else "no findings")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "fatal": self.fatal,
+            "eps": self.eps,
+            "content_hash": self.content_hash,
+            "counts": self.counts(),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "partitions": [p.to_dict() if hasattr(p, "to_dict") else p for p in self.partitions],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_sarif(self) -> dict[str, Any]:
+        from onnxlint.render.sarif import to_sarif
+
+        return to_sarif([self])
+
+    def render(self, fmt: str = "table") -> str:
+        from onnxlint.render import render
+
+        return render([self], fmt)
+
+    def raise_for_errors(self, fail_on: Severity | str = Severity.ERROR) -> None:
+        level = Severity.parse(fail_on) if isinstance(fail_on, str) else fail_on
+        if self.fatal or self.at_or_above(level):
+            from onnxlint.render.text import render_plain
+
+            raise LintError(render_plain([self], min_severity=level))

@@ -1,0 +1,219 @@
+"""The rule base class and the rule registry.
+
+A rule is a small class with metadata (code, name, category, default severity,
+status, messages by id, an options schema, the op types it visits) and a
+docstring with fixed sections. The engine walks the graph once and dispatches
+each node to the rules that asked for its op type; model-level checks run once.
+
+Rules live in ``onnxlint/rules/<family>.py`` and register themselves with
+``@register``; the registry imports the family modules on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+import textwrap
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+
+if TYPE_CHECKING:
+    from onnxlint.context import LintContext
+    from onnxlint.index import NodeRef
+
+DOC_SECTIONS = ("What it does", "Why it matters", "Fix", "Execution providers")
+_CODE_RE = re.compile(r"^OL\d{3}$")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+
+
+class Rule:
+    """Base class; subclasses set the metadata and override ``check_model``/``check_node``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[Category]
+    severity: ClassVar[Severity]
+    status: ClassVar[str] = "stable"  # preview | stable | deprecated
+    messages: ClassVar[dict[str, str]]
+    #: op types whose nodes are passed to ``check_node``; ``("*",)`` means every node
+    visits: ClassVar[tuple[str, ...]] = ()
+    #: JSON Schema ``properties`` for the rule's options (validated, additionalProperties false)
+    options_schema: ClassVar[dict[str, Any]] = {}
+    default_options: ClassVar[dict[str, Any]] = {}
+    #: always | sometimes | never: whether findings come with an automated fix
+    fix_availability: ClassVar[str] = "never"
+    #: the rule is emitted by another stage (the loader, the confirmer), not by the graph walk
+    emitted_by: ClassVar[str] = "engine"
+    #: ONNX text of a graph that triggers the rule, and of its fixed form; the meta-test lints both
+    example_bad: ClassVar[str] = ""
+    example_good: ClassVar[str] = ""
+    #: EPs to lint the examples with (for EP-specific rules)
+    example_eps: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, options: dict[str, Any] | None = None) -> None:
+        self.options = {**self.default_options, **(options or {})}
+
+    # -- checks -----------------------------------------------------------------
+    def check_model(self, ctx: LintContext) -> None:
+        """Model-level check, called once per model."""
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        """Called for every node whose op type is in ``visits``."""
+
+    @classmethod
+    def make(
+        cls,
+        location: Location,
+        message_id: str = "default",
+        *,
+        severity: Severity | None = None,
+        ep: str | None = None,
+        fix: Fix | None = None,
+        related: tuple[Location, ...] = (),
+        **args: Any,
+    ) -> Diagnostic:
+        """Build a diagnostic of this rule; the message comes from ``messages[message_id]``."""
+        template = cls.messages[message_id]
+        return Diagnostic(
+            code=cls.code,
+            rule=cls.name,
+            category=cls.category,
+            severity=severity if severity is not None else cls.severity,
+            message=template.format(**args),
+            location=location,
+            message_id=message_id,
+            args=args,
+            ep=ep,
+            fix=fix,
+            related=related,
+        )
+
+    # -- metadata helpers ---------------------------------------------------------
+    @classmethod
+    def summary(cls) -> str:
+        doc = textwrap.dedent(cls.__doc__ or "").strip()
+        return doc.splitlines()[0].strip() if doc else ""
+
+    @classmethod
+    def doc_sections(cls) -> dict[str, str]:
+        """Parse the docstring's ``Heading:`` sections into a mapping."""
+        doc = textwrap.dedent("\n".join((cls.__doc__ or "").splitlines()[1:])).strip("\n")
+        sections: dict[str, str] = {}
+        current: str | None = None
+        buf: list[str] = []
+        for line in doc.splitlines():
+            stripped = line.strip()
+            if stripped.endswith(":") and stripped[:-1] in (*DOC_SECTIONS, "Example", "Options"):
+                if current:
+                    sections[current] = textwrap.dedent("\n".join(buf)).strip()
+                current, buf = stripped[:-1], []
+            elif current:
+                buf.append(line)
+        if current:
+            sections[current] = textwrap.dedent("\n".join(buf)).strip()
+        return sections
+
+    @classmethod
+    def metadata_problems(cls) -> list[str]:
+        """What is missing or malformed in this rule's metadata (for the meta-test)."""
+        problems: list[str] = []
+        if not _CODE_RE.match(getattr(cls, "code", "")):
+            problems.append("code must look like OL123")
+        if not _NAME_RE.match(getattr(cls, "name", "")):
+            problems.append("name must be kebab-case")
+        if not cls.summary():
+            problems.append("docstring needs a one-line summary")
+        sections = cls.doc_sections()
+        problems += [f"docstring lacks section '{s}'" for s in DOC_SECTIONS if s not in sections]
+        if not getattr(cls, "messages", None):
+            problems.append("no messages")
+        if cls.emitted_by == "engine" and not cls.example_bad:
+            problems.append("no example_bad")
+        if cls.fix_availability not in ("always", "sometimes", "never"):
+            problems.append("fix_availability must be always/sometimes/never")
+        return problems
+
+    @classmethod
+    def docs_markdown(cls) -> str:
+        sections = cls.doc_sections()
+        out = [f"## {cls.code} `{cls.name}`", "", cls.summary(), ""]
+        out.append(
+            f"Category: `{cls.category.value}` · default severity: `{cls.severity.label}` · "
+            f"status: {cls.status} · fix: {cls.fix_availability}"
+        )
+        for heading in ("What it does", "Why it matters"):
+            if heading in sections:
+                out += ["", f"### {heading}", "", sections[heading]]
+        if cls.example_bad:
+            eps = f" (with `--ep {' --ep '.join(cls.example_eps)}`)" if cls.example_eps else ""
+            out += ["", f"### Example{eps}", "", "```", cls.example_bad.strip(), "```"]
+        if cls.example_good:
+            out += ["", "Use instead:", "", "```", cls.example_good.strip(), "```"]
+        for heading in ("Fix", "Execution providers", "Options"):
+            if heading in sections:
+                out += ["", f"### {heading}", "", sections[heading]]
+        if cls.options_schema:
+            out += ["", "Options (JSON Schema properties):", ""]
+            for key, spec in cls.options_schema.items():
+                default = cls.default_options.get(key)
+                out.append(f"- `{key}`: {spec.get('description', '')} (default `{default!r}`)")
+        return "\n".join(out) + "\n"
+
+    @classmethod
+    def to_dict(cls) -> dict[str, Any]:
+        return {
+            "code": cls.code,
+            "name": cls.name,
+            "category": cls.category.value,
+            "severity": cls.severity.label,
+            "status": cls.status,
+            "summary": cls.summary(),
+            "fix_availability": cls.fix_availability,
+            "messages": cls.messages,
+            "options_schema": cls.options_schema,
+            "docs": cls.doc_sections(),
+            "example_bad": cls.example_bad,
+            "example_good": cls.example_good,
+        }
+
+
+_REGISTRY: dict[str, type[Rule]] = {}
+_loaded = False
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    """Class decorator adding a rule to the registry; codes and names must be unique."""
+    for other in _REGISTRY.values():
+        if other is not cls and (other.code == cls.code or other.name == cls.name):
+            raise ValueError(f"duplicate rule {cls.code}/{cls.name} (also {other.__name__})")
+    _REGISTRY[cls.code] = cls
+    return cls
+
+
+def all_rules() -> list[type[Rule]]:
+    """Every registered rule, sorted by code (imports the rule families on first call)."""
+    global _loaded
+    if not _loaded:
+        import onnxlint.rules as pkg
+
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            if not mod.name.startswith("_"):
+                importlib.import_module(f"onnxlint.rules.{mod.name}")
+        _loaded = True
+    return [_REGISTRY[c] for c in sorted(_REGISTRY)]
+
+
+def get_rule(code_or_name: str) -> type[Rule] | None:
+    key = code_or_name.strip()
+    for cls in all_rules():
+        if key.upper() == cls.code or key.lower() == cls.name:
+            return cls
+    return None
+
+
+def rules_by_category(categories: Iterable[Category]) -> list[type[Rule]]:
+    wanted = set(categories)
+    return [r for r in all_rules() if r.category in wanted]

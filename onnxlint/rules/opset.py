@@ -1,0 +1,440 @@
+"""Opset rules (OL2xx): does the target ONNX Runtime know these operator versions?
+
+Every message names the opset that would work, because most "unsupported
+operator" errors are opset mismatches fixed by re-exporting.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from onnx import defs
+
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Category, Fix, Location, Severity
+from onnxlint.index import DEFAULT_DOMAIN, NodeRef, norm_domain
+from onnxlint.ort_versions import first_release_with_opset, release
+from onnxlint.rule import Rule, register
+
+#: domains ONNX Runtime implements without a custom-op library
+KNOWN_DOMAINS = frozenset(
+    {
+        DEFAULT_DOMAIN,
+        "ai.onnx.ml",
+        "ai.onnx.preview.training",
+        "ai.onnx.preview",
+        "com.microsoft",
+        "com.microsoft.nchwc",
+        "com.microsoft.mlfeaturizers",
+        "com.ms.internal.nhwc",
+    }
+)
+
+#: replacements for operators deprecated in the ONNX standard
+REPLACEMENTS = {
+    "Upsample": "Resize",
+    "Scatter": "ScatterElements",
+    "Crop": "Slice",
+    "ImageScaler": "Mul + Add",
+}
+
+
+def _fix_opset(opset: int) -> Fix:
+    return Fix(
+        title=f"re-export with opset_version={opset}",
+        command=f"torch.onnx.export(..., opset_version={opset})  # or onnx.version_converter.convert_version(model, {opset})",
+    )
+
+
+@lru_cache(maxsize=2048)
+def _versions_of(op_type: str, domain: str) -> tuple[int, ...]:
+    """Every since_version at which ``op_type`` was (re)defined in ``domain``."""
+    dom = "" if domain == DEFAULT_DOMAIN else domain
+    out = []
+    for schema in defs.get_all_schemas_with_history():
+        if schema.name == op_type and schema.domain == dom:
+            out.append(schema.since_version)
+    return tuple(sorted(out))
+
+
+@register
+class OpsetTooNew(Rule):
+    """The model's ai.onnx (or ai.onnx.ml) opset is newer than the target ONNX Runtime loads.
+
+    What it does:
+        Compares the imported opsets with a table of what each ORT release supports
+        (``rules/ort_versions.json``, with provenance). The target is the installed
+        onnxruntime unless ``--target-ort`` says otherwise.
+
+    Why it matters:
+        ORT refuses the whole model: "Current official support for domain ai.onnx is till opset N".
+
+    Fix:
+        Re-export at the newest opset the target supports, or upgrade ONNX Runtime on the device.
+
+    Execution providers:
+        All (it is a runtime-wide limit).
+    """
+
+    code = "OL201"
+    name = "opset-too-new"
+    category = Category.OPSET
+    severity = Severity.ERROR
+    fix_availability = "always"
+    messages = {
+        "default": "model imports {domain} opset {opset}, but ONNX Runtime {ort} supports up to {max}; "
+        "re-export with opset_version={max}{upgrade}",
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 99]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        rel = release(ctx.config.target_ort)
+        for domain, limit in ((DEFAULT_DOMAIN, rel.max_opset), ("ai.onnx.ml", rel.ml_opset)):
+            opset = ctx.index.opsets.get(domain)
+            if opset is not None and opset > limit:
+                newer = first_release_with_opset(opset) if domain == DEFAULT_DOMAIN else None
+                upgrade = f" (or target ONNX Runtime >= {newer})" if newer else ""
+                ctx.emit(
+                    self.make(
+                        Location(),
+                        domain=domain,
+                        opset=opset,
+                        ort=rel.version,
+                        max=limit,
+                        upgrade=upgrade,
+                        fix=_fix_opset(limit),
+                    )
+                )
+
+
+@register
+class IrVersionTooNew(Rule):
+    """The model's IR version is newer than the target ONNX Runtime loads.
+
+    What it does:
+        Compares ``model.ir_version`` with the highest IR version of the target release.
+
+    Why it matters:
+        ORT refuses the model ("Unsupported model IR version"), even when every operator is known.
+
+    Fix:
+        Save with an older IR version (``model.ir_version = N`` is safe when no newer IR
+        feature is used), or export with the onnx release matching the target.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL202"
+    name = "ir-version-too-new"
+    category = Category.OPSET
+    severity = Severity.ERROR
+    fix_availability = "sometimes"
+    messages = {
+        "default": "model IR version {ir} is newer than ONNX Runtime {ort} loads (max {max}); "
+        "save with ir_version={max} or export with opset_version={opset}",
+    }
+    example_bad = """\
+<ir_version: 99, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        rel = release(ctx.config.target_ort)
+        ir = ctx.model.ir_version
+        if ir > rel.max_ir:
+            ctx.emit(
+                self.make(
+                    Location(),
+                    ir=ir,
+                    ort=rel.version,
+                    max=rel.max_ir,
+                    opset=rel.max_opset,
+                    fix=Fix(title=f"set model.ir_version = {rel.max_ir}"),
+                )
+            )
+
+
+@register
+class UnknownDomain(Rule):
+    """A node uses an operator domain that ONNX Runtime does not implement.
+
+    What it does:
+        Reports nodes whose domain is neither a standard ONNX domain, ORT's own contrib
+        domains (``com.microsoft``), nor a model-local function.
+
+    Why it matters:
+        Session creation fails unless the matching custom-op library is registered
+        (``SessionOptions.register_custom_ops_library``), and no EP will claim the node.
+
+    Fix:
+        Ship and register the custom-op library, or replace the op with standard ONNX ops
+        at export (e.g. a ``torch.onnx`` symbolic function that decomposes it).
+
+    Execution providers:
+        All; accelerator EPs never claim custom-domain ops.
+    """
+
+    code = "OL203"
+    name = "unknown-domain"
+    category = Category.OPSET
+    severity = Severity.WARNING
+    messages = {
+        "default": "operator {op} is in domain '{domain}', which ONNX Runtime does not implement; "
+        "it needs a custom-op library",
+        "not_imported": "operator {op} uses domain '{domain}', which the model does not import",
+    }
+    visits = ("*",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = com.acme.FancyRelu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        domain = node.domain
+        if (node.node.domain, node.op_type) in ctx.index.functions:
+            return
+        if domain not in node.graph.opsets and domain != DEFAULT_DOMAIN:
+            ctx.emit(self.make(node.location(), "not_imported", op=node.op_type, domain=domain))
+        elif domain not in KNOWN_DOMAINS:
+            ctx.emit(self.make(node.location(), op=node.op_type, domain=domain))
+
+
+@register
+class UnknownOperator(Rule):
+    """An operator does not exist in its standard domain at the imported opset.
+
+    What it does:
+        Resolves each ``ai.onnx``/``ai.onnx.ml`` node against the ONNX schemas at the
+        imported opset. When the op exists only at later opsets, names the first opset
+        that defines it; when it was removed, names the last opset that had it.
+
+    Why it matters:
+        ORT fails to load the model, and the error reads like a missing feature when
+        the fix is usually just a different export opset.
+
+    Fix:
+        Re-export with the opset named in the message.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL204"
+    name = "unknown-operator"
+    category = Category.OPSET
+    severity = Severity.ERROR
+    fix_availability = "sometimes"
+    messages = {
+        "later": "{op} does not exist at {domain} opset {opset}; it was introduced in opset {first}: "
+        "re-export with opset_version={first}",
+        "removed": "{op} was removed from {domain} before opset {opset}; it exists up to opset {last}",
+        "unknown": "{op} is not a {domain} operator at any opset",
+    }
+    visits = ("*",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
+    y = LayerNormalization(x, s, b)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
+    y = LayerNormalization(x, s, b)
+}
+"""
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        domain = node.domain
+        if domain not in (DEFAULT_DOMAIN, "ai.onnx.ml") or node.schema is not None:
+            return
+        opset = node.graph.opsets.get(domain)
+        if opset is None:
+            return
+        versions = _versions_of(node.op_type, domain)
+        if not versions:
+            ctx.emit(self.make(node.location(), "unknown", op=node.op_type, domain=domain))
+        elif versions[0] > opset:
+            ctx.emit(
+                self.make(
+                    node.location(),
+                    "later",
+                    op=node.op_type,
+                    domain=domain,
+                    opset=opset,
+                    first=versions[0],
+                    fix=_fix_opset(versions[0]),
+                )
+            )
+        else:
+            last = _last_opset_with(node.op_type, domain, opset)
+            ctx.emit(
+                self.make(
+                    node.location(),
+                    "removed",
+                    op=node.op_type,
+                    domain=domain,
+                    opset=opset,
+                    last=last,
+                )
+            )
+
+
+def _last_opset_with(op_type: str, domain: str, opset: int) -> int:
+    dom = "" if domain == DEFAULT_DOMAIN else domain
+    for v in range(opset, 0, -1):
+        try:
+            defs.get_schema(op_type, v, dom)
+            return v
+        except defs.SchemaError:
+            continue
+    return 0
+
+
+@register
+class DeprecatedOperator(Rule):
+    """An operator is deprecated at the imported opset.
+
+    What it does:
+        Reports nodes whose resolved schema is marked deprecated (e.g. ``Upsample`` from
+        opset 10, ``Scatter`` from opset 11) and names the replacement.
+
+    Why it matters:
+        Deprecated ops are kept for old models only; EPs drop support for them first
+        and ORT may remove them.
+
+    Fix:
+        Re-export so the exporter emits the replacement (``Resize`` for ``Upsample``,
+        ``ScatterElements`` for ``Scatter``).
+
+    Execution providers:
+        All; accelerator EPs rarely implement deprecated ops.
+    """
+
+    code = "OL205"
+    name = "deprecated-operator"
+    category = Category.OPSET
+    severity = Severity.WARNING
+    messages = {
+        "default": "{op} is deprecated at {domain} opset {opset}; use {replacement} "
+        "(re-export with opset_version={opset})",
+    }
+    visits = ("*",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 10]>
+g (float[1,1,2,2] x, float[4] scales) => (float[1,1,4,4] y) {
+    y = Upsample(x, scales)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,1,2,2] x, float[4] scales) => (float[1,1,4,4] y) {
+    y = Resize(x, , scales)
+}
+"""
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        if node.schema is None or not node.schema.deprecated:
+            return
+        ctx.emit(
+            self.make(
+                node.location(),
+                op=node.op_type,
+                domain=node.domain,
+                opset=node.opset,
+                replacement=REPLACEMENTS.get(node.op_type, "the current equivalent"),
+            )
+        )
+
+
+@register
+class MixedOpsets(Rule):
+    """A model-local function imports a different ai.onnx opset than the model.
+
+    What it does:
+        Compares each function's opset imports with the model's, per domain.
+
+    Why it matters:
+        ORT inlines functions into the main graph; mixed opsets make the inlined ops
+        resolve to revisions the exporter did not intend, or fail to inline at all.
+
+    Fix:
+        Export the model and its functions at one opset (``onnx.version_converter`` on the whole model).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL206"
+    name = "mixed-opsets"
+    category = Category.OPSET
+    severity = Severity.WARNING
+    messages = {
+        "default": "function {function} imports {domain} opset {fn_opset} but the model imports "
+        "opset {model_opset}; re-export with one opset_version={model_opset}",
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = local.MyRelu(x)
+}
+<domain: "local", opset_import: ["" : 13]>
+MyRelu (a) => (b) {
+    b = Relu(a)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = local.MyRelu(x)
+}
+<domain: "local", opset_import: ["" : 17]>
+MyRelu (a) => (b) {
+    b = Relu(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        for fn in ctx.model.functions:
+            for imp in fn.opset_import:
+                domain = norm_domain(imp.domain)
+                model_opset = ctx.index.opsets.get(domain)
+                if model_opset is not None and imp.version != model_opset:
+                    graph = ctx.index.functions[(fn.domain, fn.name)]
+                    ctx.emit(
+                        self.make(
+                            graph.location(),
+                            function=f"{fn.domain}.{fn.name}",
+                            domain=domain,
+                            fn_opset=imp.version,
+                            model_opset=model_opset,
+                        )
+                    )

@@ -1,0 +1,470 @@
+"""Structure rules (OL1xx): is the graph well-formed before anything runs it?"""
+
+from __future__ import annotations
+
+import onnx
+
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Category, Fix, Location, Severity
+from onnxlint.index import GraphRef, NodeRef
+from onnxlint.rule import Rule, register
+
+_VALID_MODEL = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+
+@register
+class CheckerError(Rule):
+    """``onnx.checker`` (full check) rejects the model.
+
+    What it does:
+        Runs ``onnx.checker.check_model(model, full_check=True)`` and reports its finding
+        as a diagnostic instead of an exception. The checker stops at its first error.
+
+    Why it matters:
+        A model the checker rejects may still load in some runtimes, but it is malformed:
+        exporters and optimizers disagree about what it means, and EPs fail in odd ways.
+
+    Fix:
+        Read the checker's message; the usual causes are a wrong attribute type, an
+        operator used at an opset where it does not exist, or inconsistent shapes.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL101"
+    name = "checker-error"
+    category = Category.STRUCTURE
+    severity = Severity.ERROR
+    messages = {"default": "onnx.checker rejects the model: {error}"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu <alpha: float = 0.5> (x)
+}
+"""
+    example_good = _VALID_MODEL
+
+    def check_model(self, ctx: LintContext) -> None:
+        model = ctx.model
+        has_external = any(
+            t.data_location == onnx.TensorProto.EXTERNAL for t in ctx.model.graph.initializer
+        )
+        security = any(d.code == "OL011" for d in ctx.loaded.diagnostics)
+        try:
+            if has_external and ctx.loaded.path is not None and not security:
+                onnx.checker.check_model(str(ctx.loaded.path), full_check=True)
+            else:
+                onnx.checker.check_model(model, full_check=True)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+            text = " ".join(str(exc).split())
+            if has_external and ("external" in text.lower() or "stored in" in text):
+                return  # external data is checked by the loader (OL010-OL012)
+            ctx.emit(self.make(Location(), error=_trim(text)))
+        except Exception as exc:
+            ctx.emit(self.make(Location(), error=_trim(f"{type(exc).__name__}: {exc}")))
+
+
+@register
+class DuplicateNodeName(Rule):
+    """Two or more nodes in one graph share a name.
+
+    What it does:
+        Reports each node whose non-empty name is used by an earlier node of the same graph.
+
+    Why it matters:
+        ORT reports node placement, profiling and errors by node name; duplicates make
+        those reports ambiguous, and some tools (and EP context caches) key on node names.
+
+    Fix:
+        Give every node a unique name, e.g. with ``onnx.compose`` prefixes or by
+        re-exporting; onnxlint identifies unnamed nodes by graph path meanwhile.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL102"
+    name = "duplicate-node-name"
+    category = Category.STRUCTURE
+    severity = Severity.WARNING
+    messages = {"default": "node name '{name}' is also used by {first}"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] z) {
+    y = Relu(x)
+    z = Relu(y)
+}
+""".replace("y = Relu(x)", "[act] y = Relu(x)").replace("z = Relu(y)", "[act] z = Relu(y)")
+    example_good = _VALID_MODEL
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            first: dict[str, NodeRef] = {}
+            for n in g.nodes:
+                if not n.name:
+                    continue
+                if n.name in first:
+                    ctx.emit(
+                        self.make(
+                            n.location(),
+                            name=n.name,
+                            first=first[n.name].path,
+                            related=(first[n.name].location(),),
+                        )
+                    )
+                else:
+                    first[n.name] = n
+
+
+@register
+class UnnamedNodes(Rule):
+    """Nodes without names (reported once per graph).
+
+    What it does:
+        Counts the nodes of each graph that have an empty name and reports the first.
+
+    Why it matters:
+        ORT's placement log and assignment info show unnamed nodes as ``""``, so a fallback
+        cannot be traced back to the model. onnxlint falls back to ``OpType_index`` paths.
+
+    Fix:
+        Name nodes at export (PyTorch's exporter does), or run a naming pass
+        (``for i, n in enumerate(graph.node): n.name = n.name or f"{n.op_type}_{i}"``).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL103"
+    name = "unnamed-nodes"
+    category = Category.STRUCTURE
+    severity = Severity.INFO
+    messages = {
+        "default": "{count} of {total} nodes in graph '{graph}' have no name (first: {first})"
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    [relu0] y = Relu(x)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            unnamed = [n for n in g.nodes if not n.name]
+            if unnamed:
+                ctx.emit(
+                    self.make(
+                        unnamed[0].location(),
+                        count=len(unnamed),
+                        total=len(g.nodes),
+                        graph=g.path,
+                        first=unnamed[0].path,
+                    )
+                )
+
+
+@register
+class UndefinedValue(Rule):
+    """A node consumes a value that nothing produces.
+
+    What it does:
+        Reports node inputs (and graph outputs) that are neither produced by a node,
+        nor a graph input, nor an initializer, in the graph or an enclosing scope.
+
+    Why it matters:
+        ORT refuses to load the model ("input ... of node ... is not a graph input,
+        initializer, or output of a previous node").
+
+    Fix:
+        Restore the missing producer or initializer, or rename the input to the value
+        that was meant; this often follows a bad manual graph edit.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL104"
+    name = "undefined-value"
+    category = Category.STRUCTURE
+    severity = Severity.ERROR
+    messages = {
+        "input": "input {slot} '{value}' of this node is never produced",
+        "output": "graph output '{value}' is never produced",
+    }
+    visits = ("*",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Add(x, bias)
+}
+"""
+    example_good = _VALID_MODEL
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        for i, name in enumerate(node.node.input):
+            if name and not node.graph.resolves(name):
+                ctx.emit(
+                    self.make(
+                        node.location(tensor=name, slot=f"input {i}"), "input", slot=i, value=name
+                    )
+                )
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            for out in g.outputs:
+                if out and not g.resolves(out):
+                    ctx.emit(self.make(Location(graph=g.path, tensor=out), "output", value=out))
+
+
+@register
+class UnusedInitializer(Rule):
+    """An initializer that no node reads and that is not a graph output.
+
+    What it does:
+        Reports initializers of each graph that are never consumed, including by
+        subgraphs that capture outer values.
+
+    Why it matters:
+        Dead weights inflate the file and the memory ORT allocates for the session.
+
+    Fix:
+        Remove them, e.g. with ``onnx.utils.Extractor`` or onnxscript's optimizer
+        (``onnxscript.optimizer.remove_unused_nodes``).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL105"
+    name = "unused-initializer"
+    category = Category.STRUCTURE
+    severity = Severity.WARNING
+    messages = {"default": "initializer '{value}' is never used ({size} elements)"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) <float[4] unused = {1.0, 2.0, 3.0, 4.0}> {
+    y = Relu(x)
+}
+"""
+    example_good = _VALID_MODEL
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            for name, tensor in g.initializers.items():
+                if name not in g.consumers and name not in g.outputs:
+                    size = 1
+                    for d in tensor.dims:
+                        size *= d
+                    ctx.emit(self.make(Location(graph=g.path, tensor=name), value=name, size=size))
+
+
+@register
+class InitializerAsInput(Rule):
+    """An initializer is also listed as a graph input.
+
+    What it does:
+        Reports initializers whose name also appears in ``graph.input`` (allowed since IR 4).
+
+    Why it matters:
+        Such an initializer is only a default: callers may override it, so ORT will not
+        constant-fold through it, and EPs that need constant weights (QNN, NNAPI, CoreML)
+        may refuse the nodes that read it.
+
+    Fix:
+        Remove the name from ``graph.input`` (export with ``keep_initializers_as_inputs=False``).
+
+    Execution providers:
+        QNN, NNAPI, CoreML and other EPs needing constant weights; all for constant folding.
+    """
+
+    code = "OL106"
+    name = "initializer-as-input"
+    category = Category.STRUCTURE
+    severity = Severity.WARNING
+    messages = {
+        "default": "initializer '{value}' is also a graph input, so it is not treated as a constant"
+    }
+    fix_availability = "always"
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x, float[4] w) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+    y = Mul(x, w)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+    y = Mul(x, w)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        g = ctx.index.main
+        for name in g.inputs:
+            if name in g.initializers:
+                ctx.emit(
+                    self.make(
+                        Location(graph=g.path, tensor=name),
+                        value=name,
+                        fix=Fix(
+                            title=f"remove '{name}' from the graph inputs",
+                            command="re-export with keep_initializers_as_inputs=False",
+                        ),
+                    )
+                )
+
+
+@register
+class DeadNode(Rule):
+    """A node whose outputs never reach a graph output.
+
+    What it does:
+        Walks back from each graph's outputs (and the values subgraphs capture) and reports
+        nodes that contribute to none of them.
+
+    Why it matters:
+        Dead nodes cost load and optimization time, and an EP may still refuse them,
+        adding a needless fallback or partition.
+
+    Fix:
+        Remove them (onnxscript's ``remove_unused_nodes``, or ``onnx.utils.extract_model``).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL107"
+    name = "dead-node"
+    category = Category.STRUCTURE
+    severity = Severity.WARNING
+    messages = {"default": "output of this node never reaches a graph output"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+    unused = Sigmoid(x)
+}
+"""
+    example_good = _VALID_MODEL
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            for node in _dead_nodes(g):
+                ctx.emit(self.make(node.location()))
+
+
+def _dead_nodes(g: GraphRef) -> list[NodeRef]:
+    live: set[int] = set()
+    stack = [n for out in g.outputs if (n := g.producers.get(out)) is not None]
+    while stack:
+        n = stack.pop()
+        if id(n) in live:
+            continue
+        live.add(id(n))
+        needed = list(n.node.input)
+        for sub in n.subgraphs.values():
+            needed += _captured(sub)
+        stack += [p for name in needed if name and (p := g.producers.get(name)) is not None]
+    return [n for n in g.nodes if id(n) not in live]
+
+
+def _captured(g: GraphRef) -> list[str]:
+    names = []
+    for n in g.nodes:
+        names += [i for i in n.node.input if i and not g.is_defined_here(i)]
+        for sub in n.subgraphs.values():
+            names += [i for i in _captured(sub) if not g.is_defined_here(i)]
+    return names
+
+
+@register
+class GraphCycle(Rule):
+    """The graph has a cycle, or nodes are not in topological order.
+
+    What it does:
+        Runs Kahn's algorithm over each graph; reports a cycle (error) or, when the graph is
+        acyclic but listed out of order, the first node that reads a value produced later.
+
+    Why it matters:
+        ONNX requires acyclic graphs in topological order; ORT refuses cycles, and
+        tools that stream nodes in file order misread out-of-order graphs.
+
+    Fix:
+        A cycle is a corrupt or mis-edited model: re-export. For ordering alone, sort the
+        nodes topologically (onnxscript's optimizer does).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL108"
+    name = "graph-cycle"
+    category = Category.STRUCTURE
+    severity = Severity.ERROR
+    messages = {
+        "cycle": "the graph has a cycle through {count} nodes, including this one",
+        "order": "this node reads '{value}', which is produced later (nodes not topologically sorted)",
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] z) {
+    z = Relu(y)
+    y = Relu(x)
+}
+"""
+    example_good = _VALID_MODEL
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            position = {id(n): n.index for n in g.nodes}
+            indeg = {id(n): 0 for n in g.nodes}
+            succ: dict[int, list[NodeRef]] = {id(n): [] for n in g.nodes}
+            for n in g.nodes:
+                for name in set(n.node.input):
+                    p = g.producers.get(name) if name else None
+                    if p is not None and p is not n:
+                        indeg[id(n)] += 1
+                        succ[id(p)].append(n)
+                    elif p is n:
+                        indeg[id(n)] += 1  # self-loop
+            ready = [n for n in g.nodes if indeg[id(n)] == 0]
+            done = 0
+            while ready:
+                n = ready.pop()
+                done += 1
+                for s in succ[id(n)]:
+                    indeg[id(s)] -= 1
+                    if indeg[id(s)] == 0:
+                        ready.append(s)
+            if done < len(g.nodes):
+                stuck = [n for n in g.nodes if indeg[id(n)] > 0]
+                ctx.emit(self.make(stuck[0].location(), "cycle", count=len(stuck)))
+                continue
+            for n in g.nodes:
+                late = [
+                    name
+                    for name in n.node.input
+                    if name
+                    and (p := g.producers.get(name)) is not None
+                    and position[id(p)] > n.index
+                ]
+                if late:
+                    ctx.emit(self.make(n.location(tensor=late[0]), "order", value=late[0]))
+                    break
+
+
+def _trim(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
