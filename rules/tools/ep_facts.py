@@ -1,0 +1,906 @@
+"""Curated, per-EP facts that no upstream table lists in machine-readable form.
+
+``gen_profiles.py`` merges these into the generated profiles: the EP-wide header
+of every profile (``HEADERS``) and per-op overlays (``OVERLAYS``: extra
+constraints, type restrictions, revision limits, added or removed ops). Every
+overlay names the provenance record it comes from; the wording of each reason
+is ours.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+ORT_TREE = "onnxruntime/onnxruntime-qnn"
+ORT_TREE_COMMIT = "cee6c0d91e583d43f5ecef6391e93c19b4042c0f"
+ORT_TREE_NOTE = "ORT 1.25.0 source tree as carried by the onnxruntime-qnn repository (2026-03-13)"
+MEASURED_DATE = "2026-11-29"
+MEASURED_PACKAGES = {
+    "onnxruntime": "1.31.1",
+    "onnxruntime-qnn": "2.7.0",
+    "onnxruntime-openvino": "1.24.1",
+    "onnx": "1.23.2",
+}
+
+# Contrib (com.microsoft) op names that op lists spell without a domain.
+MS_CONTRIB_NAMES = frozenset(
+    {
+        "Attention",
+        "BiasGelu",
+        "BiasAdd",
+        "BiasSplitGelu",
+        "DynamicQuantizeMatMul",
+        "EmbedLayerNormalization",
+        "FastGelu",
+        "FusedConv",
+        "FusedGemm",
+        "FusedMatMul",
+        "GatherBlockQuantized",
+        "GroupQueryAttention",
+        "MatMulInteger16",
+        "MatMulIntegerToFloat",
+        "MatMulNBits",
+        "MultiHeadAttention",
+        "NhwcConv",
+        "QLinearAdd",
+        "QLinearConcat",
+        "QLinearGlobalAveragePool",
+        "QLinearLeakyRelu",
+        "QLinearMul",
+        "QLinearSigmoid",
+        "QuickGelu",
+        "RotaryEmbedding",
+        "SimplifiedLayerNormalization",
+        "SkipLayerNormalization",
+        "SkipSimplifiedLayerNormalization",
+    }
+)
+# OpenVINO's op list matches by op type only; these names are also contrib ops.
+OV_CONTRIB_OPS = frozenset(
+    {
+        "Attention",
+        "BiasGelu",
+        "DynamicQuantizeMatMul",
+        "EmbedLayerNormalization",
+        "FastGelu",
+        "FusedConv",
+        "FusedGemm",
+        "FusedMatMul",
+        "GatherBlockQuantized",
+        "GroupQueryAttention",
+        "MatMulIntegerToFloat",
+        "MatMulNBits",
+        "QLinearAdd",
+        "QLinearMul",
+        "QuickGelu",
+        "RotaryEmbedding",
+        "SimplifiedLayerNormalization",
+        "SkipLayerNormalization",
+        "SkipSimplifiedLayerNormalization",
+    }
+)
+
+# VitisAI: ops the Ryzen AI / Vitis AI quantizer and compiler document as NPU-offloadable
+# for quantized (QDQ) CNN models. The EP itself delegates the decision to the closed
+# vaip library, so this list is coarse by nature.
+VITISAI_OPS = frozenset(
+    {
+        "Add",
+        "AveragePool",
+        "BatchNormalization",
+        "Clip",
+        "Concat",
+        "Conv",
+        "ConvTranspose",
+        "DepthToSpace",
+        "DequantizeLinear",
+        "Flatten",
+        "Gemm",
+        "GlobalAveragePool",
+        "HardSigmoid",
+        "HardSwish",
+        "LeakyRelu",
+        "MatMul",
+        "MaxPool",
+        "Mul",
+        "PRelu",
+        "Pad",
+        "QuantizeLinear",
+        "Relu",
+        "Reshape",
+        "Resize",
+        "Sigmoid",
+        "Slice",
+        "Softmax",
+        "SpaceToDepth",
+        "Split",
+        "Sub",
+        "Tanh",
+        "Transpose",
+        "Upsample",
+    }
+)
+
+
+def _measured(pid: str, what: str) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "kind": "measured",
+        "tool": "onnxlint probe / ORT sessions with session.record_ep_graph_assignment_info",
+        "date": MEASURED_DATE,
+        "packages": dict(MEASURED_PACKAGES),
+        "note": what,
+    }
+
+
+def _tree(pid: str, file: str, note: str | None = None) -> dict[str, Any]:
+    p = {
+        "id": pid,
+        "kind": "source",
+        "repository": ORT_TREE,
+        "file": file,
+        "commit": ORT_TREE_COMMIT,
+        "version": "onnxruntime 1.25.0 (main)",
+        "date": "2026-03-13",
+    }
+    if note:
+        p["note"] = note
+    return p
+
+
+_CPU_PREFERRED = "ORT's GetCpuPreferredNodes moves shape-computation nodes of this EP to CPU"
+
+HEADERS: dict[str, dict[str, Any]] = {
+    "cpu": {
+        "ep": "CPUExecutionProvider",
+        "display_name": "CPU",
+        "aliases": ["cpu"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.31.1", "onnx": "1.23.2"},
+        "provenance": [
+            _measured(
+                "ort-max-opset",
+                "highest ai.onnx opset each ORT release loads, measured from the wheels",
+            )
+        ],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "opsets": {
+            "ai.onnx": {
+                "max": 26,
+                "reason": "onnxruntime 1.31 loads ai.onnx up to opset 26",
+                "provenance": "ort-max-opset",
+            }
+        },
+        "notes": [
+            "The CPU EP is the fallback: a node it cannot run makes session creation fail.",
+            "StringNormalizer fails at run time when the en_US.UTF-8 locale is missing "
+            "(a machine fact, not a model fact).",
+        ],
+    },
+    "cuda": {
+        "ep": "CUDAExecutionProvider",
+        "display_name": "CUDA",
+        "aliases": ["cuda"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": True,
+        "layout": "NCHW",
+        "notes": [_CPU_PREFERRED],
+    },
+    "dml": {
+        "ep": "DmlExecutionProvider",
+        "display_name": "DirectML",
+        "aliases": ["dml", "directml"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": True,
+        "layout": "NCHW",
+        "notes": [_CPU_PREFERRED, "DirectML needs memory patterns and parallel execution off."],
+    },
+    "rocm": {
+        "ep": "ROCMExecutionProvider",
+        "display_name": "ROCm",
+        "aliases": ["rocm"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.19 (ROCm EP, removed from ORT in later releases)"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": True,
+        "layout": "NCHW",
+        "notes": [
+            _CPU_PREFERRED,
+            "The ROCm EP was retired upstream in favour of MIGraphX; this profile describes "
+            "the last kernel registrations read.",
+        ],
+    },
+    "tensorrt": {
+        "ep": "TensorrtExecutionProvider",
+        "display_name": "TensorRT",
+        "aliases": ["tensorrt", "trt"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0", "sdk": "TensorRT 10.0 (onnx-tensorrt parser)"},
+        "provenance": [
+            _tree(
+                "ort-trt-ep",
+                "onnxruntime/core/providers/tensorrt/tensorrt_execution_provider.cc",
+                "partitioning via the onnx-tensorrt parser's supportsModel; minimum subgraph "
+                "size option trt_min_subgraph_size (default 1)",
+            )
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "opsets": {
+            "ai.onnx": {
+                "min": 9,
+                "max": 20,
+                "reason": "the onnx-tensorrt parser for TensorRT 10.0 documents opsets 9-20",
+                "provenance": "onnx-tensorrt-operators",
+            }
+        },
+        "partitioning": {
+            "min_partition_nodes": 1,
+            "notes": [
+                "Dynamic shapes need optimization profiles (trt_profile_min/max/opt_shapes) "
+                "or the engine is rebuilt per shape.",
+                "Nodes the parser refuses fall back to CUDA or CPU when those EPs are registered.",
+            ],
+        },
+    },
+    "nvtensorrtrtx": {
+        "ep": "NvTensorRTRTXExecutionProvider",
+        "display_name": "NVIDIA TensorRT RTX",
+        "aliases": ["nvtensorrtrtx", "nv-trt-rtx", "tensorrt-rtx"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0", "sdk": "TensorRT-RTX (onnx-tensorrt parser)"},
+        "provenance": [
+            _tree(
+                "ort-nv-ep",
+                "onnxruntime/core/providers/nv_tensorrt_rtx/nv_execution_provider.cc",
+                "same parser-driven partitioning as the TensorRT EP (supportsModelV2)",
+            )
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "notes": [
+            "Op coverage is taken from the onnx-tensorrt parser documentation; TensorRT-RTX "
+            "ships the same ONNX parser, so treat per-op details as approximate.",
+        ],
+    },
+    "coreml-neuralnetwork": {
+        "ep": "CoreMLExecutionProvider",
+        "display_name": "CoreML (NeuralNetwork)",
+        "variant": {
+            "format": "NeuralNetwork",
+            "provider_options": {"ModelFormat": "NeuralNetwork"},
+        },
+        "aliases": ["coreml-nn", "coreml-neuralnetwork"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.31.1"},
+        "provenance": [
+            _tree(
+                "coreml-builders",
+                "onnxruntime/core/providers/coreml/builders/impl/",
+                "per-op conditions, restated in our words",
+            )
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "global_constraints": [
+            {
+                "kind": "max_rank",
+                "value": 5,
+                "reason": "CoreML handles tensors of rank 5 at most",
+                "provenance": "coreml-builders",
+            },
+            {
+                "kind": "no_zero_dims",
+                "reason": "CoreML does not take tensors with a zero-sized dimension",
+                "provenance": "coreml-builders",
+            },
+        ],
+        "partitioning": {
+            "notes": [
+                "Inputs with dynamic shapes are refused unless the "
+                "AllowDynamicShapes/RequireStaticInputShapes options say otherwise."
+            ]
+        },
+    },
+    "coreml-mlprogram": {
+        "ep": "CoreMLExecutionProvider",
+        "display_name": "CoreML (MLProgram)",
+        "variant": {"format": "MLProgram", "provider_options": {"ModelFormat": "MLProgram"}},
+        "aliases": ["coreml-mlprogram", "coreml-ml"],
+        "describes": {"onnxruntime": "1.31.1"},
+        "provenance": [
+            _tree(
+                "coreml-builders",
+                "onnxruntime/core/providers/coreml/builders/impl/",
+                "per-op conditions, restated in our words",
+            )
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "global_constraints": [
+            {
+                "kind": "max_rank",
+                "value": 5,
+                "reason": "CoreML handles tensors of rank 5 at most",
+                "provenance": "coreml-builders",
+            },
+            {
+                "kind": "no_zero_dims",
+                "reason": "CoreML does not take tensors with a zero-sized dimension",
+                "provenance": "coreml-builders",
+            },
+        ],
+    },
+    "nnapi": {
+        "ep": "NnapiExecutionProvider",
+        "display_name": "NNAPI",
+        "aliases": ["nnapi"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.31.1"},
+        "provenance": [
+            _tree(
+                "nnapi-builders",
+                "onnxruntime/core/providers/nnapi/nnapi_builtin/builders/",
+                "per-op conditions, restated in our words",
+            )
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": True,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NHWC",
+        "global_constraints": [
+            {
+                "kind": "static_shape",
+                "reason": "NNAPI needs fixed tensor shapes",
+                "provenance": "nnapi-builders",
+            },
+            {
+                "kind": "max_rank",
+                "value": 4,
+                "reason": "NNAPI handles tensors of rank 4 at most",
+                "provenance": "nnapi-builders",
+            },
+        ],
+    },
+    "qnn-htp": {
+        "ep": "QNNExecutionProvider",
+        "display_name": "QNN (HTP backend)",
+        "variant": {"backend": "HTP", "provider_options": {"backend_type": "htp"}},
+        "aliases": ["qnn", "qnn-htp", "htp"],
+        "default_for_ep": True,
+        "describes": {
+            "onnxruntime": "1.31.1",
+            "ep": "onnxruntime-qnn 2.7.0",
+            "sdk": "QAIRT 2.51 (HTP simulator on x86_64 Linux)",
+        },
+        "provenance": [
+            _measured("qnn-measured", "QNN HTP simulator, soc_model 60, optimizations disabled"),
+            _tree(
+                "qnn-builder-checks",
+                "onnxruntime/core/providers/qnn/builder/opbuilder/",
+                "per-op validation in the op builders, restated in our words",
+            ),
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": True,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NHWC",
+        "opsets": {
+            "ai.onnx": {
+                "min": 7,
+                "max": 26,
+                "reason": "ORT's layout transformer, which every NHWC EP needs, does not handle "
+                "opsets below 7",
+                "provenance": "qnn-measured",
+            }
+        },
+        "partitioning": {
+            "drop_single_op_partitions": ["QuantizeLinear", "DequantizeLinear"],
+            "constant_only_partition_fails": True,
+            "notes": [
+                "A claimed partition that depends only on constants fails with "
+                "'zero graph inputs'.",
+                "A dynamic shape inside a claimed partition fails with 'Dynamic shape is not "
+                "supported yet'; fix the symbolic dims (add_free_dimension_override_by_name).",
+                "Pass soc_model with backend_type=htp, or finalizing larger float graphs fails "
+                "with QNN_COMMON_ERROR_MEM_ALLOC.",
+            ],
+        },
+        "tensor_dtypes": {
+            "allowed": [
+                "bool",
+                "double",
+                "float",
+                "float16",
+                "int8",
+                "int16",
+                "int32",
+                "int64",
+                "uint8",
+                "uint16",
+                "uint32",
+                "uint64",
+                "int4",
+                "uint4",
+            ],
+            "reason": "QNN has no mapping for this element type",
+            "provenance": "qnn-builder-checks",
+        },
+        "global_constraints": [
+            {
+                "kind": "static_shape",
+                "reason": "QNN needs every tensor shape to be static (it logs 'Cannot get shape')",
+                "provenance": "qnn-measured",
+            }
+        ],
+        "notes": [
+            "float64 tensors are accepted and computed as float32.",
+            "QNN logs one 'Validation FAILED ... REASON : ...' line per refused node at verbose "
+            "log level.",
+        ],
+    },
+    "qnn-cpu": {
+        "ep": "QNNExecutionProvider",
+        "display_name": "QNN (CPU backend)",
+        "variant": {"backend": "CPU", "provider_options": {"backend_type": "cpu"}},
+        "aliases": ["qnn-cpu"],
+        "describes": {"onnxruntime": "1.31.1", "ep": "onnxruntime-qnn 2.7.0"},
+        "provenance": [
+            _measured("qnn-measured", "measured on the HTP backend; assumed to hold here too"),
+            _tree(
+                "qnn-builder-checks",
+                "onnxruntime/core/providers/qnn/builder/opbuilder/",
+                "per-op validation in the op builders, restated in our words",
+            ),
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": True,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NHWC",
+        "opsets": {"ai.onnx": {"min": 7, "max": 26, "provenance": "qnn-builder-checks"}},
+        "tensor_dtypes": {
+            "allowed": ["bool", "double", "float", "int32", "int64", "uint8", "int8", "uint32"],
+            "reason": "the QNN CPU backend computes in float32 and has no quantized kernels",
+            "provenance": "qnn-builder-checks",
+        },
+        "global_constraints": [
+            {
+                "kind": "static_shape",
+                "reason": "QNN needs every tensor shape to be static",
+                "provenance": "qnn-builder-checks",
+            }
+        ],
+        "notes": ["The CPU backend refuses quantized (QDQ) node units that HTP accepts."],
+    },
+    "qnn-gpu": {
+        "ep": "QNNExecutionProvider",
+        "display_name": "QNN (GPU backend)",
+        "variant": {"backend": "GPU", "provider_options": {"backend_type": "gpu"}},
+        "aliases": ["qnn-gpu"],
+        "describes": {"onnxruntime": "1.31.1", "ep": "onnxruntime-qnn 2.7.0"},
+        "provenance": [
+            _measured("qnn-measured", "measured on the HTP backend; assumed to hold here too"),
+            _tree(
+                "qnn-builder-checks",
+                "onnxruntime/core/providers/qnn/builder/opbuilder/",
+                "per-op validation in the op builders, restated in our words",
+            ),
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": True,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NHWC",
+        "opsets": {"ai.onnx": {"min": 7, "max": 26, "provenance": "qnn-builder-checks"}},
+        "tensor_dtypes": {
+            "allowed": ["bool", "float", "float16", "int32", "int64", "uint32"],
+            "reason": "the QNN GPU backend supports float and float16 compute only",
+            "provenance": "qnn-builder-checks",
+        },
+        "global_constraints": [
+            {
+                "kind": "static_shape",
+                "reason": "QNN needs every tensor shape to be static",
+                "provenance": "qnn-builder-checks",
+            }
+        ],
+    },
+    "migraphx": {
+        "ep": "MIGraphXExecutionProvider",
+        "display_name": "MIGraphX",
+        "aliases": ["migraphx", "mgx"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "compiling",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": False,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+    },
+    "vitisai": {
+        "ep": "VitisAIExecutionProvider",
+        "display_name": "Vitis AI",
+        "aliases": ["vitisai", "vitis", "ryzenai"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0", "sdk": "Ryzen AI / Vitis AI (vaip)"},
+        "provenance": [
+            {
+                "id": "vitisai-docs",
+                "kind": "manual",
+                "repository": "amd/RyzenAI-SW; docs: ryzenai.docs.amd.com",
+                "file": "Ryzen AI model compatibility / supported operators pages",
+                "note": "coarse list of ops the NPU compiler takes for quantized (QDQ) CNNs; "
+                "the EP delegates the per-node decision to the closed vaip library",
+            },
+            _tree(
+                "ort-vitisai",
+                "onnxruntime/core/providers/vitisai/imp/capability.cc",
+                "GetCapability forwards to vaip; no op list in ORT",
+            ),
+        ],
+        "kind": "compiling",
+        "requires_static_shapes": True,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NCHW",
+        "global_constraints": [
+            {
+                "kind": "static_shape",
+                "reason": "the Vitis AI NPU compiler needs fixed shapes",
+                "provenance": "vitisai-docs",
+            }
+        ],
+        "notes": ["Float models run on the NPU only after quantization (QDQ)."],
+    },
+    "xnnpack": {
+        "ep": "XnnpackExecutionProvider",
+        "display_name": "XNNPACK",
+        "aliases": ["xnnpack"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": True,
+        "device_memory": "host",
+        "cpu_preferred_shape_nodes": False,
+        "layout": "NHWC",
+        "notes": [
+            "Registrations in the NHWC internal domain are listed under ai.onnx: ORT's layout "
+            "transformer rewrites the user's NCHW nodes into them."
+        ],
+    },
+    "webgpu": {
+        "ep": "WebGpuExecutionProvider",
+        "display_name": "WebGPU",
+        "aliases": ["webgpu", "wgpu"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": True,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": True,
+        "layout": "NHWC",
+        "notes": [_CPU_PREFERRED],
+    },
+    "cann": {
+        "ep": "CANNExecutionProvider",
+        "display_name": "CANN (Huawei Ascend)",
+        "aliases": ["cann", "ascend"],
+        "default_for_ep": True,
+        "describes": {"onnxruntime": "1.25.0"},
+        "provenance": [],
+        "kind": "kernel",
+        "requires_static_shapes": False,
+        "requires_static_control_flow": True,
+        "device_memory": "device",
+        "cpu_preferred_shape_nodes": True,
+        "layout": "NCHW",
+        "notes": [_CPU_PREFERRED],
+    },
+}
+
+_OV_COMMON: dict[str, Any] = {
+    "ep": "OpenVINOExecutionProvider",
+    "describes": {
+        "onnxruntime": "1.24.1",
+        "ep": "onnxruntime-openvino 1.24.1",
+        "sdk": "OpenVINO 2025.4",
+    },
+    "kind": "compiling",
+    "requires_static_shapes": False,
+    "requires_static_control_flow": False,
+    "cpu_preferred_shape_nodes": False,
+    "layout": "NCHW",
+    "partitioning": {
+        "min_partition_nodes": 2,
+        "drop_if_output_used_outside": ["Conv", "Identity"],
+        "notes": [
+            "When every node is supported the whole graph is one partition, whatever its size.",
+            "Otherwise single-node clusters go back to CPU (or join the next cluster they "
+            "connect to), and a cluster whose Conv/Identity output is also used outside it "
+            "is dropped.",
+            "TopK and NonZero always break clusters.",
+            "A graph with no non-constant inputs, or an input that is not a tensor, is not "
+            "claimed at all.",
+        ],
+    },
+    "notes": [
+        "OpenVINO claims almost every node and may then fail at compile time with no "
+        "fallback: If bodies with dynamic-rank outputs, ZipMap outputs, TorchScript-style "
+        "Loop bodies, opset-23 Attention.",
+        "Release builds log no per-node reasons, only the number of supported subgraphs.",
+    ],
+}
+
+
+def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
+    h = copy.deepcopy(_OV_COMMON)
+    h.update(
+        {
+            "display_name": f"OpenVINO ({device})",
+            "variant": {"device": device, "provider_options": {"device_type": device}},
+            "aliases": aliases,
+            "default_for_ep": default,
+            "device_memory": "host" if device == "CPU" else "device",
+            "provenance": [
+                _measured("ov-measured", f"onnxruntime-openvino with device_type {device}")
+            ],
+        }
+    )
+    if device != "CPU":
+        h["describes"] = {"onnxruntime": "1.24.1", "ep": "onnxruntime-openvino 1.24.1 (source)"}
+        h["provenance"] = []
+    return h
+
+
+HEADERS["openvino-cpu"] = _ov("CPU", True, ["openvino", "ov", "openvino-cpu", "ov-cpu"])
+HEADERS["openvino-gpu"] = _ov("GPU", False, ["openvino-gpu", "ov-gpu"])
+HEADERS["openvino-npu"] = _ov("NPU", False, ["openvino-npu", "ov-npu"])
+
+# Filled by gen_profiles.cmd_openvino before writing (dtype sets and scalar rules
+# read from data_ops.cc).
+OV_EXTRAS: dict[str, dict[str, Any]] = {}
+
+
+# ---------------------------------------------------------------------------
+# Per-op overlays. Keys: (domain, op). Values may hold:
+#   constraints: list (appended), types: dict (merged), versions: list (replaces),
+#   remove: True (drop the op), add: dict (a whole op entry when the op is absent).
+
+
+def _c(kind: str, reason: str, prov: str, **kw: Any) -> dict[str, Any]:
+    return {"kind": kind, "reason": reason, "provenance": prov, **kw}
+
+
+_QNN_COMMON: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "BatchNormalization"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "QNN folds scale, bias, mean and variance at compile time, so they must be "
+                "constants",
+                "qnn-builder-checks",
+                inputs=[1, 2, 3, 4],
+            ),
+            _c(
+                "max_rank",
+                "QNN BatchNorm takes inputs of rank 4 at most",
+                "qnn-builder-checks",
+                value=4,
+                inputs=[0],
+            ),
+        ]
+    },
+    ("ai.onnx", "Clip"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "QNN needs Clip's min and max to be constants",
+                "qnn-builder-checks",
+                inputs=[1, 2],
+            )
+        ]
+    },
+    ("ai.onnx", "CumSum"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "QNN needs CumSum's axis to be a constant",
+                "qnn-builder-checks",
+                inputs=[1],
+            ),
+            _c(
+                "attribute",
+                "QNN supports CumSum only with exclusive=0",
+                "qnn-builder-checks",
+                name="exclusive",
+                allowed=[0],
+            ),
+            _c(
+                "attribute",
+                "QNN supports CumSum only with reverse=0",
+                "qnn-builder-checks",
+                name="reverse",
+                allowed=[0],
+            ),
+        ]
+    },
+    ("ai.onnx", "Expand"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "QNN needs Expand's target shape to be a constant (no dynamic shapes)",
+                "qnn-builder-checks",
+                inputs=[1],
+            )
+        ]
+    },
+    ("ai.onnx", "ArgMax"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "QNN supports ArgMax only with select_last_index=0",
+                "qnn-builder-checks",
+                name="select_last_index",
+                allowed=[0],
+            )
+        ]
+    },
+    ("ai.onnx", "ArgMin"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "QNN supports ArgMin only with select_last_index=0",
+                "qnn-builder-checks",
+                name="select_last_index",
+                allowed=[0],
+            )
+        ]
+    },
+    ("ai.onnx", "QuantizeLinear"): {
+        "constraints": [
+            _c(
+                "not_graph_input",
+                "QNN does not take a QuantizeLinear that reads a graph input "
+                "(the quantization stays on CPU)",
+                "qnn-measured",
+                inputs=[0],
+            )
+        ]
+    },
+    ("ai.onnx", "DequantizeLinear"): {
+        "constraints": [
+            _c(
+                "not_graph_output",
+                "QNN does not take a DequantizeLinear that writes a graph "
+                "output (the dequantization stays on CPU)",
+                "qnn-measured",
+                outputs=[0],
+            )
+        ]
+    },
+}
+
+OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
+    "qnn-htp": _QNN_COMMON,
+    "qnn-cpu": _QNN_COMMON,
+    "qnn-gpu": _QNN_COMMON,
+    "openvino-cpu": {
+        ("ai.onnx", "Attention"): {
+            "add": {"domain": "ai.onnx", "op": "Attention", "provenance": "ov-data-ops"},
+            "constraints": [
+                _c(
+                    "always",
+                    "OpenVINO's ONNX frontend rejects the opset-23 Attention op at "
+                    "compile time, and the EP has no fallback",
+                    "ov-measured",
+                    effect="fails_after_claim",
+                )
+            ],
+        },
+        ("ai.onnx", "If"): {
+            "constraints": [
+                _c(
+                    "known_shape",
+                    "an If whose outputs have dynamic rank fails to compile in "
+                    "OpenVINO, with no fallback",
+                    "ov-measured",
+                    effect="fails_after_claim",
+                    outputs=[0],
+                )
+            ]
+        },
+    },
+}
+
+
+def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge the curated overlay for ``profile_id`` into generated op entries."""
+    overlay = OVERLAYS.get(profile_id, {})
+    extras = OV_EXTRAS.get(profile_id, {})
+    by_key = {(o["domain"], o["op"]): o for o in ops}
+    for op in extras.get("only_in_model", []):
+        if ("ai.onnx", op) in by_key:
+            by_key[("ai.onnx", op)].setdefault("constraints", []).append(
+                _c(
+                    "always",
+                    "OpenVINO does not take this op when it is alone in a model of at most "
+                    "3 nodes (it only works as an intermediate node)",
+                    "ov-capability",
+                    graph_nodes_at_most=3,
+                )
+            )
+    for key, change in overlay.items():
+        entry = by_key.get(key)
+        if change.get("remove"):
+            by_key.pop(key, None)
+            continue
+        if entry is None:
+            if "add" not in change:
+                continue
+            entry = copy.deepcopy(change["add"])
+            by_key[key] = entry
+        if "versions" in change:
+            entry["versions"] = copy.deepcopy(change["versions"])
+        if "types" in change:
+            entry.setdefault("types", {}).update(change["types"])
+        for c in change.get("constraints", []):
+            entry.setdefault("constraints", []).append(copy.deepcopy(c))
+    return list(by_key.values())
+
+
+def header_extras(profile_id: str) -> dict[str, Any]:
+    """Header fields computed from a source (OpenVINO dtype sets and scalar rules)."""
+    extras = OV_EXTRAS.get(profile_id, {})
+    return {k: v for k, v in extras.items() if k in ("tensor_dtypes", "global_constraints")}

@@ -1,0 +1,755 @@
+"""Generate the EP capability profiles in ``rules/eps/`` from their upstream sources.
+
+Each sub-command reads one kind of source and writes one or more profiles:
+
+    cpu          the installed onnxruntime (get_all_opkernel_def) + ONNX function bodies
+    kernels-md   ORT docs/OperatorKernels.md (CUDA, DML sections)
+    mobile       the CoreML / NNAPI op lists shipped in the onnxruntime wheel
+    openvino     OpenVINO EP ov_versions/data_ops.cc (CPU, GPU, NPU)
+    tensorrt     onnx-tensorrt docs/operators.md (TensorRT, NvTensorRtRtx)
+    registry     C++ kernel registrations (WebGPU, XNNPACK, CANN, ROCm)
+    migraphx     MIGraphX EP supported-op set
+    qnn          QNN EP op-builder factory (HTP, CPU, GPU backends) + curated constraints
+    vitisai      the VitisAI op list (curated, see ep_facts.py)
+    index        rules/eps/index.json from the profiles present
+
+Upstream files are read from paths given on the command line (a local checkout or
+``git show`` output); they are never copied into this repository. Only facts
+(op names, revision ranges, element types) are written, each op entry pointing
+at a provenance record naming the file and commit it came from. Curated
+EP-wide facts and per-op constraints live in ``ep_facts.py`` next to this file.
+
+Examples::
+
+    python rules/tools/gen_profiles.py cpu
+    python rules/tools/gen_profiles.py kernels-md --src OperatorKernels.md \\
+        --repo onnxruntime/onnxruntime-qnn --commit cee6c0d91e58
+    python rules/tools/gen_profiles.py index
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RULES = HERE.parent
+EPS = RULES / "eps"
+sys.path.insert(0, str(HERE))
+
+import ep_facts  # noqa: E402  (sibling module with the curated facts)
+
+DOMAIN_MAP = {
+    "": "ai.onnx",
+    "ai.onnx": "ai.onnx",
+    "kOnnxDomain": "ai.onnx",
+    "kOnnxDomainAlias": "ai.onnx",
+    "kMSInternalNHWCDomain": "ai.onnx",  # the layout transformer's NHWC twin of ai.onnx
+    "com.ms.internal.nhwc": "ai.onnx",
+    "kMSDomain": "com.microsoft",
+    "com.microsoft": "com.microsoft",
+    "kMLDomain": "ai.onnx.ml",
+    "ai.onnx.ml": "ai.onnx.ml",
+    "kMSDmlDomain": "com.microsoft.dml",
+    "com.microsoft.dml": "com.microsoft.dml",
+    "kPytorchAtenDomain": "org.pytorch.aten",
+    "kMSExperimentalDomain": "com.microsoft.experimental",
+}
+# Domains only ORT's own graph transformers produce; a user's model never holds them.
+INTERNAL_DOMAINS = {"com.microsoft.nchwc", "kMSNchwcDomain"}
+INTERNAL_OPS = {"MemcpyFromHost", "MemcpyToHost"}
+
+CPP_TYPES = {
+    "float": "float",
+    "double": "double",
+    "MLFloat16": "float16",
+    "BFloat16": "bfloat16",
+    "int8_t": "int8",
+    "int16_t": "int16",
+    "int32_t": "int32",
+    "int64_t": "int64",
+    "uint8_t": "uint8",
+    "uint16_t": "uint16",
+    "uint32_t": "uint32",
+    "uint64_t": "uint64",
+    "bool": "bool",
+    "string": "string",
+    "std::string": "string",
+    "Float8E4M3FN": "float8e4m3fn",
+    "Float8E4M3FNUZ": "float8e4m3fnuz",
+    "Float8E5M2": "float8e5m2",
+    "Float8E5M2FNUZ": "float8e5m2fnuz",
+    "Int4x2": "int4",
+    "UInt4x2": "uint4",
+}
+
+DTYPE_RE = re.compile(
+    r"^(float|float16|bfloat16|double|int4|int8|int16|int32|int64|uint4|uint8|uint16|uint32|"
+    r"uint64|bool|string|complex64|complex128|float8e4m3fn|float8e4m3fnuz|float8e5m2|"
+    r"float8e5m2fnuz|float4e2m1|float8e8m0|int2|uint2)$"
+)
+
+
+def ort_type(t: str) -> str | None:
+    """'tensor(float)', 'seq(tensor(int64))', 'optional(tensor(bool))' -> element type name."""
+    inner = t.strip()
+    while True:
+        m = re.match(r"^(tensor|seq|optional|sparse_tensor)\((.*)\)$", inner)
+        if not m:
+            break
+        inner = m.group(2)
+    inner = inner.lower()
+    return inner if DTYPE_RE.match(inner) else None
+
+
+class Registry:
+    """Collects (domain, op, from, to, types) registrations and merges them into op entries."""
+
+    def __init__(self, provenance: str) -> None:
+        self.provenance = provenance
+        self.ops: dict[tuple[str, str], dict[tuple[int, int | None], dict[str, set[str]]]] = (
+            defaultdict(dict)
+        )
+        self.untyped: set[tuple[str, str, int, int | None]] = set()
+
+    def add(
+        self,
+        domain: str,
+        op: str,
+        start: int,
+        end: int | None,
+        types: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
+        if domain in INTERNAL_DOMAINS or op in INTERNAL_OPS:
+            return
+        d = DOMAIN_MAP.get(domain, domain)
+        ranges = self.ops[(d, op)]
+        slot = ranges.setdefault((start, end), {})
+        if not types:
+            self.untyped.add((d, op, start, end))
+        for k, vs in (types or {}).items():
+            slot.setdefault(k, set()).update(v for v in vs if v)
+
+    def entries(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for (domain, op), ranges in sorted(self.ops.items()):
+            versions = []
+            for (start, end), types in sorted(ranges.items(), key=lambda kv: kv[0][0]):
+                v: dict[str, Any] = {"from": start}
+                if end is not None:
+                    v["to"] = end
+                # A registration without type info accepts what the schema allows.
+                if types and (domain, op, start, end) not in self.untyped:
+                    v["types"] = {k: sorted(s) for k, s in sorted(types.items()) if s}
+                versions.append(v)
+            versions = _merge_overlaps(versions)
+            out.append(
+                {"domain": domain, "op": op, "versions": versions, "provenance": self.provenance}
+            )
+        return out
+
+
+def _merge_overlaps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Registrations can overlap (NHWC twin, typed variants): fold them into disjoint ranges."""
+    out: list[dict[str, Any]] = []
+    for v in versions:
+        if out:
+            prev = out[-1]
+            prev_end = prev.get("to")
+            if prev_end is None or v["from"] <= prev_end:
+                if prev_end is not None and "to" in v and v["to"] > prev_end:
+                    prev["to"] = v["to"]
+                elif "to" not in v:
+                    prev.pop("to", None)
+                if "types" in prev and "types" in v:
+                    for k, vs in v["types"].items():
+                        prev["types"][k] = sorted(set(prev["types"].get(k, [])) | set(vs))
+                else:
+                    prev.pop("types", None)
+                continue
+        out.append(v)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Writers
+
+
+def write_profile(
+    profile_id: str, ops: list[dict[str, Any]], extra_prov: list[dict[str, Any]]
+) -> Path:
+    header = json.loads(json.dumps(ep_facts.HEADERS[profile_id]))  # deep copy
+    header["provenance"] = header.get("provenance", []) + extra_prov
+    extras = ep_facts.header_extras(profile_id)
+    if "tensor_dtypes" in extras:
+        header["tensor_dtypes"] = extras["tensor_dtypes"]
+    if extras.get("global_constraints"):
+        header["global_constraints"] = (
+            header.get("global_constraints", []) + extras["global_constraints"]
+        )
+    ops = ep_facts.apply_overlay(profile_id, ops)
+    doc = {
+        "$schema": "../schema/ep-profile.schema.json",
+        "schema_version": 1,
+        "id": profile_id,
+        **header,
+        "ops": sorted(ops, key=lambda o: (o["domain"] != "ai.onnx", o["domain"], o["op"])),
+    }
+    path = EPS / f"{profile_id}.json"
+    EPS.mkdir(parents=True, exist_ok=True)
+    path.write_text(_dump(doc) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(RULES.parent)} ({len(doc['ops'])} ops)")
+    return path
+
+
+def _dump(doc: Any) -> str:
+    """JSON with one op per line block but short arrays inline, so diffs stay readable."""
+    text = json.dumps(doc, indent=2, ensure_ascii=False)
+    # Collapse arrays of scalars onto one line.
+    return re.sub(
+        r"\[\s*((?:\"[^\"]*\"|-?\d+(?:\.\d+)?|true|false|null)(?:,\s*(?:\"[^\"]*\"|-?\d+(?:\.\d+)?|true|false|null))*)\s*\]",
+        lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]",
+        text,
+    )
+
+
+def source_prov(
+    pid: str, args: argparse.Namespace, file: str, note: str | None = None
+) -> dict[str, Any]:
+    p: dict[str, Any] = {"id": pid, "kind": "source", "repository": args.repo, "file": file}
+    if args.commit:
+        p["commit"] = args.commit
+    if args.version:
+        p["version"] = args.version
+    if args.date:
+        p["date"] = args.date
+    if note:
+        p["note"] = note
+    return p
+
+
+# ---------------------------------------------------------------------------
+# CPU: the installed onnxruntime
+
+
+def cmd_cpu(args: argparse.Namespace) -> None:
+    import onnx
+    import onnx.defs
+    import onnxruntime
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    reg = Registry("ort-cpu-kernels")
+    for k in state.get_all_opkernel_def():
+        if k.provider != "CPUExecutionProvider":
+            continue
+        start, end = k.version_range
+        types = {name: [ort_type(t) for t in ts] for name, ts in k.type_constraints.items()}
+        reg.add(k.domain, k.op_name, int(start), None if end >= 2**31 - 1 else int(end), types)
+    ops = reg.entries()
+    # ORT inlines an op that has no kernel but an ONNX function body; the CPU EP then
+    # runs the expanded nodes, so those revisions count as claimed.
+    have = {(o["domain"], o["op"]): o for o in ops}
+    max_opset = ep_facts.HEADERS["cpu"]["opsets"]["ai.onnx"]["max"]
+    function_ops: list[dict[str, Any]] = []
+    by_name: dict[str, list[Any]] = defaultdict(list)
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain == "" and s.since_version <= max_opset and not s.deprecated:
+            by_name[s.name].append(s)
+    for name, schemas in sorted(by_name.items()):
+        schemas.sort(key=lambda s: s.since_version)
+        entry = have.get(("ai.onnx", name))
+        covered = [(v["from"], v.get("to")) for v in entry["versions"]] if entry else []
+        extra = []
+        for i, s in enumerate(schemas):
+            nxt = schemas[i + 1].since_version - 1 if i + 1 < len(schemas) else None
+            rev = s.since_version
+            if any(a <= rev and (b is None or rev <= b) for a, b in covered):
+                continue
+            if s.has_function or s.has_context_dependent_function:
+                r: dict[str, Any] = {"from": rev}
+                if nxt is not None:
+                    r["to"] = nxt
+                r["note"] = "no CPU kernel; ORT expands the ONNX function body"
+                extra.append(r)
+        if not extra:
+            continue
+        if entry is None:
+            function_ops.append(
+                {"domain": "ai.onnx", "op": name, "versions": extra, "provenance": "onnx-functions"}
+            )
+        else:
+            entry["versions"] = sorted(entry["versions"] + extra, key=lambda v: v["from"])
+    ops += function_ops
+    prov = [
+        {
+            "id": "ort-cpu-kernels",
+            "kind": "runtime",
+            "tool": "onnxruntime.capi.onnxruntime_pybind11_state.get_all_opkernel_def()",
+            "packages": {"onnxruntime": onnxruntime.__version__},
+            "version": f"onnxruntime {onnxruntime.__version__} get_all_opkernel_def",
+        },
+        {
+            "id": "onnx-functions",
+            "kind": "runtime",
+            "tool": "onnx.defs.get_all_schemas_with_history() (has_function)",
+            "packages": {"onnx": onnx.__version__},
+            "note": "ops without a CPU kernel that ORT inlines from their ONNX function body",
+        },
+    ]
+    write_profile("cpu", ops, prov)
+
+
+# ---------------------------------------------------------------------------
+# docs/OperatorKernels.md (CUDA, DML)
+
+
+def parse_kernels_md(text: str) -> dict[str, Registry]:
+    regs: dict[str, Registry] = {}
+    provider = None
+    domain = "ai.onnx"
+    op = None
+    for line in text.splitlines():
+        m = re.match(r"^## Operators implemented by (\w+)", line)
+        if m:
+            provider = m.group(1)
+            regs[provider] = Registry("ort-operator-kernels")
+            continue
+        m = re.match(r"^\|\*\*Operator Domain:\*\* \*([\w.]+)\*", line)
+        if m:
+            domain = m.group(1)
+            continue
+        if provider is None or not line.startswith("|") or line.startswith("|--"):
+            continue
+        cells = line.strip().strip("|").split("|")
+        if len(cells) < 4 or cells[0] == "Op Name":
+            continue
+        if cells[0]:
+            op = cells[0].strip()
+        if op is None:
+            continue
+        ver = cells[2].strip()
+        m1 = re.match(r"^\[(\d+),\s*(\d+)\]$", ver)
+        m2 = re.match(r"^(\d+)\+$", ver)
+        m3 = re.match(r"^(\d+)$", ver)
+        if m1:
+            start, end = int(m1.group(1)), int(m1.group(2))
+        elif m2:
+            start, end = int(m2.group(1)), None
+        elif m3:
+            start = end = int(m3.group(1))
+        else:
+            continue
+        types: dict[str, list[str]] = {}
+        for part in cells[3].split("<br/>"):
+            tm = re.match(r"^\s*\*\*(\w+)\*\*\s*=\s*(.*)$", part)
+            if tm:
+                types[tm.group(1)] = [
+                    t
+                    for t in (ort_type(x) for x in re.split(r",\s*(?![^()]*\))", tm.group(2)))
+                    if t
+                ]
+        regs[provider].add(domain, op, start, end, types)
+    return regs
+
+
+def cmd_kernels_md(args: argparse.Namespace) -> None:
+    text = Path(args.src).read_text(encoding="utf-8")
+    regs = parse_kernels_md(text)
+    prov = [source_prov("ort-operator-kernels", args, "docs/OperatorKernels.md")]
+    for provider, pid in (("CUDAExecutionProvider", "cuda"), ("DmlExecutionProvider", "dml")):
+        write_profile(pid, regs[provider].entries(), prov)
+
+
+# ---------------------------------------------------------------------------
+# CoreML / NNAPI lists from the onnxruntime wheel
+
+
+def cmd_mobile(args: argparse.Namespace) -> None:
+    import onnxruntime
+
+    base = Path(onnxruntime.__file__).parent / "tools" / "mobile_helpers"
+    version = onnxruntime.__version__
+    for fname, pid in (
+        ("coreml_supported_neuralnetwork_ops.md", "coreml-neuralnetwork"),
+        ("coreml_supported_mlprogram_ops.md", "coreml-mlprogram"),
+        ("nnapi_supported_ops.md", "nnapi"),
+    ):
+        ops = []
+        for line in (base / fname).read_text(encoding="utf-8").splitlines():
+            m = re.match(r"^\|([\w.]+):(\w+)\|", line)
+            if not m:
+                continue
+            domain, op = m.group(1), m.group(2)
+            ops.append(
+                {
+                    "domain": DOMAIN_MAP.get(domain, domain),
+                    "op": op,
+                    "provenance": "ort-mobile-helpers",
+                }
+            )
+        prov = [
+            {
+                "id": "ort-mobile-helpers",
+                "kind": "runtime",
+                "file": f"onnxruntime/tools/mobile_helpers/{fname}",
+                "packages": {"onnxruntime": version},
+                "note": "op list shipped in the onnxruntime wheel; the per-op notes were turned "
+                "into constraints by hand (ep_facts.py)",
+            }
+        ]
+        write_profile(pid, _dedupe(ops), prov)
+
+
+def _dedupe(ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for o in ops:
+        seen.setdefault((o["domain"], o["op"]), o)
+    return list(seen.values())
+
+
+# ---------------------------------------------------------------------------
+# OpenVINO data_ops.cc
+
+
+def _ov_version(tag: str) -> tuple[int, int]:
+    y, m = tag.removeprefix("V_").split("_")
+    return int(y), int(m)
+
+
+def cmd_openvino(args: argparse.Namespace) -> None:
+    text = Path(args.src).read_text(encoding="utf-8")
+    target = _ov_version(args.ov_version)
+    # supported_op_mode entries: {"Op", V_yyyy_m, {"CPU", "GPU"}}
+    start = text.index("supported_op_mode")
+    end = text.index("};", start)
+    per_device: dict[str, set[str]] = defaultdict(set)
+    for m in re.finditer(r'\{"(\w+)",\s*(V_\d+_\d+),\s*\{([^}]*)\}\}', text[start:end]):
+        op, ver, devs = m.group(1), m.group(2), re.findall(r'"(\w+)"', m.group(3))
+        if _ov_version(ver) > target:
+            continue
+        for d in devs:
+            per_device[d].add(op)
+    # The NPU device is checked against the CPU op list (GetCapability maps NPU -> CPU).
+    devices = {
+        "CPU": per_device["CPU"] | per_device["All"],
+        "GPU": per_device["GPU"] | per_device["All"],
+    }
+    devices["NPU"] = devices["CPU"] | per_device["NPU"]
+    # no_dimension_supported_: ops that accept rank-0 (scalar) non-constant tensors.
+    nodim: dict[str, set[str]] = defaultdict(set)
+    for m in re.finditer(
+        r'no_dimension_supported_\.push_back\(\{"(\w+)",\s*(V_\d+_\d+),\s*\{([^}]*)\}\}\)', text
+    ):
+        if _ov_version(m.group(2)) > target:
+            continue
+        for d in re.findall(r'"(\w+)"', m.group(3)):
+            nodim[d].add(m.group(1))
+    # dtype sets per device.
+    sets: dict[str, set[str]] = defaultdict(set)
+    for m in re.finditer(
+        r"supported_types_(\w+?)_\.insert\(\s*std::make_pair\((V_\d+_\d+),\s*[\w:]*TensorProto_DataType_(\w+)\)",
+        text,
+    ):
+        if _ov_version(m.group(2)) <= target:
+            sets[m.group(1)].add(m.group(3).lower())
+    only_in_model_block = text[text.index("ops_supported_only_in_model") :]
+    only_in_model = re.findall(r'"(\w+)"', only_in_model_block[: only_in_model_block.index("}")])
+    prov = [
+        source_prov(
+            "ov-data-ops",
+            args,
+            "onnxruntime/core/providers/openvino/ov_versions/data_ops.cc",
+            note=f"op lists and dtype sets as enabled for OpenVINO {args.ov_version}",
+        ),
+        source_prov(
+            "ov-capability",
+            args,
+            "onnxruntime/core/providers/openvino/ov_versions/capability.cc",
+            note="whole-graph and cluster rules of GetCapability",
+        ),
+    ]
+    for device in ("CPU", "GPU", "NPU"):
+        pid = f"openvino-{device.lower()}"
+        ops = [
+            {"domain": "ai.onnx", "op": op, "provenance": "ov-data-ops"}
+            for op in sorted(devices[device])
+        ]
+        # data_ops matches op types by name in any domain; list the contrib ops too.
+        ops += [
+            {"domain": "com.microsoft", "op": op, "provenance": "ov-data-ops"}
+            for op in sorted(devices[device] & ep_facts.OV_CONTRIB_OPS)
+        ]
+        dev_key = "cpu" if device in ("CPU", "NPU") else "gpu"
+        allowed = sorted(sets[dev_key] | {"int16", "uint16"})
+        allowed_const = sorted(sets["initializer"] | {"int16", "uint16"})
+        nd = sorted(nodim["All"] | nodim[device] | (nodim["CPU"] if device == "NPU" else set()))
+        extras = {
+            "tensor_dtypes": {
+                "allowed": allowed,
+                "allowed_constant": allowed_const,
+                "reason": f"the OpenVINO EP accepts only these element types on the {device} device",
+                "provenance": "ov-data-ops",
+            },
+            "global_constraints": [
+                {
+                    "kind": "min_rank",
+                    "value": 1,
+                    "skip_constant_inputs": True,
+                    "except_ops": nd,
+                    "reason": "OpenVINO refuses scalar (rank-0) tensors for this op",
+                    "provenance": "ov-data-ops",
+                },
+                {
+                    "kind": "no_zero_dims",
+                    "skip_constant_inputs": True,
+                    "except_ops": ["Cast", "Concat", "Equal", "Expand", "Resize", "Shape", "Slice"]
+                    if device != "NPU"
+                    else [],
+                    "reason": "OpenVINO refuses tensors with a zero-sized dimension for this op",
+                    "provenance": "ov-data-ops",
+                },
+            ],
+            "only_in_model": only_in_model,
+        }
+        ep_facts.OV_EXTRAS[pid] = extras
+        write_profile(pid, ops, prov)
+
+
+# ---------------------------------------------------------------------------
+# onnx-tensorrt docs/operators.md
+
+
+TRT_TYPES = {
+    "FP32": "float",
+    "FP16": "float16",
+    "BF16": "bfloat16",
+    "INT32": "int32",
+    "INT64": "int64",
+    "INT8": "int8",
+    "INT4": "int4",
+    "UINT8": "uint8",
+    "BOOL": "bool",
+    "FP8": "float8e4m3fn",
+    "DOUBLE": "double",
+    "FP64": "double",
+}
+
+
+def cmd_tensorrt(args: argparse.Namespace) -> None:
+    text = Path(args.src).read_text(encoding="utf-8")
+    ops = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or cells[1] not in ("Y", "N") or not re.match(r"^\w+$", cells[0]):
+            continue
+        if cells[1] != "Y":
+            continue
+        entry: dict[str, Any] = {
+            "domain": "ai.onnx",
+            "op": cells[0],
+            "provenance": "onnx-tensorrt-operators",
+        }
+        if len(cells) > 2 and cells[2]:
+            types = sorted(
+                {TRT_TYPES[t.strip()] for t in cells[2].split(",") if t.strip() in TRT_TYPES}
+            )
+            if types:
+                entry["types"] = {"in:0": types}
+        ops.append(entry)
+    prov = [source_prov("onnx-tensorrt-operators", args, "docs/operators.md")]
+    for pid in args.profiles.split(","):
+        write_profile(pid, [json.loads(json.dumps(o)) for o in ops], prov)
+
+
+# ---------------------------------------------------------------------------
+# C++ kernel registrations (WebGPU, XNNPACK, CANN, ROCm)
+
+KERNEL_RE = re.compile(
+    r"ONNX_OPERATOR_(VERSIONED_)?(TWO_TYPED_|TYPED_)?KERNEL_CLASS_NAME\(\s*(k\w+)\s*,\s*(k\w+)\s*,([^;]*?)\)\s*[;>,]",
+    re.S,
+)
+
+
+def parse_registrations(text: str, ep_const: str, reg: Registry) -> None:
+    for m in KERNEL_RE.finditer(text):
+        if m.group(3) != ep_const:
+            continue
+        versioned, typed = bool(m.group(1)), m.group(2) or ""
+        args = [a.strip() for a in m.group(5).split(",")]
+        try:
+            start = int(args[0])
+            end = int(args[1]) if versioned else None
+        except ValueError:
+            continue
+        rest = args[2:] if versioned else args[1:]
+        op = rest[-1]
+        type_names = rest[:-1]
+        types = None
+        if typed and type_names:
+            ts = [CPP_TYPES.get(t) for t in type_names]
+            if typed == "TYPED_" and ts[0]:
+                types = {"T": [ts[0]]}
+        reg.add(m.group(4), op, start, end, types)
+
+
+def cmd_registry(args: argparse.Namespace) -> None:
+    reg = Registry(args.prov_id)
+    for src in args.src:
+        parse_registrations(Path(src).read_text(encoding="utf-8"), args.ep_const, reg)
+    ops = reg.entries()
+    # Typed registrations only name the first type parameter; keep types only where the
+    # op's schema actually calls its main constraint "T".
+    ops = [_keep_t_if_schema_has_t(o) for o in ops]
+    prov = [source_prov(args.prov_id, args, args.file_label)]
+    write_profile(args.profile, ops, prov)
+
+
+def _keep_t_if_schema_has_t(o: dict[str, Any]) -> dict[str, Any]:
+    import onnx.defs
+
+    d = "" if o["domain"] == "ai.onnx" else o["domain"]
+    try:
+        schema = onnx.defs.get_schema(o["op"], d)
+        names = {tc.type_param_str for tc in schema.type_constraints}
+    except Exception:
+        names = set()
+    for v in o.get("versions", []):
+        if "types" in v and "T" not in names:
+            del v["types"]
+    return o
+
+
+# ---------------------------------------------------------------------------
+# MIGraphX supported-op set
+
+
+def cmd_migraphx(args: argparse.Namespace) -> None:
+    text = Path(args.src).read_text(encoding="utf-8")
+    start = text.index("mgx_supported_ops")
+    block = text[start : text.index("};", start)]
+    names = sorted(set(re.findall(r'"(\w+)"', block)))
+    ops = []
+    for n in names:
+        domain = "com.microsoft" if n in ep_facts.MS_CONTRIB_NAMES else "ai.onnx"
+        ops.append({"domain": domain, "op": n, "provenance": "migraphx-ep"})
+    prov = [
+        source_prov(
+            "migraphx-ep",
+            args,
+            "onnxruntime/core/providers/migraphx/migraphx_execution_provider.cc",
+        )
+    ]
+    write_profile("migraphx", ops, prov)
+
+
+# ---------------------------------------------------------------------------
+# QNN op builders
+
+
+def cmd_qnn(args: argparse.Namespace) -> None:
+    text = Path(args.src).read_text(encoding="utf-8")
+    names = sorted(set(re.findall(r'Create\w*OpBuilder\("(\w+)"', text)))
+    prov = [
+        source_prov(
+            "qnn-op-builders",
+            args,
+            "onnxruntime/core/providers/qnn/builder/op_builder_factory.cc",
+            note="ops with a QNN op builder; per-op checks read from builder/opbuilder/*.cc",
+        )
+    ]
+    for pid in ("qnn-htp", "qnn-cpu", "qnn-gpu"):
+        ops = []
+        for n in names:
+            domain = "com.microsoft" if n in ep_facts.MS_CONTRIB_NAMES else "ai.onnx"
+            ops.append({"domain": domain, "op": n, "provenance": "qnn-op-builders"})
+        write_profile(pid, ops, prov)
+
+
+def cmd_vitisai(args: argparse.Namespace) -> None:
+    ops = [
+        {"domain": "ai.onnx", "op": n, "provenance": "vitisai-docs"}
+        for n in sorted(ep_facts.VITISAI_OPS)
+    ]
+    write_profile("vitisai", ops, [])
+
+
+# ---------------------------------------------------------------------------
+# index.json
+
+
+def cmd_index(args: argparse.Namespace) -> None:
+    rows = []
+    for path in sorted(EPS.glob("*.json")):
+        if path.name == "index.json":
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        row = {
+            "id": d["id"],
+            "ep": d["ep"],
+            "file": path.name,
+            "aliases": d.get("aliases", []),
+            "default_for_ep": d.get("default_for_ep", False),
+        }
+        if d.get("variant"):
+            row["variant"] = d["variant"]
+        row["describes"] = d["describes"]
+        rows.append(row)
+    out = {"generated_by": "rules/tools/gen_profiles.py index", "profiles": rows}
+    (EPS / "index.json").write_text(_dump(out) + "\n", encoding="utf-8")
+    print(f"wrote rules/eps/index.json ({len(rows)} profiles)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def src_cmd(name: str, multi: bool = False) -> argparse.ArgumentParser:
+        p = sub.add_parser(name)
+        p.add_argument("--src", required=True, nargs="+" if multi else None)
+        p.add_argument("--repo", required=True, help="owner/name of the upstream repository")
+        p.add_argument("--commit", help="commit the file was read at")
+        p.add_argument("--version", help="release the commit corresponds to")
+        p.add_argument("--date", help="commit date, YYYY-MM-DD")
+        return p
+
+    sub.add_parser("cpu")
+    sub.add_parser("mobile")
+    sub.add_parser("index")
+    sub.add_parser("vitisai")
+    src_cmd("kernels-md")
+    p = src_cmd("openvino")
+    p.add_argument("--ov-version", default="V_2025_4")
+    p = src_cmd("tensorrt")
+    p.add_argument("--profiles", default="tensorrt,nvtensorrtrtx")
+    p = src_cmd("registry", multi=True)
+    p.add_argument("--profile", required=True)
+    p.add_argument("--ep-const", required=True, help="e.g. kXnnpackExecutionProvider")
+    p.add_argument("--prov-id", required=True)
+    p.add_argument("--file-label", required=True, help="upstream path recorded in the provenance")
+    src_cmd("migraphx")
+    src_cmd("qnn")
+    args = ap.parse_args(argv)
+    {
+        "cpu": cmd_cpu,
+        "kernels-md": cmd_kernels_md,
+        "mobile": cmd_mobile,
+        "openvino": cmd_openvino,
+        "tensorrt": cmd_tensorrt,
+        "registry": cmd_registry,
+        "migraphx": cmd_migraphx,
+        "qnn": cmd_qnn,
+        "vitisai": cmd_vitisai,
+        "index": cmd_index,
+    }[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
