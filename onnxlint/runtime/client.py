@@ -1,0 +1,529 @@
+"""Run real ONNX Runtime sessions in an isolated worker process.
+
+An EP can segfault, hang or exhaust memory while it compiles a graph; that
+must end the worker, not the CLI or the language server. ``run_sessions``
+spawns ``_worker.py`` under the runner interpreter for the EP, with a
+wall-clock timeout per request and an address-space cap, turns a dead or hung
+worker into a structured :class:`SessionResult` for the request it was on, and
+starts a fresh worker for the rest of the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from onnxlint.runtime.results import (
+    STATUS_CRASH,
+    STATUS_ERROR,
+    STATUS_OK,
+    STATUS_OOM,
+    STATUS_RUNNER,
+    STATUS_TIMEOUT,
+    AssignedNode,
+    Fallback,
+    NodeVerdict,
+    SessionResult,
+)
+from onnxlint.runtime.runners import EpSpec, resolve_runner
+
+if TYPE_CHECKING:
+    import onnx
+
+WORKER_PATH = Path(__file__).with_name("_worker.py")
+PROTOCOL = 1
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
+DEFAULT_MEMORY_CAP_MB = 8192
+OPT_LEVELS = ("disabled", "basic", "extended", "layout", "default")
+
+_MEMORY_MARKERS = ("MemoryError", "bad_alloc", "Failed to allocate", "out of memory", "ENOMEM")
+
+
+@dataclass
+class SessionRequest:
+    """One session to create: a model (path, bytes or ModelProto) and how."""
+
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto
+    id: str = ""
+    optimization: str = "disabled"
+    free_dims: dict[str, int] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)
+    record_assignment: bool = True
+    run_inputs: bool = False  # also run one inference on zero inputs
+    log_lines: int | None = None  # lines of EP log to return (default: 40 on failure)
+    fault: str | None = None  # testing hook, see _worker.py
+
+
+@dataclass
+class WorkerItem:
+    """A request as the worker sees it (``kind`` session, optimize or discover)."""
+
+    id: str
+    kind: str = "session"
+    payload: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, **self.payload}
+
+
+def _set_limits(memory_cap_mb: int | None) -> Any:
+    def preexec() -> None:
+        if memory_cap_mb:
+            import resource
+
+            cap = int(memory_cap_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    return preexec
+
+
+def _materialise(
+    model: str | os.PathLike[str] | bytes | onnx.ModelProto, tmp: Path, idx: int
+) -> str:
+    if isinstance(model, (str, os.PathLike)):
+        return str(Path(model).resolve())
+    path = tmp / f"model-{idx}.onnx"
+    if isinstance(model, bytes):
+        path.write_bytes(model)
+    else:
+        path.write_bytes(model.SerializeToString())
+    return str(path)
+
+
+def run_sessions(
+    requests: Sequence[SessionRequest],
+    ep: str | EpSpec = "cpu",
+    *,
+    runner: str | None = None,
+    runners: dict[str, str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    max_items_per_worker: int | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> list[SessionResult]:
+    """Create one real session per request on ``ep``; never raises for EP faults.
+
+    ``runner`` is the interpreter to use; if omitted it is resolved from the
+    ``runners`` table (``[tool.onnxlint.runners]``) for the EP. ``timeout_s`` is
+    a wall-clock limit per request; ``memory_cap_mb`` caps the worker's address
+    space (``RLIMIT_AS``; ``None`` for no cap). Results come back in request order.
+    """
+    spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
+    exe = runner or resolve_runner(spec.provider, runners, root=root)
+    tmp = Path(tempfile.mkdtemp(prefix="onnxlint-models-"))
+    try:
+        items = []
+        for i, r in enumerate(requests):
+            if r.optimization not in OPT_LEVELS:
+                raise ValueError(
+                    f"optimization must be one of {OPT_LEVELS}, not {r.optimization!r}"
+                )
+            payload: dict[str, Any] = {
+                "model_path": _materialise(r.model, tmp, i),
+                "optimization": r.optimization,
+                "free_dims": dict(r.free_dims),
+                "config": dict(r.config),
+                "record_assignment": r.record_assignment,
+                "run_inputs": r.run_inputs,
+            }
+            if r.log_lines is not None:
+                payload["log_lines"] = r.log_lines
+            if r.fault:
+                payload["fault"] = r.fault
+            items.append(WorkerItem(id=r.id or str(i), kind="session", payload=payload))
+        return run_items(
+            items,
+            spec=spec,
+            runner=exe,
+            timeout_s=timeout_s,
+            memory_cap_mb=memory_cap_mb,
+            max_items_per_worker=max_items_per_worker,
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def optimize_model(
+    model: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    runner: str | None = None,
+    level: str = "basic",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+) -> SessionResult:
+    """Write ORT's optimized graph (level 1 by default) using the CPU EP only.
+
+    This is what partition prediction starts from: the assignment ORT reports
+    is taken after level-1 optimizations. A compiling EP is never used here:
+    ORT cannot serialize a model with compiled nodes.
+    """
+    item = WorkerItem(
+        id="optimize",
+        kind="optimize",
+        payload={
+            "model_path": str(Path(model).resolve()),
+            "output_path": str(Path(output_path).resolve()),
+            "optimization": level,
+        },
+    )
+    return run_items(
+        [item],
+        spec=EpSpec("CPUExecutionProvider"),
+        runner=runner or sys.executable,
+        timeout_s=timeout_s,
+        memory_cap_mb=memory_cap_mb,
+    )[0]
+
+
+class _Worker:
+    """One worker process and the protocol lines it has sent."""
+
+    def __init__(self, exe: str, request: dict[str, Any], memory_cap_mb: int | None) -> None:
+        # Closed in close(); a file, not a pipe, so a chatty EP cannot block.
+        self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env.pop("PYTHONPATH", None)  # the worker needs nothing of ours
+        self.proc = subprocess.Popen(
+            [exe, "-I", str(WORKER_PATH)] if _accepts_isolated(exe) else [exe, str(WORKER_PATH)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            preexec_fn=_set_limits(memory_cap_mb),
+            start_new_session=True,
+            env=env,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(request).encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        self.buf = b""
+
+    def read_event(self, deadline: float) -> dict[str, Any] | None:
+        """Next protocol line; None at EOF. Raises TimeoutError past ``deadline``."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if self.buf.strip():
+                    line, self.buf = self.buf, b""
+                    return _decode(line)
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return _decode(line)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        self.proc.wait()
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        self.stderr_file.seek(0)
+        text = self.stderr_file.read()[-65536:].decode("utf-8", "replace")
+        return text.splitlines()[-lines:]
+
+    def close(self) -> None:
+        self.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.stderr_file.close()
+
+
+def _accepts_isolated(exe: str) -> bool:
+    # ``-I`` keeps the runner's cwd and user site out of sys.path, so a stray
+    # ``onnxruntime`` folder in the project cannot shadow the runner's wheel.
+    return "python" in Path(exe).name
+
+
+def _decode(line: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+        return obj if isinstance(obj, dict) else {"event": "noise", "text": str(obj)}
+    except ValueError:
+        return {"event": "noise", "text": line.decode("utf-8", "replace")}
+
+
+def _read_tail(path: str | None, lines: int = 40) -> list[str]:
+    if not path:
+        return []
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 65536))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return str(sig)
+
+
+def _mentions_memory(texts: Iterable[str]) -> bool:
+    return any(m in t for t in texts for m in _MEMORY_MARKERS)
+
+
+def run_items(
+    items: Sequence[WorkerItem],
+    *,
+    spec: EpSpec,
+    runner: str,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    max_items_per_worker: int | None = None,
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+) -> list[SessionResult]:
+    """Run worker items, restarting the worker after every crash or hang."""
+    results: list[SessionResult | None] = [None] * len(items)
+    pending = list(range(len(items)))
+    log_dir = Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+    try:
+        while pending:
+            chunk = pending[: max_items_per_worker or len(pending)]
+            done = _run_chunk(
+                items, chunk, results, spec, runner, timeout_s, memory_cap_mb,
+                startup_timeout_s, log_dir,
+            )  # fmt: skip
+            pending = [i for i in pending if results[i] is None]
+            if not done and pending:
+                # Nothing progressed: should not happen, but never loop forever.
+                for i in pending:
+                    results[i] = _failure(items[i], spec, STATUS_RUNNER, "worker made no progress")
+                pending = []
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+    return [r for r in results if r is not None]
+
+
+def _failure(
+    item: WorkerItem, spec: EpSpec, status: str, error: str, **extra: Any
+) -> SessionResult:
+    return SessionResult(
+        request_id=item.id, status=status, provider=spec.provider, error=error, **extra
+    )
+
+
+def _run_chunk(
+    items: Sequence[WorkerItem],
+    chunk: list[int],
+    results: list[SessionResult | None],
+    spec: EpSpec,
+    runner: str,
+    timeout_s: float,
+    memory_cap_mb: int | None,
+    startup_timeout_s: float,
+    log_dir: Path,
+) -> int:
+    """Run ``chunk`` in one worker; return how many items got a result."""
+    request = {
+        "protocol": PROTOCOL,
+        "ep": spec.to_json(),
+        "log_dir": str(log_dir),
+        "items": [items[i].to_json() for i in chunk],
+    }
+    try:
+        worker = _Worker(runner, request, memory_cap_mb)
+    except OSError as exc:
+        msg = f"runner interpreter {runner!r} cannot be started: {exc.strerror or exc}"
+        for i in chunk:
+            results[i] = _failure(items[i], spec, STATUS_RUNNER, msg, error_kind="runner-missing")
+        return len(chunk)
+
+    got = 0
+    versions: dict[str, Any] = {}
+    current: int | None = None  # position in chunk of the item being worked on
+    log_path: str | None = None
+    deadline = time.monotonic() + startup_timeout_s
+    hello = False
+    try:
+        while True:
+            try:
+                ev = worker.read_event(deadline)
+            except TimeoutError:
+                worker.kill()
+                if current is None:
+                    msg = f"worker did not start within {startup_timeout_s:g} s"
+                    for i in chunk:
+                        if results[i] is None:
+                            results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
+                            got += 1
+                    return got
+                i = chunk[current]
+                results[i] = _failure(
+                    items[i], spec, STATUS_TIMEOUT,
+                    f"no result within {timeout_s:g} s; worker killed",
+                    log_tail=_read_tail(log_path), versions=versions,
+                    worker_pid=worker.proc.pid,
+                )  # fmt: skip
+                return got + 1
+            if ev is None:
+                break
+            kind = ev.get("event")
+            if kind == "hello":
+                hello = True
+                versions = dict(ev.get("versions") or {})
+                if "onnxruntime_error" in versions:
+                    msg = f"onnxruntime cannot be imported by {runner}: {versions['onnxruntime_error']}"
+                    worker.kill()
+                    for i in chunk:
+                        results[i] = _failure(
+                            items[i], spec, STATUS_RUNNER, msg, error_kind="ort-missing",
+                            versions=versions,
+                        )  # fmt: skip
+                    return len(chunk)
+            elif kind == "start":
+                current = int(ev["index"])
+                log_path = ev.get("log_path")
+                deadline = time.monotonic() + timeout_s
+            elif kind == "result":
+                pos = int(ev["index"])
+                i = chunk[pos]
+                results[i] = _from_event(items[i], spec, ev, versions, memory_cap_mb)
+                results[i].worker_pid = worker.proc.pid
+                got += 1
+                current = None
+                deadline = time.monotonic() + timeout_s
+            elif kind == "done":
+                break
+            elif kind == "fatal":
+                msg = str(ev.get("error"))
+                for i in chunk:
+                    if results[i] is None:
+                        results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
+                        got += 1
+                worker.kill()
+                return got
+        # EOF or done: did the worker die on an item?
+        rc = worker.proc.wait()
+        if current is not None:
+            i = chunk[current]
+            tail = _read_tail(log_path) + worker.stderr_tail()
+            sig = -rc if rc < 0 else None
+            status = STATUS_OOM if (memory_cap_mb and _mentions_memory(tail)) else STATUS_CRASH
+            how = f"killed by signal {_signame(sig)}" if sig else f"exited with {rc}"
+            results[i] = _failure(
+                items[i], spec, status, f"worker {how} while on this request",
+                error_kind="worker-died", log_tail=tail, signal=sig, versions=versions,
+                worker_pid=worker.proc.pid,
+            )  # fmt: skip
+            got += 1
+        elif not hello:
+            tail = worker.stderr_tail()
+            msg = f"worker under {runner} exited with {rc} before starting: " + " | ".join(
+                tail[-5:]
+            )
+            for i in chunk:
+                if results[i] is None:
+                    results[i] = _failure(items[i], spec, STATUS_RUNNER, msg, log_tail=tail)
+                    got += 1
+        return got
+    finally:
+        worker.close()
+
+
+def _from_event(
+    item: WorkerItem,
+    spec: EpSpec,
+    ev: dict[str, Any],
+    versions: dict[str, Any],
+    memory_cap_mb: int | None,
+) -> SessionResult:
+    assignment = [AssignedNode.from_json(n) for n in ev.get("assignment") or []]
+    verdicts = [NodeVerdict.from_json(v) for v in ev.get("verdicts") or []]
+    ok = bool(ev.get("ok"))
+    error = ev.get("error")
+    status = STATUS_OK if ok else STATUS_ERROR
+    if not ok and memory_cap_mb and _mentions_memory([str(error)]):
+        status = STATUS_OOM
+    provider = str(ev.get("provider") or spec.provider)
+    session_providers = list(ev.get("session_providers") or [])
+    facts = {
+        k: ev[k]
+        for k in (
+            "qnn_sdk_version",
+            "openvino_subgraphs",
+            "fallback_to",
+            "mode",
+            "plugin_package",
+            "devices",
+            "warnings",
+            "available_providers",
+            "plugins",
+            "assignment_error",
+            "assignment_all_on",
+        )
+        if k in ev
+    }
+    v = dict(versions)
+    if "qnn_sdk_version" in ev:
+        v["qnn_sdk"] = ev["qnn_sdk_version"]
+    fallback = Fallback()
+    if ok and item.kind == "session" and provider != "CPUExecutionProvider":
+        fb_to = ev.get("fallback_to")
+        missing = bool(session_providers) and provider not in session_providers
+        counted = [n for n in assignment if n.op_type != "Constant"]
+        zero = bool(counted) and not any(n.ep == provider for n in counted)
+        if ev.get("assignment_source") is None:
+            zero = False
+        msg = ""
+        if fb_to:
+            msg = f"ORT fell back to {fb_to} after {provider} failed"
+        elif missing:
+            msg = f"{provider} is not among the session's providers {session_providers}"
+        elif zero:
+            msg = f"session created, but {provider} was assigned none of {len(counted)} nodes"
+        fallback = Fallback(
+            provider_fallback=bool(fb_to),
+            ep_missing_from_session=missing,
+            zero_accelerator_nodes=zero,
+            message=msg,
+        )
+    return SessionResult(
+        request_id=item.id,
+        status=status,
+        provider=provider,
+        error=error,
+        error_kind=ev.get("error_kind"),
+        create_s=ev.get("create_s"),
+        assignment=assignment,
+        assignment_source=ev.get("assignment_source"),
+        verdicts=verdicts,
+        fallback=fallback,
+        session_providers=session_providers,
+        versions=v,
+        facts=facts,
+        log_tail=list(ev.get("log_tail") or []),
+        output_path=ev.get("output_path"),
+        run=ev.get("run"),
+    )

@@ -1,0 +1,137 @@
+"""Map ORT's reported node assignment back onto the nodes of the source model.
+
+What ORT reports differs from the model that was loaded (EP-BEHAVIOUR.md):
+
+- QNN's layout transform (NHWC EP) renames claimed nodes (``conv0`` ->
+  ``conv0_token_1``), moves them to the ``com.ms.internal.nhwc`` domain and
+  inserts ``Transpose`` (and, around ``Shape``, ``Gather``) nodes;
+- Constant nodes are never reported (ORT turns them into initializers);
+- unnamed nodes come back with the name ``""``.
+
+``match_assignment`` returns, for every node of the source graph, the EP ORT
+put it on (or None where the report does not mention it), plus the reported
+nodes that have no source counterpart (inserted by ORT).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from onnxlint.runtime.results import AssignedNode
+
+if TYPE_CHECKING:
+    import onnx
+
+NHWC_DOMAIN = "com.ms.internal.nhwc"
+_TOKEN_RE = re.compile(r"(?:_token_\d+)+$")
+# Ops ORT's layout transformer and QDQ handling insert on their own.
+INSERTED_OPS = frozenset({"Transpose", "Gather", "DequantizeLinear", "QuantizeLinear", "Reshape"})
+
+
+def strip_token(name: str) -> str:
+    """``conv0_token_1`` -> ``conv0``."""
+    return _TOKEN_RE.sub("", name)
+
+
+def normalise_domain(domain: str) -> str:
+    """The layout transform's internal NHWC domain is the ai.onnx op it came from."""
+    if domain in (NHWC_DOMAIN, "ai.onnx"):
+        return ""
+    return domain
+
+
+def normalise_node(node: AssignedNode) -> AssignedNode:
+    return AssignedNode(
+        name=strip_token(node.name),
+        op_type=node.op_type,
+        domain=normalise_domain(node.domain),
+        ep=node.ep,
+    )
+
+
+@dataclass(frozen=True)
+class SourceNode:
+    """A node of the source graph (top level) identified by position."""
+
+    index: int
+    name: str
+    op_type: str
+    domain: str
+
+
+@dataclass
+class AssignmentMatch:
+    """Source node index -> EP, and what could not be matched either way."""
+
+    ep_by_index: dict[int, str] = field(default_factory=dict)
+    unreported: list[int] = field(default_factory=list)  # source nodes ORT did not mention
+    inserted: list[AssignedNode] = field(default_factory=list)  # reported, no source node
+    constants: list[int] = field(default_factory=list)  # Constant nodes (never reported)
+
+    def eps(self) -> set[str]:
+        return set(self.ep_by_index.values())
+
+
+def source_nodes(model: onnx.ModelProto | onnx.GraphProto) -> list[SourceNode]:
+    graph = model.graph if hasattr(model, "graph") else model
+    return [
+        SourceNode(i, n.name, n.op_type, normalise_domain(n.domain))
+        for i, n in enumerate(graph.node)
+    ]
+
+
+def match_assignment(
+    source: Sequence[SourceNode] | onnx.ModelProto,
+    reported: Sequence[AssignedNode],
+) -> AssignmentMatch:
+    """Pair reported nodes with source nodes.
+
+    Named nodes match by name (after stripping ``_token_N``) and op type;
+    unnamed ones by op type and domain in order of appearance, which is the
+    order ORT keeps for top-level nodes. A reported node that matches nothing
+    is recorded as inserted. Nodes inside If/Loop bodies, which ORT also
+    reports, are matched by name only when the caller includes them in
+    ``source``.
+    """
+    nodes = list(source) if isinstance(source, Sequence) else source_nodes(source)
+    result = AssignmentMatch()
+    by_name: dict[tuple[str, str], list[SourceNode]] = defaultdict(list)
+    unnamed: dict[tuple[str, str], list[SourceNode]] = defaultdict(list)
+    for n in nodes:
+        if n.op_type == "Constant" and n.domain == "":
+            result.constants.append(n.index)
+            continue
+        if n.name:
+            by_name[(n.name, n.op_type)].append(n)
+        else:
+            unnamed[(n.op_type, n.domain)].append(n)
+    leftovers: list[AssignedNode] = []
+    for raw in reported:
+        r = normalise_node(raw)
+        if r.name:
+            cands = by_name.get((r.name, r.op_type)) or by_name.get((raw.name, r.op_type))
+            if cands:
+                result.ep_by_index[cands.pop(0).index] = r.ep
+                continue
+        else:
+            cands = unnamed.get((r.op_type, r.domain))
+            if cands:
+                result.ep_by_index[cands.pop(0).index] = r.ep
+                continue
+        leftovers.append(raw)
+    # A renamed node whose generated name is not the source name (e.g. the
+    # source was unnamed but ORT named an inserted copy): fall back to op type.
+    for raw in leftovers:
+        r = normalise_node(raw)
+        cands = unnamed.get((r.op_type, r.domain))
+        if cands and r.op_type not in INSERTED_OPS:
+            result.ep_by_index[cands.pop(0).index] = r.ep
+        else:
+            result.inserted.append(raw)
+    matched = set(result.ep_by_index) | set(result.constants)
+    result.unreported = [n.index for n in nodes if n.index not in matched]
+    return result

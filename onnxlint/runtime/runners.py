@@ -1,0 +1,218 @@
+"""Which Python interpreter runs which execution provider, and what each one has.
+
+EP wheels conflict (``onnxruntime``, ``onnxruntime-openvino``, ``onnxruntime-gpu``
+all ship the ``onnxruntime`` module), so each EP can be confirmed in its own
+environment, configured as ``[tool.onnxlint.runners] openvino = "venv/bin/python"``.
+The config loader hands us that table as a ``dict[str, str]``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Short EP names users type -> ORT provider name, default options, plugin package.
+EP_ALIASES: dict[str, str] = {
+    "cpu": "CPUExecutionProvider",
+    "qnn": "QNNExecutionProvider",
+    "qnn-htp": "QNNExecutionProvider",
+    "openvino": "OpenVINOExecutionProvider",
+    "openvino-cpu": "OpenVINOExecutionProvider",
+    "cuda": "CUDAExecutionProvider",
+    "tensorrt": "TensorrtExecutionProvider",
+    "trt": "TensorrtExecutionProvider",
+    "dml": "DmlExecutionProvider",
+    "directml": "DmlExecutionProvider",
+    "coreml": "CoreMLExecutionProvider",
+    "nnapi": "NnapiExecutionProvider",
+    "rocm": "ROCMExecutionProvider",
+    "migraphx": "MIGraphXExecutionProvider",
+    "vitisai": "VitisAIExecutionProvider",
+    "xnnpack": "XnnpackExecutionProvider",
+    "webgpu": "WebGpuExecutionProvider",
+    "cann": "CANNExecutionProvider",
+    "nvtensorrtrtx": "NvTensorRTRTXExecutionProvider",
+}
+
+DEFAULT_OPTIONS: dict[str, dict[str, str]] = {
+    # soc_model is needed: without it the HTP simulator fails to finalize larger
+    # float graphs with QNN_COMMON_ERROR_MEM_ALLOC (EP-BEHAVIOUR.md).
+    "QNNExecutionProvider": {"backend_type": "htp", "soc_model": "60"},
+    "OpenVINOExecutionProvider": {"device_type": "CPU"},
+}
+
+PLUGIN_PACKAGES: dict[str, str] = {"QNNExecutionProvider": "onnxruntime_qnn"}
+
+# Where a runner is not configured, a venv with this name in the project root
+# (created by .ci/setup-openvino.sh) is used before the current interpreter.
+CONVENTIONAL_VENVS: dict[str, str] = {"OpenVINOExecutionProvider": ".venv-openvino"}
+
+
+def provider_name(ep: str) -> str:
+    """``qnn`` -> ``QNNExecutionProvider``; provider names pass through."""
+    if ep.endswith("ExecutionProvider"):
+        return ep
+    try:
+        return EP_ALIASES[ep.lower()]
+    except KeyError:
+        raise ValueError(
+            f"unknown execution provider {ep!r}; known: {', '.join(sorted(EP_ALIASES))}"
+        ) from None
+
+
+def short_name(provider: str) -> str:
+    """``QNNExecutionProvider`` -> ``qnn`` (the first alias that maps to it)."""
+    for alias, name in EP_ALIASES.items():
+        if name == provider:
+            return alias
+    return provider.removesuffix("ExecutionProvider").lower()
+
+
+@dataclass(frozen=True)
+class EpSpec:
+    """An EP to create sessions on: provider name, options, optional plugin package."""
+
+    provider: str
+    options: dict[str, str] = field(default_factory=dict)
+    plugin_package: str | None = None
+
+    @classmethod
+    def for_ep(cls, ep: str, options: dict[str, str] | None = None) -> EpSpec:
+        prov = provider_name(ep)
+        merged = dict(DEFAULT_OPTIONS.get(prov, {}))
+        merged.update(options or {})
+        return cls(prov, merged, PLUGIN_PACKAGES.get(prov))
+
+    @property
+    def short(self) -> str:
+        return short_name(self.provider)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": self.provider,
+            "options": dict(self.options),
+            "plugin_package": self.plugin_package,
+        }
+
+
+def _runner_keys(provider: str) -> list[str]:
+    keys = [a for a, p in EP_ALIASES.items() if p == provider]
+    return [provider, *keys]
+
+
+def resolve_runner(
+    ep: str,
+    runners: dict[str, str] | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    use_conventional: bool = True,
+) -> str:
+    """The interpreter that should run sessions for ``ep``.
+
+    Lookup: the configured ``runners`` table (by alias or provider name; a
+    ``default`` key applies to every EP), then the conventional venv in
+    ``root`` (e.g. ``.venv-openvino``), then ``sys.executable``. Relative paths
+    are taken relative to ``root`` (the directory holding pyproject.toml).
+    The path is returned even if it does not exist: the client reports a
+    missing interpreter as a structured failure.
+    """
+    prov = provider_name(ep)
+    table = {k.lower(): v for k, v in (runners or {}).items()}
+    base = Path(root) if root is not None else Path.cwd()
+    for key in _runner_keys(prov):
+        value = table.get(key.lower())
+        if value:
+            return _expand(value, base)
+    if "default" in table:
+        return _expand(table["default"], base)
+    if use_conventional and prov in CONVENTIONAL_VENVS:
+        candidate = base / CONVENTIONAL_VENVS[prov] / "bin" / "python"
+        if candidate.exists():
+            return str(candidate)
+    return sys.executable
+
+
+def _expand(value: str, base: Path) -> str:
+    value = os.path.expandvars(os.path.expanduser(value))
+    if os.sep not in value and "/" not in value:
+        found = shutil.which(value)
+        return found or value
+    p = Path(value)
+    if not p.is_absolute():
+        p = base / p
+    return str(p)
+
+
+@dataclass
+class RunnerInfo:
+    """What one interpreter can run (the ``discover`` request's answer)."""
+
+    python: str
+    ok: bool
+    error: str | None = None
+    onnxruntime: str | None = None
+    packages: dict[str, str] = field(default_factory=dict)
+    available_providers: list[str] = field(default_factory=list)
+    plugins: dict[str, Any] = field(default_factory=dict)
+    devices: list[dict[str, Any]] = field(default_factory=list)
+
+    def providers(self) -> list[str]:
+        """Providers this runner can create sessions on (classic + plugin with a device)."""
+        out = [p for p in self.available_providers if p != "AzureExecutionProvider"]
+        for d in self.devices:
+            name = d.get("ep_name")
+            if name and name not in out:
+                out.append(name)
+        return out
+
+    def has(self, ep: str) -> bool:
+        return provider_name(ep) in self.providers()
+
+
+def discover(python: str | None = None, *, timeout_s: float = 60.0) -> RunnerInfo:
+    """Ask ``python`` (in an isolated worker) which EPs and devices it has."""
+    from onnxlint.runtime.client import WorkerItem, run_items
+
+    exe = python or sys.executable
+    res = run_items(
+        [WorkerItem(id="discover", kind="discover")],
+        spec=EpSpec("CPUExecutionProvider"),
+        runner=exe,
+        timeout_s=timeout_s,
+    )[0]
+    if not res.ok:
+        return RunnerInfo(python=exe, ok=False, error=res.error)
+    f = res.facts
+    return RunnerInfo(
+        python=exe,
+        ok=True,
+        onnxruntime=res.versions.get("onnxruntime"),
+        packages=dict(res.versions.get("packages", {})),
+        available_providers=list(f.get("available_providers", [])),
+        plugins=dict(f.get("plugins", {})),
+        devices=list(f.get("devices", [])),
+    )
+
+
+def discover_all(
+    runners: dict[str, str] | None = None,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    eps: list[str] | None = None,
+    timeout_s: float = 60.0,
+) -> dict[str, RunnerInfo]:
+    """Discover every distinct runner that ``eps`` (default: all aliases) resolve to.
+
+    Returns interpreter path -> RunnerInfo; each interpreter is asked once.
+    """
+    wanted = eps or sorted(set(EP_ALIASES.values()))
+    pythons: list[str] = []
+    for ep in wanted:
+        exe = resolve_runner(ep, runners, root=root)
+        if exe not in pythons:
+            pythons.append(exe)
+    return {exe: discover(exe, timeout_s=timeout_s) for exe in pythons}
