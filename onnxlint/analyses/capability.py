@@ -493,6 +493,7 @@ def facts_from_node(
     constant_names: frozenset[str] | set[str] = frozenset(),
     graph_input_names: frozenset[str] | set[str] = frozenset(),
     graph_output_names: frozenset[str] | set[str] = frozenset(),
+    graph_node_count: int | None = None,
 ) -> NodeFacts:
     """Build :class:`NodeFacts` for one ``onnx.NodeProto`` from ``ValueInfoProto`` s.
 
@@ -571,6 +572,7 @@ def facts_from_node(
         ),
         absent_inputs=frozenset(i for i, n in enumerate(node.input) if not n),
         attributes=attrs,
+        graph_node_count=graph_node_count,
         name=node.name,
     )
 
@@ -601,6 +603,8 @@ def facts_from_model(model: Any, node_index: int = 0) -> NodeFacts:
         constant_names=frozenset(consts),
         graph_input_names=frozenset(graph_inputs),
         graph_output_names=frozenset(o.name for o in g.output),
+        # ORT turns Constant nodes into initializers before any EP sees the graph.
+        graph_node_count=sum(1 for n in g.node if n.op_type != "Constant"),
     )
 
 
