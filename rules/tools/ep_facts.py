@@ -218,7 +218,9 @@ HEADERS: dict[str, dict[str, Any]] = {
         "display_name": "ROCm",
         "aliases": ["rocm"],
         "default_for_ep": True,
-        "describes": {"onnxruntime": "1.19 (ROCm EP, removed from ORT in later releases)"},
+        "describes": {
+            "onnxruntime": "1.22 (main at 1.23.0-dev; the ROCm EP was deleted right after)"
+        },
         "provenance": [],
         "kind": "kernel",
         "requires_static_shapes": False,
