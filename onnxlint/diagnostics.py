@@ -61,13 +61,15 @@ class Location:
     op_type: str | None = None
     tensor: str | None = None
     slot: str | None = None  # e.g. "input 1", "output 0"
+    #: the node's label in its graph path (its name, or ``OpType_index`` when unnamed or ambiguous)
+    label: str | None = None
 
     @property
     def node_path(self) -> str | None:
         """Stable node id that survives unnamed nodes: ``main/Conv_3``."""
         if self.node_index is None:
             return None
-        label = self.node_name or f"{self.op_type or 'node'}_{self.node_index}"
+        label = self.label or self.node_name or f"{self.op_type or 'node'}_{self.node_index}"
         return f"{self.graph}/{label}"
 
     def describe(self) -> str:

@@ -86,6 +86,7 @@ class NodeRef:
             op_type=self.node.op_type,
             tensor=tensor,
             slot=slot,
+            label=self.label,
         )
 
     def attr(self, name: str) -> onnx.AttributeProto | None:

@@ -66,8 +66,9 @@ class Rule:
     @classmethod
     def make(
         cls,
-        location: Location,
+        where: Location,
         message_id: str = "default",
+        /,
         *,
         severity: Severity | None = None,
         ep: str | None = None,
@@ -83,7 +84,7 @@ class Rule:
             category=cls.category,
             severity=severity if severity is not None else cls.severity,
             message=template.format(**args),
-            location=location,
+            location=where,
             message_id=message_id,
             args=args,
             ep=ep,

@@ -295,7 +295,9 @@ class InitializerAsInput(Rule):
     category = Category.STRUCTURE
     severity = Severity.WARNING
     messages = {
-        "default": "initializer '{value}' is also a graph input, so it is not treated as a constant"
+        "default": "initializer '{value}' is also a graph input, so it is not treated as a constant",
+        "many": "{count} initializers are also graph inputs, so none of them is treated as a constant "
+        "(first: {names})",
     }
     fix_availability = "always"
     example_bad = """\
@@ -313,18 +315,19 @@ g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
 
     def check_model(self, ctx: LintContext) -> None:
         g = ctx.index.main
-        for name in g.inputs:
-            if name in g.initializers:
-                ctx.emit(
-                    self.make(
-                        Location(graph=g.path, tensor=name),
-                        value=name,
-                        fix=Fix(
-                            title=f"remove '{name}' from the graph inputs",
-                            command="re-export with keep_initializers_as_inputs=False",
-                        ),
-                    )
-                )
+        names = [name for name in g.inputs if name in g.initializers]
+        fix = Fix(
+            title="remove the initializers from the graph inputs",
+            command="re-export with keep_initializers_as_inputs=False",
+        )
+        if len(names) > 3:
+            where = Location(graph=g.path, tensor=names[0])
+            ctx.emit(
+                self.make(where, "many", count=len(names), names=", ".join(names[:3]), fix=fix)
+            )
+            return
+        for name in names:
+            ctx.emit(self.make(Location(graph=g.path, tensor=name), value=name, fix=fix))
 
 
 @register

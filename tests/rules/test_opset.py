@@ -1,0 +1,121 @@
+"""Case table for the opset rules (OL2xx); each message names the opset that would work."""
+
+from __future__ import annotations
+
+import pytest
+
+import onnxlint
+
+from ..conftest import parse
+
+BODY = "g (float[1,4] x) => (float[1,4] y) {\n [r] y = Relu(x)\n}"
+
+CASES = [
+    (
+        "opset-too-new-for-1.17",
+        {"select": ["OL201"], "target-ort": "1.17"},
+        '<ir_version: 8, opset_import: ["" : 21]>\n' + BODY,
+        [
+            (
+                "OL201",
+                "model imports ai.onnx opset 21, but ONNX Runtime 1.17 supports up to 20; "
+                "re-export with opset_version=20 (or target ONNX Runtime >= 1.18)",
+            )
+        ],
+    ),
+    (
+        "opset-ok-for-1.18",
+        {"select": ["OL201"], "target-ort": "1.18"},
+        '<ir_version: 8, opset_import: ["" : 21]>\n' + BODY,
+        [],
+    ),
+    (
+        "ir-too-new",
+        {"select": ["OL202"], "target-ort": "1.16"},
+        '<ir_version: 10, opset_import: ["" : 17]>\n' + BODY,
+        [
+            (
+                "OL202",
+                "model IR version 10 is newer than ONNX Runtime 1.16 loads (max 9); "
+                "save with ir_version=9 or export with opset_version=19",
+            )
+        ],
+    ),
+    (
+        "custom-domain",
+        {"select": ["OL203"]},
+        '<ir_version: 8, opset_import: ["" : 17, "com.acme" : 1]>\n'
+        "g (float[1,4] x) => (float[1,4] y) {\n [f] y = com.acme.Fancy(x)\n}",
+        [
+            (
+                "OL203",
+                "operator Fancy is in domain 'com.acme', which ONNX Runtime does not implement; it needs a custom-op library",
+            )
+        ],
+    ),
+    (
+        "contrib-domain-is-known",
+        {"select": ["OL203"]},
+        '<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>\n'
+        "g (float[1,4] x) => (float[1,4] y) {\n [f] y = com.microsoft.Gelu(x)\n}",
+        [],
+    ),
+    (
+        "op-introduced-later",
+        {"select": ["OL204"]},
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {\n [ln] y = LayerNormalization(x, s, b)\n}",
+        [
+            (
+                "OL204",
+                "LayerNormalization does not exist at ai.onnx opset 13; it was introduced in opset 17: re-export with opset_version=17",
+            )
+        ],
+    ),
+    (
+        "op-unknown",
+        {"select": ["OL204"]},
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        + "g (float[1,4] x) => (float[1,4] y) {\n [f] y = Frobnicate(x)\n}",
+        [("OL204", "Frobnicate is not a ai.onnx operator at any opset")],
+    ),
+    (
+        "deprecated",
+        {"select": ["OL205"]},
+        '<ir_version: 8, opset_import: ["" : 10]>\n'
+        "g (float[1,1,2,2] x, float[4] s) => (float[1,1,4,4] y) {\n [up] y = Upsample(x, s)\n}",
+        [
+            (
+                "OL205",
+                "Upsample is deprecated at ai.onnx opset 10; use Resize (re-export with opset_version=10)",
+            )
+        ],
+    ),
+    (
+        "mixed-function-opsets",
+        {"select": ["OL206"]},
+        '<ir_version: 8, opset_import: ["" : 17, "local" : 1]>\n'
+        "g (float[1,4] x) => (float[1,4] y) {\n [f] y = local.F(x)\n}\n"
+        '<domain: "local", opset_import: ["" : 13]>\nF (a) => (b) {\n b = Relu(a)\n}',
+        [
+            (
+                "OL206",
+                "function local.F imports ai.onnx opset 13 but the model imports opset 17; re-export with one opset_version=17",
+            )
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case_id", "config", "text", "expected"), CASES, ids=[c[0] for c in CASES]
+)
+def test_opset_rule(case_id: str, config: dict, text: str, expected: list) -> None:
+    report = onnxlint.lint(parse(text), config=config)
+    assert [(d.code, d.message) for d in report.diagnostics] == expected
+
+
+def test_opset_fix_names_the_working_opset() -> None:
+    report = onnxlint.lint(parse(CASES[0][2]), config=CASES[0][1])
+    fix = report.diagnostics[0].fix
+    assert fix is not None and fix.title == "re-export with opset_version=20"

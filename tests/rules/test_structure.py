@@ -1,0 +1,149 @@
+"""Case table for the structure rules (OL1xx): exact diagnostics for triggering models, none for clean ones."""
+
+from __future__ import annotations
+
+import pytest
+
+import onnxlint
+
+from ..conftest import parse
+
+HEADER = '<ir_version: 8, opset_import: ["" : 17]>\n'
+
+CASES = [
+    # (id, selected code, model text, expected [(code, where, message)])
+    (
+        "duplicate-name",
+        "OL102",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [a] z = Relu(y)\n}",
+        [("OL102", "main/Relu_1", "node name 'a' is also used by main/Relu_0")],
+    ),
+    (
+        "unique-names",
+        "OL102",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Relu(y)\n}",
+        [],
+    ),
+    (
+        "unnamed",
+        "OL103",
+        HEADER + "g (float[2] x) => (float[2] z) {\n y = Relu(x)\n [b] z = Relu(y)\n}",
+        [
+            (
+                "OL103",
+                "main/Relu_0",
+                "1 of 2 nodes in graph 'main' have no name (first: main/Relu_0)",
+            )
+        ],
+    ),
+    (
+        "undefined-input",
+        "OL104",
+        HEADER + "g (float[2] x) => (float[2] y) {\n [add] y = Add(x, ghost)\n}",
+        [("OL104", "main/add", "input 1 'ghost' of this node is never produced")],
+    ),
+    (
+        "undefined-output",
+        "OL104",
+        HEADER + "g (float[2] x) => (float[2] y, float[2] w) {\n [r] y = Relu(x)\n}",
+        [("OL104", "main", "graph output 'w' is never produced")],
+    ),
+    (
+        "outer-scope-capture-is-defined",
+        "OL104",
+        HEADER
+        + "g (bool c, float[2] x) => (float[2] y) {\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) { a = Relu(x) }, "
+        + "else_branch = e () => (float[2] b) { b = Neg(x) }>\n}",
+        [],
+    ),
+    (
+        "unused-initializer",
+        "OL105",
+        HEADER + "g (float[2] x) => (float[2] y) <float[2] w = {1.0, 2.0}> {\n [r] y = Relu(x)\n}",
+        [("OL105", "main", "initializer 'w' is never used (2 elements)")],
+    ),
+    (
+        "initializer-used-by-subgraph",
+        "OL105",
+        HEADER
+        + "g (bool c, float[2] x) => (float[2] y) <float[2] w = {1.0, 2.0}> {\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) { a = Add(x, w) }, "
+        + "else_branch = e () => (float[2] b) { b = Neg(x) }>\n}",
+        [],
+    ),
+    (
+        "initializer-as-input",
+        "OL106",
+        HEADER
+        + "g (float[2] x, float[2] w) => (float[2] y) <float[2] w = {1.0, 2.0}> {\n [m] y = Mul(x, w)\n}",
+        [
+            (
+                "OL106",
+                "main",
+                "initializer 'w' is also a graph input, so it is not treated as a constant",
+            )
+        ],
+    ),
+    (
+        "dead-node",
+        "OL107",
+        HEADER
+        + "g (float[2] x) => (float[2] y) {\n [r] y = Relu(x)\n [s] u = Sigmoid(x)\n [t] v = Tanh(u)\n}",
+        [
+            ("OL107", "main/s", "output of this node never reaches a graph output"),
+            ("OL107", "main/t", "output of this node never reaches a graph output"),
+        ],
+    ),
+    (
+        "cycle",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] y) {\n [a] y = Add(x, z)\n [b] z = Relu(y)\n}",
+        [("OL108", "main/a", "the graph has a cycle through 2 nodes, including this one")],
+    ),
+    (
+        "out-of-order",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [b] z = Relu(y)\n [a] y = Relu(x)\n}",
+        [
+            (
+                "OL108",
+                "main/b",
+                "this node reads 'y', which is produced later (nodes not topologically sorted)",
+            )
+        ],
+    ),
+    (
+        "sorted",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Relu(y)\n}",
+        [],
+    ),
+    (
+        "checker",
+        "OL101",
+        HEADER + "g (float[2] x) => (float[2] y) {\n [r] y = Relu <alpha: float = 0.5> (x)\n}",
+        [("OL101", "model", None)],
+    ),
+]
+
+
+def _where(d: onnxlint.Diagnostic) -> str:
+    return d.location.node_path or (d.location.graph if d.location.tensor else "model")
+
+
+@pytest.mark.parametrize(("case_id", "code", "text", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_structure_rule(case_id: str, code: str, text: str, expected: list) -> None:
+    report = onnxlint.lint(parse(text), config={"select": [code]})
+    got = [(d.code, _where(d), d.message) for d in report.diagnostics]
+    want = (
+        [(c, w, m if m is not None else got[i][2]) for i, (c, w, m) in enumerate(expected)]
+        if got
+        else expected
+    )
+    assert got == want
+
+
+def test_checker_message_names_the_problem() -> None:
+    report = onnxlint.lint(parse(CASES[-1][2]), config={"select": ["OL101"]})
+    assert "alpha" in report.diagnostics[0].message
