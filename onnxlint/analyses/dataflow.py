@@ -1,0 +1,729 @@
+"""Dataflow analysis: which values are constants, shape-derived, or data-dependent.
+
+Every value gets a :class:`Constness`:
+
+- ``CONSTANT``: computable from initializers and ``Constant`` nodes alone;
+- ``SHAPE_DERIVED``: computable from tensor *shapes* (``Shape``/``Size`` and
+  arithmetic on them), never from tensor values. Whether it is known at export
+  time depends on those shapes: :meth:`Dataflow.symbols` names the symbolic
+  dims it still depends on, and :meth:`Dataflow.foldable` is True when there
+  are none;
+- ``DATA_DEPENDENT``: depends on the runtime *values* of graph inputs (or on a
+  random op, or on a tensor whose shape itself depends on runtime values).
+
+Alongside, each value carries whether its *shape* depends on runtime values
+(``NonZero``, ``Reshape`` to a computed shape, ...) and the node that made it so.
+
+Small integer tensors (the shape vectors exporters build with
+``Shape -> Gather -> Unsqueeze -> Concat``) are evaluated symbolically, element
+by element, so ``Gather(Shape(x), 2)`` is foldable when dim 2 of ``x`` is static
+even if dim 0 is ``batch``. :meth:`Dataflow.value` returns those elements.
+
+Propagation enters If/Loop/Scan bodies (loop-carried values reach a fixpoint)
+and model-local functions (their inputs take the join of all call sites).
+Everything is linear in the size of the model.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import onnx
+
+from onnxlint.analyses.shapes import Shapes
+
+if TYPE_CHECKING:
+    from onnxlint.context import LintContext
+    from onnxlint.index import GraphRef, NodeRef
+
+__all__ = [
+    "DATA_DEPENDENT_SHAPE_OPS",
+    "SIZE_INPUTS",
+    "Constness",
+    "Dataflow",
+    "Elem",
+    "ValueFacts",
+]
+
+Elem = int | str | None
+"""One element of a small integer tensor: known int, symbolic expression, or unknown."""
+
+#: a value is evaluated element-wise only when it has at most this many elements
+MAX_TRACKED_ELEMENTS = 64
+
+#: marker in :meth:`Dataflow.symbols` for an unknown dim or a loop counter
+UNKNOWN_SYMBOL = "?"
+
+
+class Constness(enum.Enum):
+    CONSTANT = 0
+    SHAPE_DERIVED = 1
+    DATA_DEPENDENT = 2
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, Constness):
+            return NotImplemented
+        return self.value >= other.value
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, Constness):
+            return NotImplemented
+        return self.value > other.value
+
+
+#: ops whose output *shape* follows from input *values*: op -> input slots that set the size.
+#: ``None`` means "the data input itself": the output size depends on the contents.
+SIZE_INPUTS: dict[str, tuple[int, ...]] = {
+    "NonZero": (0,),
+    "Unique": (0,),
+    "NonMaxSuppression": (0, 1, 2, 3, 4),
+    "Compress": (1,),
+    "TopK": (1,),
+    "Range": (0, 1, 2),
+    "ConstantOfShape": (0,),
+    "Expand": (1,),
+    "Reshape": (1,),
+    "Tile": (1,),
+    "Resize": (2, 3),
+    "Upsample": (1,),
+    "Pad": (1, 3),
+    "Slice": (1, 2, 3, 4),
+    "OneHot": (1,),
+    "Split": (1,),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    "CenterCropPad": (1,),
+    "StringSplit": (0,),
+}
+
+#: ops whose output size depends on the data input's *contents* (not just a size input)
+DATA_DEPENDENT_SHAPE_OPS = frozenset(
+    {"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit"}
+)
+
+_RANDOM_OPS = frozenset(
+    {
+        "RandomNormal",
+        "RandomUniform",
+        "RandomNormalLike",
+        "RandomUniformLike",
+        "Multinomial",
+        "Bernoulli",
+    }
+)
+_INT_TYPES = frozenset(
+    {
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.INT16,
+        onnx.TensorProto.INT8,
+        onnx.TensorProto.UINT8,
+        onnx.TensorProto.UINT16,
+        onnx.TensorProto.UINT32,
+        onnx.TensorProto.UINT64,
+    }
+)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class ValueFacts:
+    """What dataflow knows about one value (internal record, exposed for tools)."""
+
+    kind: Constness
+    #: first node that made the value data-dependent (None for a graph input itself)
+    origin: NodeRef | None = None
+    #: the graph input (or other source) the data dependence comes from
+    source: str | None = None
+    #: symbolic dims a SHAPE_DERIVED value depends on; UNKNOWN_SYMBOL for unknown ones
+    symbols: frozenset[str] = frozenset()
+    #: known elements of a small integer tensor
+    value: tuple[Elem, ...] | None = None
+    #: the value's shape depends on runtime values
+    shape_dependent: bool = False
+    #: the node that made the shape data-dependent
+    shape_origin: NodeRef | None = None
+
+
+_CONST = ValueFacts(Constness.CONSTANT)
+_INPUT_SOURCE = "graph input"
+
+
+class Dataflow:
+    """Constness of every value; ``ctx.analysis(Dataflow)``."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self._shapes = ctx.analysis(Shapes)
+        self._index = ctx.index
+        self._facts: dict[str, ValueFacts] = {}
+        self._fn_facts: dict[str, dict[str, ValueFacts]] = {}
+        self._fn_inputs: dict[str, list[ValueFacts | None]] = {}
+        self._run(ctx)
+
+    # -- public queries ---------------------------------------------------------------
+    def facts(self, name: str, graph: GraphRef | None = None) -> ValueFacts:
+        """Everything known about ``name``; unknown names are treated as data-dependent."""
+        table = self._table(graph)
+        found = table.get(name)
+        if found is None and table is not self._facts:
+            found = self._facts.get(name)
+        if found is None:
+            return ValueFacts(Constness.DATA_DEPENDENT, source=name)
+        return found
+
+    def kind(self, name: str, graph: GraphRef | None = None) -> Constness:
+        return self.facts(name, graph).kind
+
+    def origin(self, name: str, graph: GraphRef | None = None) -> NodeRef | None:
+        """First node that makes ``name`` data-dependent (for messages)."""
+        return self.facts(name, graph).origin
+
+    def source(self, name: str, graph: GraphRef | None = None) -> str | None:
+        """The graph input (or other root) a data-dependent value comes from."""
+        return self.facts(name, graph).source
+
+    def symbols(self, name: str, graph: GraphRef | None = None) -> frozenset[str]:
+        """Symbolic dims a shape-derived value depends on (empty: known at export time)."""
+        return self.facts(name, graph).symbols
+
+    def value(self, name: str, graph: GraphRef | None = None) -> tuple[Elem, ...] | None:
+        """Known elements of a small integer tensor (flattened), or None."""
+        return self.facts(name, graph).value
+
+    def foldable(self, name: str, graph: GraphRef | None = None) -> bool:
+        """Known at export time: a constant, or shape-derived from static dims only."""
+        f = self.facts(name, graph)
+        if f.kind is Constness.CONSTANT:
+            return True
+        return f.kind is Constness.SHAPE_DERIVED and not f.symbols
+
+    def shape_dependent(self, name: str, graph: GraphRef | None = None) -> bool:
+        """Whether the *shape* of ``name`` depends on runtime values."""
+        return self.facts(name, graph).shape_dependent
+
+    def shape_origin(self, name: str, graph: GraphRef | None = None) -> NodeRef | None:
+        return self.facts(name, graph).shape_origin
+
+    def _table(self, graph: GraphRef | None) -> dict[str, ValueFacts]:
+        g = graph
+        while g is not None and g.outer is not None:
+            g = g.outer
+        if g is not None and g.is_function:
+            return self._fn_facts.setdefault(g.path, {})
+        return self._facts
+
+    # -- propagation ------------------------------------------------------------------
+    def _run(self, ctx: LintContext) -> None:
+        index = ctx.index
+        main = index.main
+        for name in main.inputs:
+            if name in main.initializers:
+                # an initializer listed as an input is only a default: callers may override it
+                self._facts[name] = ValueFacts(Constness.DATA_DEPENDENT, source=name)
+            else:
+                self._facts[name] = ValueFacts(Constness.DATA_DEPENDENT, source=name)
+        self._graph(main, self._facts)
+        # functions: their inputs take the join of what the call sites pass
+        for fn in index.functions.values():
+            table = self._fn_facts.setdefault(fn.path, {})
+            seen = self._fn_inputs.get(fn.path, [])
+            for i, name in enumerate(fn.inputs):
+                passed = seen[i] if i < len(seen) else None
+                table[name] = passed or ValueFacts(Constness.DATA_DEPENDENT, source=name)
+            self._graph(fn, table)
+
+    def _graph(self, g: GraphRef, table: dict[str, ValueFacts]) -> None:
+        for name, init in g.initializers.items():
+            if name not in table:
+                table[name] = ValueFacts(Constness.CONSTANT, value=_tensor_elems(init))
+        for node in _topological(g):
+            self._node(node, table)
+
+    def _lookup(self, table: dict[str, ValueFacts], name: str) -> ValueFacts:
+        # function bodies have their own table: they never see the model's values
+        found = table.get(name)
+        if found is None:
+            return ValueFacts(Constness.DATA_DEPENDENT, source=name)
+        return found
+
+    def _node(self, node: NodeRef, table: dict[str, ValueFacts]) -> None:
+        n = node.node
+        ins = [self._lookup(table, i) if i else None for i in n.input]
+        op = n.op_type if node.domain == "ai.onnx" else None
+        outs: list[ValueFacts]
+        if node.subgraphs:
+            outs = self._control_flow(node, ins, table)
+        elif op == "Constant":
+            outs = [ValueFacts(Constness.CONSTANT, value=_constant_elems(n))]
+        elif op in _RANDOM_OPS:
+            outs = [
+                ValueFacts(Constness.DATA_DEPENDENT, origin=node, source=f"{n.op_type} (random)")
+            ]
+        elif op in ("Shape", "Size"):
+            outs = [self._shape_of(node, ins)]
+        else:
+            outs = [self._generic(node, ins)] * max(1, len(n.output))
+            if op is not None and outs[0].kind is not Constness.DATA_DEPENDENT:
+                value = _evaluate(op, node, ins)
+                if value is not None:
+                    outs[0] = _with_value(outs[0], value)
+        fn = self._index.functions.get((n.domain, n.op_type))
+        if fn is not None:
+            self._record_call(fn, ins)
+        for i, name in enumerate(n.output):
+            if name:
+                table[name] = outs[i] if i < len(outs) else outs[-1]
+
+    def _record_call(self, fn: GraphRef, ins: Sequence[ValueFacts | None]) -> None:
+        seen = self._fn_inputs.setdefault(fn.path, [])
+        for i, f in enumerate(ins):
+            if f is None:
+                continue
+            f = ValueFacts(f.kind, source=f.source, symbols=f.symbols)
+            if i >= len(seen):
+                seen += [None] * (i + 1 - len(seen))
+            seen[i] = f if seen[i] is None else _join([seen[i], f])  # type: ignore[list-item]
+
+    def _shape_of(self, node: NodeRef, ins: Sequence[ValueFacts | None]) -> ValueFacts:
+        src = ins[0] if ins else None
+        name = node.node.input[0] if node.node.input else ""
+        if src is not None and src.shape_dependent:
+            return ValueFacts(
+                Constness.DATA_DEPENDENT,
+                origin=src.shape_origin or node,
+                source=f"the shape of '{name}'",
+            )
+        shape = self._shapes.shape(name) if name else None
+        if node.op_type == "Size":
+            if shape is not None and all(isinstance(d, int) for d in shape):
+                total = 1
+                for d in shape:
+                    total *= int(d)  # type: ignore[arg-type]
+                return ValueFacts(Constness.SHAPE_DERIVED, value=(total,))
+            syms = _symbols_of(shape) if shape is not None else frozenset({UNKNOWN_SYMBOL})
+            return ValueFacts(Constness.SHAPE_DERIVED, symbols=syms or frozenset({UNKNOWN_SYMBOL}))
+        if shape is None:
+            return ValueFacts(Constness.SHAPE_DERIVED, symbols=frozenset({UNKNOWN_SYMBOL}))
+        rank = len(shape)
+        start = _int_attr(node, "start", 0)
+        end = _int_attr(node, "end", rank)
+        start = max(0, min(rank, start + rank if start < 0 else start))
+        end = max(0, min(rank, end + rank if end < 0 else end))
+        dims = tuple(shape[start:end])
+        kind = Constness.CONSTANT if src is not None and src.kind is Constness.CONSTANT else None
+        facts = ValueFacts(Constness.SHAPE_DERIVED, value=dims)
+        if kind is Constness.CONSTANT and all(isinstance(d, int) for d in dims):
+            return ValueFacts(Constness.CONSTANT, value=dims)
+        return _with_value(facts, dims)
+
+    def _generic(self, node: NodeRef, ins: Sequence[ValueFacts | None]) -> ValueFacts:
+        present = [f for f in ins if f is not None]
+        if not present:
+            return _CONST
+        joined = _join(present)
+        if joined.kind is Constness.DATA_DEPENDENT and joined.origin is None:
+            joined = ValueFacts(
+                Constness.DATA_DEPENDENT,
+                origin=node,
+                source=joined.source,
+                shape_dependent=joined.shape_dependent,
+                shape_origin=joined.shape_origin,
+            )
+        shape_dep, shape_origin = _shape_dependence(node, ins, joined)
+        return ValueFacts(
+            joined.kind, joined.origin, joined.source, joined.symbols, None, shape_dep, shape_origin
+        )
+
+    # -- control flow -----------------------------------------------------------------
+    def _control_flow(
+        self, node: NodeRef, ins: Sequence[ValueFacts | None], table: dict[str, ValueFacts]
+    ) -> list[ValueFacts]:
+        op = node.op_type
+        n_out = max(1, len(node.node.output))
+        if op == "If" and node.domain == "ai.onnx":
+            cond = ins[0] if ins else None
+            per_out: list[list[ValueFacts]] = [[] for _ in range(n_out)]
+            for sub in node.subgraphs.values():
+                self._graph(sub, table)
+                for i, name in enumerate(sub.outputs[:n_out]):
+                    per_out[i].append(self._lookup(table, name))
+            outs = []
+            for i in range(n_out):
+                parts = [f for f in (cond, *per_out[i]) if f is not None]
+                joined = _join(parts) if parts else _CONST
+                outs.append(self._as_output(node, joined, cond))
+            return outs
+        if op == "Loop" and node.domain == "ai.onnx" and "body" in node.subgraphs:
+            return self._loop(node, ins, table)
+        if op == "Scan" and node.domain == "ai.onnx" and "body" in node.subgraphs:
+            return self._scan(node, ins, table)
+        # anything else with a body (SequenceMap, custom ops): conservative join
+        present = [f for f in ins if f is not None]
+        base = _join(present) if present else _CONST
+        for sub in node.subgraphs.values():
+            for name in sub.inputs:
+                table[name] = base
+            self._graph(sub, table)
+        outs_facts = [
+            self._lookup(table, o) for sub in node.subgraphs.values() for o in sub.outputs
+        ]
+        joined = _join([base, *outs_facts])
+        return [self._as_output(node, joined, None)] * n_out
+
+    def _as_output(
+        self, node: NodeRef, joined: ValueFacts, control: ValueFacts | None
+    ) -> ValueFacts:
+        origin = joined.origin
+        if joined.kind is Constness.DATA_DEPENDENT and origin is None:
+            origin = node
+        shape_dep = joined.shape_dependent
+        shape_origin = joined.shape_origin
+        if control is not None and control.kind is Constness.DATA_DEPENDENT and not shape_dep:
+            # which branch runs, or how often, is decided at run time: so is the output's shape
+            shape_dep, shape_origin = True, node
+        return ValueFacts(
+            joined.kind, origin, joined.source, joined.symbols, None, shape_dep, shape_origin
+        )
+
+    def _loop(
+        self, node: NodeRef, ins: Sequence[ValueFacts | None], table: dict[str, ValueFacts]
+    ) -> list[ValueFacts]:
+        body = node.subgraphs["body"]
+        trip = ins[0] if len(ins) > 0 else None
+        cond = ins[1] if len(ins) > 1 else None
+        carried_init = list(ins[2:])
+        n_carried = len(carried_init)
+        control_parts = [f for f in (trip, cond) if f is not None]
+        control = _join(control_parts) if control_parts else _CONST
+        counter = (
+            control
+            if control.kind is Constness.DATA_DEPENDENT
+            else ValueFacts(Constness.SHAPE_DERIVED, symbols=frozenset({UNKNOWN_SYMBOL}))
+        )
+        carried = [f or _CONST for f in carried_init]
+        for _ in range(4):  # the lattice has three levels: a fixpoint within a few rounds
+            if body.inputs:
+                table[body.inputs[0]] = counter
+            if len(body.inputs) > 1:
+                table[body.inputs[1]] = cond or _CONST
+            for j, name in enumerate(body.inputs[2 : 2 + n_carried]):
+                table[name] = carried[j]
+            self._graph(body, table)
+            outs = [self._lookup(table, o) for o in body.outputs]
+            new = [
+                _join([carried[j], outs[1 + j]]) if 1 + j < len(outs) else carried[j]
+                for j in range(n_carried)
+            ]
+            if [f.kind for f in new] == [f.kind for f in carried] and [
+                f.shape_dependent for f in new
+            ] == [f.shape_dependent for f in carried]:
+                break
+            carried = new
+        outs = [self._lookup(table, o) for o in body.outputs]
+        cond_out = outs[0] if outs else _CONST
+        # a loop that stops on a condition computed from data runs a data-dependent count
+        loop_control = (
+            _join([control, cond_out]) if cond_out.kind is Constness.DATA_DEPENDENT else control
+        )
+        results = []
+        for j in range(max(1, len(node.node.output))):
+            if j < n_carried:
+                body_out = outs[1 + j] if 1 + j < len(outs) else _CONST
+                joined = _join([carried[j], body_out, loop_control])
+                results.append(self._as_output(node, joined, None))
+            else:
+                k = 1 + j
+                body_out = outs[k] if k < len(outs) else _CONST
+                joined = _join([body_out, loop_control])
+                results.append(self._as_output(node, joined, loop_control))
+        return results
+
+    def _scan(
+        self, node: NodeRef, ins: Sequence[ValueFacts | None], table: dict[str, ValueFacts]
+    ) -> list[ValueFacts]:
+        body = node.subgraphs["body"]
+        n_scan = _int_attr(node, "num_scan_inputs", 0)
+        n_state = max(0, len(body.inputs) - n_scan)
+        state = [ins[j] or _CONST if j < len(ins) else _CONST for j in range(n_state)]
+        scanned = [ins[j] or _CONST if j < len(ins) else _CONST for j in range(n_state, len(ins))]
+        for _ in range(4):
+            for j, name in enumerate(body.inputs[:n_state]):
+                table[name] = state[j]
+            for j, name in enumerate(body.inputs[n_state:]):
+                f = scanned[j] if j < len(scanned) else _CONST
+                table[name] = ValueFacts(f.kind, f.origin, f.source, f.symbols)
+            self._graph(body, table)
+            outs = [self._lookup(table, o) for o in body.outputs]
+            new = [
+                _join([state[j], outs[j]]) if j < len(outs) else state[j] for j in range(n_state)
+            ]
+            if [f.kind for f in new] == [f.kind for f in state]:
+                break
+            state = new
+        outs = [self._lookup(table, o) for o in body.outputs]
+        # the iteration count is the scan axis length: a shape, data-dependent only if that shape is
+        length_dep = [f for f in scanned if f.shape_dependent]
+        control = _join(length_dep) if length_dep else None
+        results = []
+        for j in range(max(1, len(node.node.output))):
+            body_out = outs[j] if j < len(outs) else _CONST
+            parts = [body_out, *([state[j]] if j < n_state else [])]
+            if control is not None:
+                parts.append(ValueFacts(Constness.DATA_DEPENDENT, control.origin, control.source))
+            results.append(self._as_output(node, _join(parts), None))
+        return results
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _join(parts: Sequence[ValueFacts]) -> ValueFacts:
+    """Least upper bound: the most dependent kind wins, keeping the first origin of that kind."""
+    best = parts[0]
+    symbols: set[str] = set()
+    shape_dep = False
+    shape_origin = None
+    for f in parts:
+        if f.kind > best.kind:
+            best = f
+        if f.kind is Constness.SHAPE_DERIVED:
+            symbols |= f.symbols
+        if f.shape_dependent and not shape_dep:
+            shape_dep, shape_origin = True, f.shape_origin
+    kind = best.kind
+    return ValueFacts(
+        kind,
+        best.origin if kind is Constness.DATA_DEPENDENT else None,
+        best.source if kind is Constness.DATA_DEPENDENT else None,
+        frozenset(symbols) if kind is Constness.SHAPE_DERIVED else frozenset(),
+        None,
+        shape_dep,
+        shape_origin,
+    )
+
+
+def _shape_dependence(
+    node: NodeRef, ins: Sequence[ValueFacts | None], joined: ValueFacts
+) -> tuple[bool, NodeRef | None]:
+    if joined.shape_dependent:
+        return True, joined.shape_origin
+    slots = SIZE_INPUTS.get(node.op_type) if node.domain == "ai.onnx" else None
+    if slots is None:
+        return False, None
+    # before opset 13 these took their sizes from attributes, never from inputs
+    if node.op_type in ("Squeeze", "Unsqueeze", "Split") and (node.since_version or 13) < 13:
+        return False, None
+    for s in slots:
+        f = ins[s] if s < len(ins) else None
+        if f is not None and f.kind is Constness.DATA_DEPENDENT:
+            return True, node
+    return False, None
+
+
+def _with_value(facts: ValueFacts, value: tuple[Elem, ...]) -> ValueFacts:
+    if len(value) > MAX_TRACKED_ELEMENTS:
+        return facts
+    if facts.kind is Constness.SHAPE_DERIVED:
+        symbols = _elem_symbols(value)
+        return ValueFacts(
+            facts.kind,
+            facts.origin,
+            facts.source,
+            symbols,
+            value,
+            facts.shape_dependent,
+            facts.shape_origin,
+        )
+    return ValueFacts(
+        facts.kind,
+        facts.origin,
+        facts.source,
+        facts.symbols,
+        value,
+        facts.shape_dependent,
+        facts.shape_origin,
+    )
+
+
+def _elem_symbols(value: Sequence[Elem]) -> frozenset[str]:
+    out: set[str] = set()
+    for e in value:
+        if e is None:
+            out.add(UNKNOWN_SYMBOL)
+        elif isinstance(e, str):
+            out |= set(_IDENT.findall(e)) or {UNKNOWN_SYMBOL}
+    return frozenset(out)
+
+
+def _symbols_of(shape: Sequence[Elem]) -> frozenset[str]:
+    return _elem_symbols([d for d in shape if not isinstance(d, int)])
+
+
+def _int_attr(node: NodeRef, name: str, default: int) -> int:
+    a = node.attr(name)
+    return int(a.i) if a is not None and a.type == onnx.AttributeProto.INT else default
+
+
+def _tensor_elems(t: onnx.TensorProto) -> tuple[Elem, ...] | None:
+    if t.data_type not in _INT_TYPES or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    count = 1
+    for d in t.dims:
+        count *= d
+    if count > MAX_TRACKED_ELEMENTS:
+        return None
+    try:
+        from onnx import numpy_helper
+
+        return tuple(int(v) for v in numpy_helper.to_array(t).reshape(-1).tolist())
+    except Exception:
+        return None
+
+
+def _constant_elems(n: onnx.NodeProto) -> tuple[Elem, ...] | None:
+    for a in n.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            return _tensor_elems(a.t)
+        if a.name == "value_int":
+            return (int(a.i),)
+        if a.name == "value_ints":
+            return tuple(int(v) for v in a.ints) if len(a.ints) <= MAX_TRACKED_ELEMENTS else None
+    return None
+
+
+def _topological(g: GraphRef) -> list[NodeRef]:
+    """Nodes in dependency order (file order when already sorted or when cyclic)."""
+    position = {id(n): i for i, n in enumerate(g.nodes)}
+    if all(
+        (p := g.producers.get(name)) is None or position[id(p)] < n.index
+        for n in g.nodes
+        for name in n.node.input
+        if name
+    ):
+        return list(g.nodes)
+    indeg = {id(n): 0 for n in g.nodes}
+    succ: dict[int, list[NodeRef]] = {id(n): [] for n in g.nodes}
+    for n in g.nodes:
+        for name in set(n.node.input):
+            p = g.producers.get(name) if name else None
+            if p is not None and p is not n:
+                indeg[id(n)] += 1
+                succ[id(p)].append(n)
+    ready = [n for n in g.nodes if indeg[id(n)] == 0]
+    out: list[NodeRef] = []
+    while ready:
+        n = ready.pop(0)
+        out.append(n)
+        for s in succ[id(n)]:
+            indeg[id(s)] -= 1
+            if indeg[id(s)] == 0:
+                ready.append(s)
+    if len(out) < len(g.nodes):
+        done = {id(n) for n in out}
+        out += [n for n in g.nodes if id(n) not in done]
+    return out
+
+
+# -- symbolic evaluation of small integer tensors ----------------------------------------
+
+
+def _evaluate(op: str, node: NodeRef, ins: Sequence[ValueFacts | None]) -> tuple[Elem, ...] | None:
+    fn = _EVALUATORS.get(op)
+    if fn is None:
+        return None
+    vals = [f.value if f is not None else None for f in ins]
+    try:
+        return fn(node, vals)
+    except (ValueError, IndexError, TypeError, ZeroDivisionError, OverflowError):
+        return None
+
+
+def _passthrough(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+    return vals[0] if vals else None
+
+
+def _cast(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+    to = node.attr("to")
+    if to is None or to.i not in _INT_TYPES:
+        return None
+    return vals[0] if vals else None
+
+
+def _gather(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+    if _int_attr(node, "axis", 0) != 0 or len(vals) < 2:
+        return None
+    data, idx = vals[0], vals[1]
+    if data is None or idx is None or any(not isinstance(i, int) for i in idx):
+        return None
+    return tuple(data[int(i)] for i in idx)  # type: ignore[arg-type]
+
+
+def _concat(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+    if any(v is None for v in vals):
+        return None
+    return tuple(e for v in vals for e in v)  # type: ignore[union-attr]
+
+
+def _slice(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+    data = vals[0] if vals else None
+    if data is None or len(vals) < 3:
+        return None
+    params = [vals[i] if i < len(vals) else None for i in range(1, 5)]
+    starts, ends, axes, steps = params
+    if starts is None or ends is None or len(starts) != 1 or len(ends) != 1:
+        return None
+    if axes is not None and tuple(axes) not in ((0,), (-1,)):
+        return None
+    step = steps[0] if steps else 1
+    if not all(isinstance(x, int) for x in (starts[0], ends[0], step)) or step == 0:
+        return None
+    return tuple(data[slice(starts[0], ends[0], step)])  # type: ignore[misc]
+
+
+def _arith(symbol: str, fn: Callable[[int, int], int]) -> Callable[..., tuple[Elem, ...] | None]:
+    def run(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
+        if len(vals) != 2 or vals[0] is None or vals[1] is None:
+            return None
+        a, b = vals[0], vals[1]
+        if len(a) != len(b):
+            if len(a) == 1:
+                a = a * len(b)
+            elif len(b) == 1:
+                b = b * len(a)
+            else:
+                return None
+        out: list[Elem] = []
+        for x, y in zip(a, b, strict=True):
+            if isinstance(x, int) and isinstance(y, int):
+                out.append(fn(x, y))
+            elif x is None or y is None:
+                out.append(None)
+            else:
+                out.append(f"({x}){symbol}({y})" if symbol else None)
+        return tuple(out)
+
+    return run
+
+
+_EVALUATORS: dict[
+    str, Callable[[NodeRef, list[tuple[Elem, ...] | None]], tuple[Elem, ...] | None]
+] = {
+    "Identity": _passthrough,
+    "Squeeze": _passthrough,
+    "Unsqueeze": _passthrough,
+    "Reshape": _passthrough,
+    "Flatten": _passthrough,
+    "Cast": _cast,
+    "Gather": _gather,
+    "Concat": _concat,
+    "Slice": _slice,
+    "Add": _arith("+", lambda x, y: x + y),
+    "Sub": _arith("-", lambda x, y: x - y),
+    "Mul": _arith("*", lambda x, y: x * y),
+    "Div": _arith("/", lambda x, y: x // y),
+}

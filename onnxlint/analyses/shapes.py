@@ -1,0 +1,347 @@
+"""Shape analysis: the element type and shape of every value, computed once per model.
+
+One pass of ONNX shape inference (``strict_mode=True, data_prop=True``; on a
+strict failure the error is kept and a lenient pass fills in what it can),
+then, only when ONNX left some dims or ranks unknown, ONNX Runtime's symbolic
+shape inference (``onnxruntime.tools.symbolic_shape_infer``) fills those gaps.
+That second pass is optional and guarded: it is skipped for large models and
+its failures never stop the lint.
+
+Dims are an ``int`` (static), a ``str`` (a symbolic name such as ``"batch"``
+or an expression such as ``"2*sequence"``) or ``None`` (unknown). Names the
+inferencers invent for dims they know nothing about (ONNX's ``unk__3``, ORT's
+``NonZero_11_o0__d1``) are turned back into ``None``: they carry no meaning a
+user could fix.
+
+Value names are SSA across the model (main graph and control-flow bodies), so
+a single table answers for every graph. Model-local function bodies are not
+inferred by ONNX and are not covered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import onnx
+
+if TYPE_CHECKING:
+    from onnxlint.context import LintContext
+
+__all__ = [
+    "Dim",
+    "Shapes",
+    "ValueType",
+    "dtype_name",
+    "infer_model",
+    "is_generated_dim",
+    "value_type_of",
+]
+
+Dim = int | str | None
+
+#: ORT's symbolic inference is skipped above these sizes: it is pure Python and
+#: can take minutes on large graphs, for dims that rarely change a verdict.
+SYMBOLIC_MAX_NODES = 20_000
+SYMBOLIC_MAX_BYTES = 512 * 1024 * 1024
+
+# ``unk__12`` (ONNX data propagation, ORT), ``Reshape_3_o0__d1`` (ORT), ``_d0`` style
+_GENERATED_DIM = re.compile(r"^(unk__\d+|.*_o\d+__d\d+|\?)$")
+
+
+def is_generated_dim(name: str) -> bool:
+    """Whether a ``dim_param`` was invented by an inferencer rather than named by the exporter."""
+    return bool(_GENERATED_DIM.match(name))
+
+
+def dtype_name(elem_type: int) -> str | None:
+    """``onnx.TensorProto.FLOAT16`` -> ``"float16"``; None for UNDEFINED or unknown codes."""
+    if not elem_type:
+        return None
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """What is known statically about one value.
+
+    ``dtype`` is the lowercased ``TensorProto.DataType`` name (``"float"``,
+    ``"int64"``...), None when unknown. ``shape`` is None when even the rank is
+    unknown; each dim is an int (static), a str (symbolic) or None (unknown).
+    ``kind`` is ``"tensor"``, ``"sequence"``, ``"map"``, ``"optional"``,
+    ``"sparse_tensor"`` or ``"unknown"``; only tensors have shapes here.
+    """
+
+    dtype: str | None
+    shape: tuple[Dim, ...] | None
+    kind: str = "tensor"
+
+    @property
+    def is_static(self) -> bool:
+        """Rank and every dim are known integers."""
+        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
+
+    @property
+    def has_unknown(self) -> bool:
+        """Unknown rank or at least one dim nobody can name (not even symbolically)."""
+        return self.shape is None or any(d is None for d in self.shape)
+
+    @property
+    def symbolic_dims(self) -> tuple[tuple[int, str], ...]:
+        """(position, name) of every symbolic dim."""
+        if self.shape is None:
+            return ()
+        return tuple((i, d) for i, d in enumerate(self.shape) if isinstance(d, str))
+
+    def describe(self) -> str:
+        dims = (
+            "?" if self.shape is None else "[" + ", ".join(_dim_text(d) for d in self.shape) + "]"
+        )
+        return f"{self.dtype or '?'}{dims}"
+
+
+def _dim_text(d: Dim) -> str:
+    return "?" if d is None else str(d)
+
+
+def _dims(shape: onnx.TensorShapeProto) -> tuple[Dim, ...]:
+    out: list[Dim] = []
+    for d in shape.dim:
+        which = d.WhichOneof("value")
+        if which == "dim_value" and d.dim_value >= 0:
+            out.append(int(d.dim_value))
+        elif which == "dim_param" and d.dim_param and not is_generated_dim(d.dim_param):
+            out.append(d.dim_param)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def value_type_of(tp: onnx.TypeProto) -> ValueType:
+    """The :class:`ValueType` a ``TypeProto`` declares."""
+    which = tp.WhichOneof("value")
+    if which == "tensor_type":
+        tt = tp.tensor_type
+        shape = _dims(tt.shape) if tt.HasField("shape") else None
+        return ValueType(dtype_name(tt.elem_type), shape)
+    if which == "sparse_tensor_type":
+        st = tp.sparse_tensor_type
+        shape = _dims(st.shape) if st.HasField("shape") else None
+        return ValueType(dtype_name(st.elem_type), shape, "sparse_tensor")
+    if which == "sequence_type":
+        elem = value_type_of(tp.sequence_type.elem_type)
+        return ValueType(elem.dtype, None, "sequence")
+    if which == "map_type":
+        return ValueType(None, None, "map")
+    if which == "optional_type":
+        elem = value_type_of(tp.optional_type.elem_type)
+        return ValueType(elem.dtype, elem.shape, "optional")
+    return ValueType(None, None, "unknown")
+
+
+def _iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    yield graph
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _iter_graphs(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _iter_graphs(g)
+
+
+def _collect(model: onnx.ModelProto) -> dict[str, ValueType]:
+    """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
+    table: dict[str, ValueType] = {}
+    for g in _iter_graphs(model.graph):
+        for init in g.initializer:
+            table[init.name] = ValueType(
+                dtype_name(init.data_type), tuple(int(d) for d in init.dims)
+            )
+        for sparse in g.sparse_initializer:
+            table[sparse.values.name] = ValueType(
+                dtype_name(sparse.values.data_type), tuple(int(d) for d in sparse.dims)
+            )
+        for vi in (*g.value_info, *g.output, *g.input):
+            if vi.name and vi.HasField("type"):
+                # a graph input that is also an initializer keeps the initializer's static shape
+                if vi.name in table and table[vi.name].is_static:
+                    continue
+                table[vi.name] = value_type_of(vi.type)
+        for node in g.node:
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                vt = _constant_type(node)
+                if vt is not None:
+                    table.setdefault(node.output[0], vt)
+    return table
+
+
+def _constant_type(node: onnx.NodeProto) -> ValueType | None:
+    for a in node.attribute:
+        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+            return ValueType(dtype_name(a.t.data_type), tuple(int(d) for d in a.t.dims))
+        if a.name == "value_int":
+            return ValueType("int64", ())
+        if a.name == "value_ints":
+            return ValueType("int64", (len(a.ints),))
+        if a.name == "value_float":
+            return ValueType("float", ())
+        if a.name == "value_floats":
+            return ValueType("float", (len(a.floats),))
+    return None
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
+    """ONNX shape inference with data propagation; never raises.
+
+    Returns the inferred copy (the input when inference cannot run at all) and
+    the errors: a strict-mode failure is recorded and a lenient pass is used.
+    """
+    errors: list[str] = []
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True), errors
+    except Exception as exc:  # InferenceError, ValidationError, protobuf errors
+        errors.append(_one_line(exc))
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True), errors
+    except Exception as exc:
+        errors.append(_one_line(exc))
+    return model, errors
+
+
+def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """ORT's symbolic shape inference, silenced; None when it is unavailable or fails.
+
+    The loop of ``SymbolicShapeInference.infer_shapes`` is driven here because that
+    method saves a ``sym_shape_infer_temp.onnx`` into the working directory when
+    inference is incomplete; a linter must never write files it was not asked to.
+    A partial answer is still useful, so it is returned as is.
+    """
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset < 7 or _has_external_data(model):
+        return None  # ORT's tool refuses old opsets, and would read external weights from disk
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    except Exception:
+        return None
+    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
+            sym._preprocess(model)
+            rounds = 0
+            while sym.run_ and rounds < 64:  # it normally settles in one or two rounds
+                sym._infer_impl()
+                rounds += 1
+            sym._update_output_from_vi()
+            return sym.out_mp_  # type: ignore[no-any-return]
+    except BaseException as exc:  # it may also sys.exit() or assert on odd graphs
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+    finally:
+        logger.setLevel(previous)
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    return any(
+        init.data_location == onnx.TensorProto.EXTERNAL
+        for g in _iter_graphs(model.graph)
+        for init in g.initializer
+    )
+
+
+def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
+    """Fill ONNX's unknowns from ORT's answer; ONNX wins wherever it knows something."""
+    if onnx_vt.kind != "tensor" or ort_vt.kind != "tensor":
+        return onnx_vt
+    dtype = onnx_vt.dtype or ort_vt.dtype
+    if onnx_vt.shape is None:
+        return ValueType(dtype, ort_vt.shape)
+    if ort_vt.shape is None or len(ort_vt.shape) != len(onnx_vt.shape):
+        return ValueType(dtype, onnx_vt.shape)
+    dims = tuple(
+        a if a is not None else b for a, b in zip(onnx_vt.shape, ort_vt.shape, strict=True)
+    )
+    return ValueType(dtype, dims)
+
+
+class Shapes:
+    """Types and shapes of every value; ``ctx.analysis(Shapes)``.
+
+    ``errors`` holds shape-inference failures (rule OL300 reports them).
+    ``used_symbolic`` says whether ORT's symbolic inference contributed.
+    """
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.errors: list[str] = []
+        self.used_symbolic = False
+        self.symbolic_skipped: str | None = None
+        self._table: dict[str, ValueType] = {}
+        self._compute(ctx.model, len(ctx.index.nodes))
+
+    @classmethod
+    def of_model(cls, model: onnx.ModelProto) -> Shapes:
+        """The analysis for a bare model (tools that have no lint context)."""
+        self = cls.__new__(cls)
+        self.errors, self.used_symbolic, self.symbolic_skipped, self._table = [], False, None, {}
+        self._compute(model, sum(len(g.node) for g in _iter_graphs(model.graph)))
+        return self
+
+    def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
+        inferred, self.errors = infer_model(model)
+        table = _collect(inferred)
+        # graph inputs are what the model declares, never what inference guessed
+        for vi in model.graph.input:
+            if vi.HasField("type") and not (vi.name in table and table[vi.name].is_static):
+                table[vi.name] = value_type_of(vi.type)
+        gaps = [n for n, vt in table.items() if vt.kind == "tensor" and vt.has_unknown]
+        if gaps:
+            if node_count > SYMBOLIC_MAX_NODES:
+                self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
+            elif model.ByteSize() > SYMBOLIC_MAX_BYTES:
+                self.symbolic_skipped = "model too large"
+            else:
+                ort = symbolic_infer(inferred)
+                if ort is not None:
+                    self.used_symbolic = True
+                    ort_table = _collect(ort)
+                    for name in gaps:
+                        if name in ort_table:
+                            table[name] = _merge(table[name], ort_table[name])
+        self._table = table
+
+    def value_type(self, name: str) -> ValueType | None:
+        """The type of any value in any graph or subgraph; None when nothing is known."""
+        return self._table.get(name)
+
+    def shape(self, name: str) -> tuple[Dim, ...] | None:
+        vt = self._table.get(name)
+        return None if vt is None else vt.shape
+
+    def dtype(self, name: str) -> str | None:
+        vt = self._table.get(name)
+        return None if vt is None else vt.dtype
+
+    def __len__(self) -> int:
+        return len(self._table)
