@@ -53,7 +53,7 @@ def resolve_eps(names: Sequence[str], config: Config) -> list[Any]:
             prof = profiles.get_profile(name)
         except profiles.ProfileError as exc:
             raise UsageError(str(exc)) from None
-        if all(p.name != prof.name for p in resolved):
+        if all(p.id != prof.id for p in resolved):
             resolved.append(prof)
     return resolved
 
@@ -104,7 +104,7 @@ def lint(
     rules = instantiate_rules(config)
     loaded = load(source, config.limits)
     label = path_label or (str(loaded.path) if loaded.path else None)
-    report = Report(path=label, eps=[p.name for p in profiles], content_hash=loaded.content_hash)
+    report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
     diagnostics = list(loaded.diagnostics)
     ctx: LintContext | None = None
     if not loaded.fatal:
