@@ -148,11 +148,42 @@ class Registry:
                 if types and (domain, op, start, end) not in self.untyped:
                     v["types"] = {k: sorted(s) for k, s in sorted(types.items()) if s}
                 versions.append(v)
-            versions = _merge_overlaps(versions)
+            versions = _close_open_ranges(domain, op, _merge_overlaps(versions))
             out.append(
                 {"domain": domain, "op": op, "versions": versions, "provenance": self.provenance}
             )
         return out
+
+
+def _revisions(domain: str, op: str) -> list[int]:
+    """Every since_version ONNX defines for ``op`` (empty for domains onnx does not know)."""
+    import onnx.defs
+
+    d = {"ai.onnx": "", "ai.onnx.ml": "ai.onnx.ml", "ai.onnx.preview.training": ""}.get(domain)
+    if d is None:
+        return []
+    return sorted(
+        {
+            s.since_version
+            for s in onnx.defs.get_all_schemas_with_history()
+            if s.name == op and s.domain == d
+        }
+    )
+
+
+def _close_open_ranges(
+    domain: str, op: str, versions: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """ORT matches an open-ended kernel registration ("13+") only to the revision it starts
+    at (kernel_registry.cc VerifyVersion); a later ONNX revision needs a new registration.
+    So an open range really ends just before the op's next revision."""
+    revs = _revisions(domain, op)
+    for v in versions:
+        if "to" not in v:
+            later = [r for r in revs if r > v["from"]]
+            if later:
+                v["to"] = later[0] - 1
+    return versions
 
 
 def _merge_overlaps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -252,6 +283,22 @@ def cmd_cpu(args: argparse.Namespace) -> None:
         types = {name: [ort_type(t) for t in ts] for name, ts in k.type_constraints.items()}
         reg.add(k.domain, k.op_name, int(start), None if end >= 2**31 - 1 else int(end), types)
     ops = reg.entries()
+    # ORT's InsertCastTransformer runs a float16 node on the CPU EP's float kernel, with
+    # Casts around it, when the CPU EP has no float16 kernel: float16 is claimed wherever
+    # float is.
+    for o in ops:
+        for v in o["versions"]:
+            for k, ts in v.get("types", {}).items():
+                if "float" in ts and "float16" not in ts:
+                    v["types"][k] = sorted([*ts, "float16"])
+    ops.append(
+        {
+            "domain": "ai.onnx",
+            "op": "Constant",
+            "provenance": "ort-cpu-kernels",
+            "note": "ORT turns Constant nodes into initializers when it loads the graph",
+        }
+    )
     # ORT inlines an op that has no kernel but an ONNX function body; the CPU EP then
     # runs the expanded nodes, so those revisions count as claimed.
     have = {(o["domain"], o["op"]): o for o in ops}
@@ -264,12 +311,18 @@ def cmd_cpu(args: argparse.Namespace) -> None:
     for name, schemas in sorted(by_name.items()):
         schemas.sort(key=lambda s: s.since_version)
         entry = have.get(("ai.onnx", name))
-        covered = [(v["from"], v.get("to")) for v in entry["versions"]] if entry else []
         extra = []
         for i, s in enumerate(schemas):
             nxt = schemas[i + 1].since_version - 1 if i + 1 < len(schemas) else None
             rev = s.since_version
-            if any(a <= rev and (b is None or rev <= b) for a, b in covered):
+            hit = [
+                v
+                for v in (entry or {}).get("versions", [])
+                if v["from"] <= rev and ("to" not in v or rev <= v["to"])
+            ]
+            if hit or (entry is not None and "versions" not in entry):
+                # A kernel exists for this revision: ORT does not expand the body, even
+                # for element types the kernel lacks (measured: Elu-22 double fails).
                 continue
             if s.has_function or s.has_context_dependent_function:
                 r: dict[str, Any] = {"from": rev}
@@ -284,7 +337,7 @@ def cmd_cpu(args: argparse.Namespace) -> None:
                 {"domain": "ai.onnx", "op": name, "versions": extra, "provenance": "onnx-functions"}
             )
         else:
-            entry["versions"] = sorted(entry["versions"] + extra, key=lambda v: v["from"])
+            entry["versions"] = sorted(entry.get("versions", []) + extra, key=lambda v: v["from"])
     ops += function_ops
     prov = [
         {
