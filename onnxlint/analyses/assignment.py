@@ -1,0 +1,688 @@
+"""Per-node EP verdicts and the first-claimer assignment, computed once per model.
+
+For the EP list of a lint (``ctx.eps``, priority order, CPU implied last) this
+analysis builds the :class:`~onnxlint.analyses.capability.NodeFacts` of every
+node the partitioner sees, asks each EP profile for its verdict, applies ORT's
+CPU preference for shape computations (``GetCpuPreferredNodes``) to the EPs
+whose profile asks for it, and records which EP claims each node first.
+
+It does so for up to two versions of the graph:
+
+- ``exported``: the model as the user wrote it (what ORT partitions with
+  ``graph_optimization_level`` disabled);
+- ``optimized``: the graph after ORT's level-1 (basic) optimizations, which is
+  what ORT partitions in a default deployment. It is obtained by running a
+  CPU-only session at the basic level with ``optimized_model_filepath`` in a
+  temporary folder (never with a compiling EP, which cannot be serialized).
+
+The final placement (which claimed nodes a compiling EP actually keeps) is the
+partition simulation's job (:mod:`onnxlint.analyses.partition`).
+
+ORT facts this relies on (EP-BEHAVIOUR.md): Constant nodes become initializers
+before any EP is asked, so they are not partitioned; nodes inside If/Loop/Scan
+bodies are partitioned on their own, before the node that owns the body.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate
+from onnxlint.index import GraphRef, ModelIndex, NodeRef
+
+if TYPE_CHECKING:
+    from onnxlint.context import LintContext
+    from onnxlint.profiles import Profile
+
+__all__ = [
+    "CPU_EP",
+    "Assignment",
+    "LevelAssignment",
+    "LevelGraph",
+    "NodeAssignment",
+    "ValueType",
+    "build_level_graph",
+    "optimized_model",
+]
+
+CPU_EP = "CPUExecutionProvider"
+EXPORTED = "exported"
+OPTIMIZED = "optimized"
+
+#: ORT's GetCpuPreferredNodes treats initializers up to this many elements as small CPU values.
+SMALL_INITIALIZER_ELEMENTS = 100
+#: element types that GetCpuPreferredNodes never moves to CPU
+_NO_CPU_PREFERENCE_DTYPES = frozenset({"float16", "bfloat16", "float8e4m3fn", "float8e5m2"})
+
+#: Kernel outputs that live in CPU memory on device EPs (CUDA/ROCm/DML kernel
+#: registrations mark them with OutputMemoryType(OrtMemTypeCPUOutput)): the
+#: seeds of the CPU-preference walk.
+CPU_OUTPUT_OPS: dict[str, tuple[int, ...]] = {"Shape": (0,), "Size": (0,)}
+#: Kernel inputs that device EPs read from CPU memory (InputMemoryType(OrtMemTypeCPUInput)):
+#: a CPU tensor arriving there is expected, so it does not pull the node to CPU.
+CPU_INPUT_SLOTS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,),
+    "Expand": (1,),
+    "ConstantOfShape": (0,),
+    "Tile": (1,),
+    "Slice": (1, 2, 3, 4),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    "TopK": (1,),
+    "Pad": (1, 2, 3),
+    "Resize": (1, 2, 3),
+    "Upsample": (1,),
+    "OneHot": (1,),
+    "Range": (0, 1, 2),
+    "ReduceSum": (1,),
+    "ReduceMean": (1,),
+    "ReduceMax": (1,),
+    "ReduceMin": (1,),
+    "ReduceProd": (1,),
+    "ReduceL2": (1,),
+    "Split": (1,),
+    "Trilu": (1,),
+    "NonMaxSuppression": (2, 3, 4),
+}
+
+_DTYPE_BYTES: dict[str, float] = {
+    "float": 4,
+    "float32": 4,
+    "double": 8,
+    "float16": 2,
+    "bfloat16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "int16": 2,
+    "uint16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "int64": 8,
+    "uint64": 8,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+    "float8e4m3fn": 1,
+    "float8e4m3fnuz": 1,
+    "float8e5m2": 1,
+    "float8e5m2fnuz": 1,
+    "int4": 0.5,
+    "uint4": 0.5,
+    "float4e2m1": 0.5,
+}
+
+
+def dtype_bytes(dtype: str | None) -> float | None:
+    """Bytes per element, None when unknown (strings, sequences, unknown types)."""
+    return _DTYPE_BYTES.get(dtype) if dtype else None
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """Element type and shape of one value; either may be unknown (None)."""
+
+    dtype: str | None = None
+    shape: Shape = None
+
+
+# ---------------------------------------------------------------------------
+# The graph one level of the prediction works on
+
+
+@dataclass(eq=False)
+class LevelGraph:
+    """One version of the model (as exported, or after level-1) with types and constants."""
+
+    level: str
+    model: onnx.ModelProto
+    index: ModelIndex
+    types: dict[tuple[str, str], ValueType] = field(default_factory=dict)
+    #: this level's node path -> the node path in the user's model (same for ``exported``)
+    source_path: dict[str, str] = field(default_factory=dict)
+    note: str | None = None
+
+    def graphs(self) -> list[GraphRef]:
+        """Graphs the partitioner sees: the main graph and control-flow bodies, not functions."""
+        return [g for g in self.index.graphs if not g.is_function]
+
+    def nodes(self, graph: GraphRef) -> list[NodeRef]:
+        """Nodes ORT partitions: Constant nodes are initializers by then."""
+        return [n for n in graph.nodes if not _is_constant_node(n)]
+
+    def value_type(self, graph: GraphRef, name: str) -> ValueType:
+        g: GraphRef | None = graph
+        while g is not None:
+            vt = self.types.get((g.path, name))
+            if vt is not None:
+                return vt
+            if name in g.initializers:
+                t = g.initializers[name]
+                return ValueType(_dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+            g = g.outer
+        return ValueType()
+
+    def is_initializer(self, graph: GraphRef, name: str) -> bool:
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers and name not in g.inputs:
+                return True
+            producer = g.producers.get(name)
+            if producer is not None:
+                return _is_constant_node(producer)
+            g = g.outer
+        return False
+
+    def initializer_elements(self, graph: GraphRef, name: str) -> int | None:
+        """Element count of an initializer or Constant output; None when not constant."""
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers:
+                n = 1
+                for d in g.initializers[name].dims:
+                    n *= int(d)
+                return n
+            producer = g.producers.get(name)
+            if producer is not None:
+                if not _is_constant_node(producer):
+                    return None
+                shape = self.value_type(graph, name).shape
+                if shape is None or not all(isinstance(d, int) for d in shape):
+                    return None
+                n = 1
+                for d in shape:
+                    n *= int(d)  # type: ignore[arg-type]
+                return n
+            g = g.outer
+        return None
+
+    def is_graph_input(self, graph: GraphRef, name: str) -> bool:
+        return name in graph.inputs and name not in graph.initializers
+
+
+def _is_constant_node(node: NodeRef) -> bool:
+    return node.op_type == "Constant" and node.domain == "ai.onnx"
+
+
+def _dtype_name(elem_type: int) -> str | None:
+    if not elem_type:
+        return None
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return None
+
+
+def _vi_type(vi: onnx.ValueInfoProto) -> ValueType:
+    t = vi.type
+    if t.WhichOneof("value") != "tensor_type":
+        return ValueType()
+    tt = t.tensor_type
+    dtype = _dtype_name(tt.elem_type)
+    if not tt.HasField("shape"):
+        return ValueType(dtype, None)
+    dims: list[int | str | None] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param"):
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return ValueType(dtype, tuple(dims))
+
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    """ONNX shape inference with data propagation (ORT propagates Shape chains too)."""
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=False, data_prop=True)
+    except Exception:
+        try:
+            return onnx.shape_inference.infer_shapes(model)
+        except Exception:
+            return model
+
+
+def build_level_graph(
+    model: onnx.ModelProto, level: str, source: ModelIndex | None = None
+) -> LevelGraph:
+    """Index ``model`` after shape inference; map node paths back to ``source`` by name."""
+    inferred = _infer(model)
+    index = ModelIndex(inferred)
+    lg = LevelGraph(level=level, model=inferred, index=index)
+    for g in index.graphs:
+        for name, vi in g.value_info.items():
+            lg.types[(g.path, name)] = _vi_type(vi)
+    if source is None:
+        lg.source_path = {n.path: n.path for n in index.nodes}
+    else:
+        by_name: dict[tuple[str, str], str] = {}
+        for n in source.nodes:
+            if n.name:
+                by_name.setdefault((n.name, n.op_type), n.path)
+        for n in index.nodes:
+            hit = by_name.get((n.name, n.op_type)) if n.name else None
+            if hit is not None:
+                lg.source_path[n.path] = hit
+    return lg
+
+
+# ---------------------------------------------------------------------------
+# ORT level-1 graph
+
+
+def optimized_model(model: onnx.ModelProto, timeout_s: float = 120.0) -> tuple[onnx.ModelProto | None, str]:
+    """The graph after ORT's basic (level-1) optimizations, and a note on how it was made.
+
+    Runs a CPU-only ORT session in a temporary folder (never next to the
+    user's model). Returns ``(None, reason)`` when ORT cannot load the model.
+    """
+    if _has_external_data(model):
+        return None, "the model keeps tensors in external data, which onnxlint never reads"
+    tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
+    try:
+        out = tmp / "level1.onnx"
+        try:
+            import onnxruntime as ort
+        except ImportError:  # pragma: no cover - onnxruntime is a dependency
+            return None, "onnxruntime is not installed"
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        so.optimized_model_filepath = str(out)
+        so.log_severity_level = 4
+        so.intra_op_num_threads = 1
+        so.inter_op_num_threads = 1
+        try:
+            ort.InferenceSession(
+                model.SerializeToString(), so, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return None, f"ONNX Runtime could not load the model on CPU: {first[:300]}"
+        if not out.exists():
+            return None, "ONNX Runtime wrote no optimized model"
+        try:
+            return onnx.load(str(out), load_external_data=False), "ORT level-1 (basic), CPU only"
+        except Exception as exc:
+            return None, f"could not read ORT's optimized model: {exc}"
+    finally:
+        for p in tmp.glob("*"):
+            try:
+                p.unlink()
+            except OSError:
+                pass
+        try:
+            os.rmdir(tmp)
+        except OSError:
+            pass
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    def graph_has(g: onnx.GraphProto) -> bool:
+        for t in g.initializer:
+            if t.data_location == onnx.TensorProto.EXTERNAL:
+                return True
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH and graph_has(a.g):
+                    return True
+                if a.type == onnx.AttributeProto.GRAPHS and any(graph_has(s) for s in a.graphs):
+                    return True
+        return False
+
+    return graph_has(model.graph)
+
+
+# ---------------------------------------------------------------------------
+# Facts and verdicts
+
+
+def _attr_plain(a: onnx.AttributeProto) -> Any:
+    if a.type in (
+        onnx.AttributeProto.TENSOR,
+        onnx.AttributeProto.GRAPH,
+        onnx.AttributeProto.GRAPHS,
+        onnx.AttributeProto.SPARSE_TENSOR,
+        onnx.AttributeProto.TENSORS,
+        onnx.AttributeProto.TYPE_PROTO,
+        onnx.AttributeProto.TYPE_PROTOS,
+    ):
+        return None
+    v = onnx.helper.get_attribute_value(a)
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list):
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+    return v
+
+
+def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None, ...]:
+    if schema is None:
+        return (None,) * count
+    formals = getattr(schema, formals_attr)
+    if not formals:
+        return (None,) * count
+    names = {tc.type_param_str for tc in schema.type_constraints}
+    out: list[str | None] = []
+    for i in range(count):
+        f = formals[min(i, len(formals) - 1)]
+        out.append(f.type_str if f.type_str in names else None)
+    return tuple(out)
+
+
+def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
+    """NodeFacts for one node as ORT's capability code would see it."""
+    g = node.graph
+    ins = [lg.value_type(g, n) if n else ValueType() for n in node.inputs]
+    outs = [lg.value_type(g, n) if n else ValueType() for n in node.outputs]
+    attrs = {a.name: _attr_plain(a) for a in node.node.attribute}
+    return NodeFacts(
+        op_type=node.op_type,
+        domain=node.domain,
+        since_version=node.since_version,
+        opset=node.opset,
+        input_dtypes=tuple(v.dtype for v in ins),
+        output_dtypes=tuple(v.dtype for v in outs),
+        input_type_params=_type_params(node.schema, "inputs", len(ins)),
+        output_type_params=_type_params(node.schema, "outputs", len(outs)),
+        input_shapes=tuple(v.shape for v in ins),
+        output_shapes=tuple(v.shape for v in outs),
+        constant_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n)
+        ),
+        graph_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n)
+        ),
+        graph_outputs=frozenset(i for i, n in enumerate(node.outputs) if n and n in g.outputs),
+        absent_inputs=frozenset(i for i, n in enumerate(node.inputs) if not n),
+        attributes=attrs,
+        graph_node_count=graph_node_count,
+        name=node.name,
+    )
+
+
+@dataclass(frozen=True)
+class NodeAssignment:
+    """Verdicts of every EP for one node, and which EP claims it first."""
+
+    node: NodeRef
+    facts: NodeFacts
+    #: one verdict per EP in priority order (CPU last)
+    verdicts: tuple[Verdict, ...]
+    #: EP (ORT name) of the first profile that claims the node, CPU when none does
+    first_claimer: str
+    #: EPs whose claim ORT withdraws because of its CPU preference for shape computations
+    cpu_preferred_by: tuple[str, ...] = ()
+    #: the node sits in a control-flow body that an EP needing static control flow never sees
+    in_body_refused_by: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str:
+        return self.node.path
+
+    def verdict_for(self, ep: str) -> Verdict | None:
+        for v in self.verdicts:
+            if v.ep == ep:
+                return v
+        return None
+
+    def claims(self, ep: str) -> bool:
+        """Whether ``ep``'s GetCapability would offer this node (before grouping)."""
+        v = self.verdict_for(ep)
+        if v is None or not v.claimed:
+            return False
+        return ep not in self.cpu_preferred_by and ep not in self.in_body_refused_by
+
+
+@dataclass(eq=False)
+class LevelAssignment:
+    """Facts, verdicts and first claimer of every partitioned node at one graph level."""
+
+    graph: LevelGraph
+    profiles: list[Profile]
+    nodes: dict[str, NodeAssignment] = field(default_factory=dict)
+
+    @property
+    def level(self) -> str:
+        return self.graph.level
+
+    def __iter__(self) -> Iterator[NodeAssignment]:
+        return iter(self.nodes.values())
+
+    def get(self, node: NodeRef | str) -> NodeAssignment | None:
+        return self.nodes.get(node if isinstance(node, str) else node.path)
+
+
+def _with_cpu(profiles: Sequence[Profile]) -> list[Profile]:
+    from onnxlint import profiles as prof
+
+    out = list(profiles)
+    if not any(p.ep == CPU_EP for p in out):
+        try:
+            out.append(prof.get_profile("cpu"))
+        except prof.ProfileError:  # pragma: no cover - the CPU profile ships with onnxlint
+            pass
+    return out
+
+
+def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment:
+    """Verdicts of every EP for every partitioned node, plus the CPU preference rule."""
+    eps = _with_cpu(profiles)
+    result = LevelAssignment(graph=lg, profiles=eps)
+    for g in lg.graphs():
+        nodes = lg.nodes(g)
+        count = len(nodes)
+        # ORT asks EPs that need static control flow nothing about body nodes: they run on CPU.
+        static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
+        for n in nodes:
+            facts = node_facts(lg, n, count)
+            verdicts = tuple(evaluate(p, facts) for p in eps)
+            result.nodes[n.path] = NodeAssignment(
+                node=n,
+                facts=facts,
+                verdicts=verdicts,
+                first_claimer=CPU_EP,
+                in_body_refused_by=static_cf,
+            )
+    for p in eps:
+        if p.cpu_preferred_shape_nodes:
+            _apply_cpu_preference(lg, result, p.ep)
+    _fill_first_claimer(result, eps)
+    return result
+
+
+def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None:
+    from dataclasses import replace
+
+    for path, na in list(result.nodes.items()):
+        first = next((p.ep for p in eps if na.claims(p.ep)), CPU_EP)
+        result.nodes[path] = replace(na, first_claimer=first)
+
+
+def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> None:
+    """ORT's GetCpuPreferredNodes for one kernel EP, per graph.
+
+    Seeds: consumers of outputs the EP's kernels leave in CPU memory (Shape,
+    Size). A candidate the EP would run moves to CPU when every input is a
+    CPU value (a seed output, an output of a node already moved), a graph
+    input or a small initializer, none is float16/bfloat16, and no CPU input
+    lands on a slot the EP's kernel reads from CPU anyway; the move then
+    propagates to its consumers. Candidates are taken in topological order.
+    """
+    from dataclasses import replace
+
+    for g in lg.graphs():
+        nodes = lg.nodes(g)
+        order = {n.path: i for i, n in enumerate(topological_order(g, nodes))}
+        tentative = {
+            n.path for n in nodes if (na := result.nodes.get(n.path)) and na.claims(ep)
+        }
+        cpu_values: set[str] = set()
+        candidates: set[str] = set()
+        by_path = {n.path: n for n in nodes}
+
+        def consumers(name: str) -> list[NodeRef]:
+            return [c for c in g.consumers.get(name, []) if c.path in by_path]
+
+        for path in tentative:
+            n = by_path[path]
+            for slot in CPU_OUTPUT_OPS.get(n.op_type, ()) if n.domain == "ai.onnx" else ():
+                if slot < len(n.outputs) and n.outputs[slot]:
+                    cpu_values.add(n.outputs[slot])
+                    candidates.update(c.path for c in consumers(n.outputs[slot]))
+        visited: set[str] = set()
+        moved: set[str] = set()
+        while candidates:
+            cur = min(candidates, key=lambda p: order.get(p, 0))
+            candidates.discard(cur)
+            if cur in visited:
+                continue
+            visited.add(cur)
+            if cur not in tentative:
+                continue
+            n = by_path[cur]
+            cpu_slots = CPU_INPUT_SLOTS.get(n.op_type, ()) if n.domain == "ai.onnx" else ()
+            place = True
+            for i, name in enumerate(n.inputs):
+                if not name:
+                    continue
+                if lg.value_type(g, name).dtype in _NO_CPU_PREFERENCE_DTYPES:
+                    place = False
+                    break
+                elems = lg.initializer_elements(g, name)
+                if (elems is not None and elems <= SMALL_INITIALIZER_ELEMENTS) or lg.is_graph_input(
+                    g, name
+                ):
+                    continue
+                if name not in cpu_values or i in cpu_slots:
+                    place = False
+                    break
+            if place:
+                moved.add(cur)
+                cpu_values.update(o for o in n.outputs if o)
+                for o in n.outputs:
+                    if o:
+                        candidates.update(c.path for c in consumers(o))
+        for path in moved:
+            na = result.nodes[path]
+            result.nodes[path] = replace(na, cpu_preferred_by=(*na.cpu_preferred_by, ep))
+
+
+# ---------------------------------------------------------------------------
+# ORT's topological order
+
+
+def node_edges(
+    g: GraphRef, nodes: Sequence[NodeRef]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them."""
+    paths = {n.path for n in nodes}
+    preds: dict[str, list[str]] = {n.path: [] for n in nodes}
+    succs: dict[str, list[str]] = {n.path: [] for n in nodes}
+    for n in nodes:
+        names = list(n.inputs)
+        for sub in n.subgraphs.values():
+            names += sorted(_captured(sub))
+        for name in names:
+            if not name:
+                continue
+            p = g.producers.get(name)
+            if p is None or p.path not in paths or p.path == n.path:
+                continue
+            preds[n.path].append(p.path)
+            succs[p.path].append(n.path)
+    return preds, succs
+
+
+def _captured(g: GraphRef) -> set[str]:
+    names: set[str] = set()
+    for n in g.nodes:
+        for inp in n.inputs:
+            if inp and not g.is_defined_here(inp):
+                names.add(inp)
+        for sub in n.subgraphs.values():
+            names |= {x for x in _captured(sub) if not g.is_defined_here(x)}
+    return names
+
+
+def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
+    """ORT's GraphViewer order: a reverse DFS from the leaf nodes, inputs in index order.
+
+    The order matters: OpenVINO cuts clusters along it, and the QDQ-aware
+    grouping takes its root nodes in it.
+    """
+    by_path = {n.path: n for n in nodes}
+    index = {n.path: i for i, n in enumerate(nodes)}
+    preds, succs = node_edges(g, nodes)
+    leaves = [n.path for n in nodes if not succs[n.path]]
+    stack: list[tuple[str, bool]] = [(p, False) for p in leaves]
+    visited: set[str] = set()
+    out: list[NodeRef] = []
+    while stack:
+        path, leave = stack.pop()
+        if leave:
+            out.append(by_path[path])
+            continue
+        if path in visited:
+            continue
+        visited.add(path)
+        stack.append((path, True))
+        # ORT sorts inputs by descending index before pushing: the lowest index is visited first
+        for p in sorted(set(preds[path]), key=lambda x: -index[x]):
+            if p not in visited:
+                stack.append((p, False))
+    if len(out) < len(nodes):  # a cycle (invalid model): keep the remaining nodes in file order
+        seen = {n.path for n in out}
+        out += [n for n in nodes if n.path not in seen]
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The shared analysis
+
+
+class Assignment:
+    """``ctx.analysis(Assignment)``: verdicts per node and EP, per graph level, computed once.
+
+    ``level("exported")`` is always available; ``level("optimized")`` runs ORT
+    (CPU only) the first time it is asked for and returns None when ORT cannot
+    load the model (``optimized_note`` says why).
+    """
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+        self.profiles: list[Profile] = list(ctx.eps)
+        self._levels: dict[str, LevelAssignment | None] = {}
+        self.optimized_note: str | None = None
+
+    @property
+    def exported(self) -> LevelAssignment:
+        got = self.level(EXPORTED)
+        assert got is not None
+        return got
+
+    def level(self, level: str) -> LevelAssignment | None:
+        if level not in self._levels:
+            self._levels[level] = self._build(level)
+        return self._levels[level]
+
+    def _build(self, level: str) -> LevelAssignment | None:
+        if level == EXPORTED:
+            lg = build_level_graph(self.ctx.model, EXPORTED)
+            return assign_level(lg, self.profiles)
+        if level == OPTIMIZED:
+            model, note = optimized_model(copy.deepcopy(self.ctx.model))
+            self.optimized_note = note
+            if model is None:
+                return None
+            lg = build_level_graph(model, OPTIMIZED, source=self.ctx.index)
+            lg.note = note
+            return assign_level(lg, self.profiles)
+        raise ValueError(f"unknown graph level {level!r}")
