@@ -88,6 +88,17 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         "-j", "--jobs", type=int, default=1, metavar="N", help="lint N files in parallel"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    baseline = p.add_mutually_exclusive_group()
+    baseline.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="report only findings that FILE (written by --write-baseline) does not record",
+    )
+    baseline.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        help="record today's findings in FILE and exit 0 (adopt onnxlint on an existing model zoo)",
+    )
 
 
 def _parse_severity(items: Sequence[str] | None) -> dict[str, str] | None:
@@ -210,6 +221,11 @@ def run_lint(args: argparse.Namespace) -> int:
     if show_progress:
         print("\r\033[K", end="", file=sys.stderr)
 
+    baseline_exit = _apply_baseline(args, reports)
+    if isinstance(baseline_exit, int):
+        return baseline_exit
+    reports = baseline_exit
+
     fmt = jobs[0][1].format if args.format is None else args.format
     color = (
         fmt == "table" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
@@ -224,8 +240,42 @@ def run_lint(args: argparse.Namespace) -> int:
 
     if any(r.fatal for r in reports):
         return EXIT_USAGE
+    if getattr(args, "write_baseline", None):
+        return EXIT_OK  # the findings were just accepted
     fail_on = Severity.parse(jobs[0][1].fail_on)
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] | int:
+    """Write the baseline (--write-baseline) or drop the findings it records (--baseline).
+
+    Returns the reports to render, or an exit code when the baseline is unusable.
+    """
+    from onnxlint.baseline import Baseline, BaselineError
+
+    if getattr(args, "write_baseline", None):
+        target = Path(args.write_baseline)
+        base = Baseline.from_reports(reports, root=target.parent)
+        try:
+            base.write(target)
+        except OSError as exc:
+            print(f"onnxlint: error: cannot write baseline {target}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        print(
+            f"onnxlint: recorded {len(base)} finding{'s' if len(base) != 1 else ''} in {target}",
+            file=sys.stderr,
+        )
+        return reports
+    if getattr(args, "baseline", None):
+        try:
+            base = Baseline.load(args.baseline)
+        except BaselineError as exc:
+            print(f"onnxlint: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        result = base.filter(reports)
+        print(result.summary(args.baseline), file=sys.stderr)
+        return result.reports
+    return reports
 
 
 def _progress(i: int, n: int, path: Path) -> None:
