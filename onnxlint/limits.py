@@ -11,6 +11,9 @@ from typing import Any
 #: Protobuf cannot serialise a single message over 2 GiB; a larger file is not a valid model.
 PROTOBUF_LIMIT = 2**31 - 1
 
+#: the most subgraph nesting any configuration can allow (see ``Limits.__post_init__``)
+MAX_SUBGRAPH_DEPTH_CAP = 256
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -18,6 +21,13 @@ class Limits:
     max_subgraph_depth: int = 64
     max_nodes: int = 2_000_000
     max_dim: int = 2**40  # a dim above this is treated as a bogus claim in cost estimates
+
+    def __post_init__(self) -> None:
+        # graph code (the index, rules) recurses once or twice per subgraph level, and
+        # protobuf's C code recurses per message: a configured depth above the cap would
+        # trade a diagnostic for a RecursionError or a segfault
+        if self.max_subgraph_depth > MAX_SUBGRAPH_DEPTH_CAP:
+            object.__setattr__(self, "max_subgraph_depth", MAX_SUBGRAPH_DEPTH_CAP)
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> Limits:
