@@ -1,0 +1,603 @@
+"""Editor features as plain functions of a ``ModelState``: no server, no I/O.
+
+Each function takes the linted state (report, index, text map) and LSP
+positions and returns ``lsprotocol`` values; ``server.py`` only forwards
+requests here. Diagnostics become LSP diagnostics only here (ranges from the
+text map), as the house style asks: a finding knows its node, never its line.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.index import NodeRef
+from onnxlint.lsp.sourcemap import SourceMap, Token, tensor_elements
+from onnxlint.lsp.workspace import ModelState, path_to_uri
+
+SOURCE = "onnxlint"
+_SEVERITY = {
+    Severity.ERROR: lsp.DiagnosticSeverity.Error,
+    Severity.WARNING: lsp.DiagnosticSeverity.Warning,
+    Severity.INFO: lsp.DiagnosticSeverity.Information,
+    Severity.HINT: lsp.DiagnosticSeverity.Hint,
+}
+_PARSE_POS = re.compile(r"line:\s*(\d+)\s*column:\s*(\d+)")
+
+
+# ---------------------------------------------------------------------------
+# Diagnostics
+
+
+def _line_range(smap: SourceMap | None, line: int, start: int = 0) -> lsp.Range:
+    end = start + 1
+    if smap is not None:
+        lines = smap.lines
+        if 0 <= line < len(lines):
+            end = max(len(lines[line]), start + 1)
+    return lsp.Range(lsp.Position(line, start), lsp.Position(line, end))
+
+
+def diagnostic_range(d: Diagnostic, smap: SourceMap | None, *, is_text: bool) -> lsp.Range:
+    """Where a finding sits in a text: the node's line, else the tensor's, else the graph's."""
+    loc = d.location
+    if d.code == "OL006" and is_text:
+        m = _PARSE_POS.search(d.message)
+        if m:
+            line, col = max(int(m.group(1)) - 1, 0), max(int(m.group(2)) - 1, 0)
+            return lsp.Range(lsp.Position(line, col), lsp.Position(line, col + 1))
+    if smap is None:
+        return _line_range(None, 0)
+    if loc.node_path and loc.node_path in smap.nodes:
+        entry = smap.nodes[loc.node_path]
+        if loc.tensor:
+            for tok in smap.tokens:
+                if tok.node == loc.node_path and tok.name == loc.tensor:
+                    return lsp.Range(
+                        lsp.Position(tok.line, tok.start), lsp.Position(tok.line, tok.end)
+                    )
+        return _line_range(smap, entry.line, entry.start)
+    if loc.tensor:
+        tok = smap.definition_of(loc.tensor, loc.graph)
+        if tok is not None:
+            return lsp.Range(lsp.Position(tok.line, tok.start), lsp.Position(tok.line, tok.end))
+    graph = smap.graphs.get(loc.graph)
+    if graph is not None:
+        return _line_range(smap, graph.line)
+    return _line_range(smap, 0)
+
+
+def rule_doc_uri(code: str, docs_dir: Path | None) -> str | None:
+    """The page documenting ``code``: a local Markdown file the server wrote, if any."""
+    if docs_dir is None:
+        return None
+    page = docs_dir / f"{code}.md"
+    return path_to_uri(page) if page.is_file() else None
+
+
+def to_lsp(
+    d: Diagnostic,
+    smap: SourceMap | None,
+    *,
+    is_text: bool,
+    model_uri: str,
+    docs_dir: Path | None = None,
+    with_location_prefix: bool = False,
+) -> lsp.Diagnostic:
+    """One onnxlint finding as an LSP diagnostic, with ``data`` for code actions."""
+    loc = d.location
+    message = d.message
+    if with_location_prefix and (loc.node_index is not None or loc.tensor or loc.graph != "main"):
+        message = f"{loc.describe()}: {message}"
+    if d.ep:
+        message = f"[{d.ep}] {message}"
+    if d.fix is not None:
+        message += f"\nFix: {d.fix.title}"
+    href = rule_doc_uri(d.code, docs_dir)
+    related = []
+    if smap is not None:
+        for r in d.related:
+            fake = Diagnostic(d.code, d.rule, d.category, d.severity, "", location=r)
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    location=lsp.Location(
+                        uri=model_uri, range=diagnostic_range(fake, smap, is_text=is_text)
+                    ),
+                    message=r.describe(),
+                )
+            )
+    return lsp.Diagnostic(
+        range=diagnostic_range(d, smap, is_text=is_text),
+        message=message,
+        severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
+        code=d.code,
+        code_description=lsp.CodeDescription(href=href) if href else None,
+        source=SOURCE,
+        related_information=related or None,
+        data={
+            "code": d.code,
+            "rule": d.rule,
+            "category": d.category.value,
+            "node_path": loc.node_path,
+            "node_name": loc.node_name,
+            "graph": loc.graph,
+            "tensor": loc.tensor,
+            "ep": d.ep,
+            "fix": d.fix.to_dict() if d.fix else None,
+            "model_uri": model_uri,
+        },
+    )
+
+
+def diagnostics_for(
+    state: ModelState, *, view: str, docs_dir: Path | None = None
+) -> list[lsp.Diagnostic]:
+    """The LSP diagnostics of a model for one of its URIs.
+
+    ``view`` is ``text`` (a .onnxtxt document: exact ranges), ``file`` (a binary
+    .onnx file: no text, so everything on line 0 with the node named in the
+    message) or ``graph`` (the graph view: each finding on its node's line).
+    """
+    smap = state.source if view in ("text", "graph") else None
+    return [
+        to_lsp(
+            d,
+            smap,
+            is_text=view == "text",
+            model_uri=state.uri,
+            docs_dir=docs_dir,
+            with_location_prefix=view == "file",
+        )
+        for d in state.report.diagnostics
+    ] + [
+        lsp.Diagnostic(
+            range=_line_range(smap, 0),
+            message=note,
+            severity=lsp.DiagnosticSeverity.Warning,
+            source=SOURCE,
+            code="settings",
+        )
+        for note in state.notes
+        if view != "graph"
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Hover
+
+
+def _node_ref(state: ModelState, path: str) -> NodeRef | None:
+    return state.index.node_by_path(path) if state.index is not None else None
+
+
+def _node_findings(state: ModelState, path: str) -> list[Diagnostic]:
+    return [d for d in state.report.diagnostics if d.location.node_path == path]
+
+
+def partition_of(state: ModelState, node_path: str) -> tuple[int, Any] | None:
+    """(position, partition) of the predicted partition holding ``node_path``, if filled in."""
+    for i, part in enumerate(state.report.partitions):
+        members = _get(part, "nodes") or _get(part, "node_paths") or ()
+        names = {
+            m if isinstance(m, str) else (_get(m, "path") or _get(m, "node_path")) for m in members
+        }
+        if node_path in names:
+            return i, part
+    return None
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def node_hover_markdown(state: ModelState, path: str) -> str:
+    ref = _node_ref(state, path)
+    if ref is None:
+        return f"`{path}`"
+    lines = [f"**{ref.op_type}** `{ref.path}`", ""]
+    domain = ref.domain
+    rev = ref.since_version
+    lines.append(
+        f"- domain `{domain}`, opset {ref.opset if ref.opset is not None else '?'}, "
+        + (f"operator revision {rev}" if rev is not None else "no schema at this opset")
+    )
+    for kind, names in (("inputs", ref.inputs), ("outputs", ref.outputs)):
+        if names:
+            typed = [
+                f"`{n}`: {state.value_types.get((ref.graph.path, n), '?')}" for n in names if n
+            ]
+            lines.append(f"- {kind}: " + ", ".join(typed))
+    ep = state.report.assignment.get(path)
+    if ep:
+        lines.append(f"- predicted EP: **{ep}**")
+    part = partition_of(state, path)
+    if part is not None:
+        i, p = part
+        lines.append(f"- predicted partition #{i + 1} on {_get(p, 'ep') or '?'}")
+    confirmed = state.confirmed.get(path)
+    if confirmed:
+        lines.append(f"- confirmed EP (real session): **{confirmed}**")
+    findings = _node_findings(state, path)
+    refusals = [d for d in findings if d.category.value == "ep-support"]
+    for d in refusals:
+        lines.append(f"- refused by {d.ep or 'an EP'}: {d.message}")
+    others = [d for d in findings if d not in refusals]
+    if others:
+        lines += ["", "**Findings**"]
+        lines += [f"- `{d.code}` {d.message}" for d in others]
+    return "\n".join(lines)
+
+
+def value_hover_markdown(state: ModelState, tok: Token) -> str:
+    typ = state.value_types.get((tok.graph, tok.name), "?")
+    lines = [f"**{tok.name}**: `{typ}`"]
+    g = None
+    if state.index is not None:
+        g = next((x for x in state.index.graphs if x.path == tok.graph), None)
+    while g is not None:
+        if tok.name in g.producers:
+            lines.append(
+                f"- produced by `{g.producers[tok.name].path}` ({g.producers[tok.name].op_type})"
+            )
+            break
+        if tok.name in g.initializers:
+            init = g.initializers[tok.name]
+            lines.append(f"- initializer of `{g.path}`, {tensor_elements(init)} elements")
+            break
+        if tok.name in g.inputs:
+            lines.append(f"- input of graph `{g.path}`")
+            break
+        g = g.outer
+    if state.index is not None:
+        consumers = [
+            n
+            for x in state.index.graphs
+            if x.path == tok.graph
+            for n in x.consumers.get(tok.name, [])
+        ]
+        if consumers:
+            lines.append(
+                f"- read by {len(consumers)} node(s): "
+                + ", ".join(f"`{n.label}`" for n in consumers[:8])
+            )
+    return "\n".join(lines)
+
+
+def hover(state: ModelState, pos: lsp.Position) -> lsp.Hover | None:
+    smap = state.source
+    if smap is None:
+        return None
+    tok = smap.token_at(pos.line, pos.character)
+    if tok is not None:
+        rng = lsp.Range(lsp.Position(tok.line, tok.start), lsp.Position(tok.line, tok.end))
+        return lsp.Hover(
+            lsp.MarkupContent(lsp.MarkupKind.Markdown, value_hover_markdown(state, tok)), rng
+        )
+    entry = smap.node_at(pos.line)
+    if entry is None or entry.line != pos.line:
+        return None
+    rng = lsp.Range(
+        lsp.Position(entry.line, entry.op_start), lsp.Position(entry.line, entry.op_end)
+    )
+    return lsp.Hover(
+        lsp.MarkupContent(lsp.MarkupKind.Markdown, node_hover_markdown(state, entry.path)), rng
+    )
+
+
+# ---------------------------------------------------------------------------
+# Symbols, definition
+
+
+def document_symbols(state: ModelState) -> list[lsp.DocumentSymbol]:
+    """Graphs, their nodes, and subgraphs under the node that owns them (the Outline)."""
+    smap, index = state.source, state.index
+    if smap is None or index is None:
+        return []
+    lines = smap.lines
+
+    def rng(line: int, end_line: int | None = None) -> lsp.Range:
+        end_line = line if end_line is None else max(end_line, line)
+        end_col = len(lines[end_line]) if 0 <= end_line < len(lines) else 0
+        return lsp.Range(lsp.Position(line, 0), lsp.Position(end_line, end_col))
+
+    def graph_symbol(g: Any) -> lsp.DocumentSymbol | None:
+        entry = smap.graphs.get(g.path)
+        if entry is None:
+            return None
+        children = []
+        end = entry.end_line
+        for n in g.nodes:
+            ne = smap.nodes.get(n.path)
+            if ne is None:
+                continue
+            end = max(end, ne.end_line)
+            subs = [s for s in (graph_symbol(sg) for sg in n.subgraphs.values()) if s is not None]
+            sel = lsp.Range(lsp.Position(ne.line, ne.op_start), lsp.Position(ne.line, ne.op_end))
+            full = rng(ne.line, ne.end_line)
+            children.append(
+                lsp.DocumentSymbol(
+                    name=n.label,
+                    detail=n.op_type,
+                    kind=lsp.SymbolKind.Function if g.is_function else lsp.SymbolKind.Method,
+                    range=full,
+                    selection_range=sel,
+                    children=subs or None,
+                )
+            )
+        kind = lsp.SymbolKind.Function if entry.kind == "function" else lsp.SymbolKind.Module
+        return lsp.DocumentSymbol(
+            name=g.path if entry.kind == "function" else f"{entry.name} ({g.path})",
+            detail=f"{len(g.nodes)} nodes",
+            kind=kind,
+            range=rng(entry.line, end),
+            selection_range=rng(entry.line),
+            children=children or None,
+        )
+
+    out = []
+    for g in [index.main, *index.functions.values()]:
+        sym = graph_symbol(g)
+        if sym is not None:
+            out.append(sym)
+    return out
+
+
+def definition(state: ModelState, uri: str, pos: lsp.Position) -> lsp.Location | None:
+    """From a value under the cursor to where it is produced (node output, input, initializer)."""
+    smap = state.source
+    if smap is None:
+        return None
+    tok = smap.token_at(pos.line, pos.character)
+    if tok is None:
+        return None
+    target = smap.definition_of(tok.name, tok.graph)
+    if target is None:
+        return None
+    return lsp.Location(
+        uri=uri,
+        range=lsp.Range(
+            lsp.Position(target.line, target.start), lsp.Position(target.line, target.end)
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------
+# Inlay hints and code lenses: the predicted EP per node and per partition
+
+
+def inlay_hints(state: ModelState, rng: lsp.Range) -> list[lsp.InlayHint]:
+    smap = state.source
+    if smap is None or not state.report.assignment:
+        return []
+    lines = smap.lines
+    out = []
+    for path, ep in state.report.assignment.items():
+        entry = smap.nodes.get(path)
+        if entry is None or not (rng.start.line <= entry.line <= rng.end.line):
+            continue
+        label = f"→ {ep}"
+        confirmed = state.confirmed.get(path)
+        if confirmed and confirmed != ep:
+            label += f" (ran on {confirmed})"
+        out.append(
+            lsp.InlayHint(
+                position=lsp.Position(entry.line, len(lines[entry.line])),
+                label=label,
+                kind=lsp.InlayHintKind.Type,
+                padding_left=True,
+            )
+        )
+    return out
+
+
+def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
+    """A summary lens on the first line, and one per predicted partition at its first node."""
+    smap = state.source
+    if smap is None:
+        return []
+    counts = state.report.counts()
+    parts = [f"{n} {label}{'s' if n != 1 else ''}" for label, n in counts.items() if n]
+    eps = ", ".join(state.report.eps) or "no EP selected"
+    title = f"onnxlint: {', '.join(parts) if parts else 'no findings'} · EPs: {eps}"
+    if state.report.assignment:
+        per_ep = Counter(state.report.assignment.values())
+        title += " · predicted: " + ", ".join(f"{n} on {ep}" for ep, n in per_ep.most_common())
+    lenses = [
+        lsp.CodeLens(
+            range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+            command=lsp.Command(title=title, command=""),
+        )
+    ]
+    for i, part in enumerate(state.report.partitions):
+        members = _get(part, "nodes") or _get(part, "node_paths") or ()
+        first = next((m if isinstance(m, str) else _get(m, "path") for m in members), None)
+        entry = smap.nodes.get(first) if first else None
+        if entry is None:
+            continue
+        lenses.append(
+            lsp.CodeLens(
+                range=lsp.Range(lsp.Position(entry.line, 0), lsp.Position(entry.line, 0)),
+                command=lsp.Command(
+                    title=f"partition #{i + 1} · {_get(part, 'ep') or '?'} · {len(members)} nodes",
+                    command="",
+                ),
+            )
+        )
+    return lenses
+
+
+# ---------------------------------------------------------------------------
+# Code actions: suppressions written into the configuration through the editor
+
+
+def _toml_key(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def add_ignore(text: str, table: str, key: str, code: str) -> str | None:
+    """``text`` with ``code`` added to ``table.key``'s list, or None if that cannot be done safely.
+
+    Appends to an existing ``key = [...]`` line of the table, else adds the line
+    under the table header, else adds the table at the end. The result must
+    parse as TOML and hold the code, or nothing is offered.
+    """
+    lines = text.split("\n")
+    header = f"[{table}]"
+    key_text = _toml_key(key)
+    try:
+        start = next(i for i, ln in enumerate(lines) if ln.strip() == header)
+    except StopIteration:
+        start = None
+    if start is None:
+        sep = "" if text.endswith("\n") or not text else "\n"
+        new = (
+            f"{text}{sep}{'' if not text else chr(10)}{header}\n{key_text} = [{_toml_key(code)}]\n"
+        )
+    else:
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),
+            len(lines),
+        )
+        done = False
+        for i in range(start + 1, end):
+            m = re.match(rf"^\s*{re.escape(key_text)}\s*=\s*\[(.*)\]\s*$", lines[i])
+            if m:
+                inner = m.group(1).strip().rstrip(",")
+                items = f"{inner}, {_toml_key(code)}" if inner else _toml_key(code)
+                lines[i] = f"{key_text} = [{items}]"
+                done = True
+                break
+        if not done:
+            lines.insert(start + 1, f"{key_text} = [{_toml_key(code)}]")
+        new = "\n".join(lines)
+    try:
+        parsed = tomllib.loads(new)
+    except tomllib.TOMLDecodeError:
+        return None
+    node: Any = parsed
+    for part in _split_table(table):
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    if not isinstance(node, dict) or code not in node.get(key, []):
+        return None
+    return new
+
+
+def _split_table(table: str) -> list[str]:
+    return [p.strip('"') for p in re.findall(r'"[^"]*"|[^.]+', table)]
+
+
+def suppression_edits(
+    config_path: Path, config_text: str | None, model_rel: str, data: dict[str, Any]
+) -> list[tuple[str, lsp.WorkspaceEdit]]:
+    """(title, edit) pairs that silence a finding in the configuration file.
+
+    The server never writes the configuration itself: the editor applies the
+    edit to the (possibly unsaved) document, where the user sees and can undo it.
+    A missing ``onnxlint.toml`` is created.
+    """
+    code = data.get("code")
+    if not code:
+        return []
+    is_pyproject = config_path.name == "pyproject.toml"
+    prefix = "tool.onnxlint." if is_pyproject else ""
+    text = config_text or ""
+    uri = path_to_uri(config_path)
+    out: list[tuple[str, lsp.WorkspaceEdit]] = []
+    candidates = []
+    node_path = data.get("node_path")
+    if node_path:
+        candidates.append(
+            (
+                f"Ignore {code} for node {node_path} ({config_path.name})",
+                f"{prefix}per-node-ignores",
+                node_path,
+            )
+        )
+    candidates.append(
+        (
+            f"Ignore {code} in {model_rel} ({config_path.name})",
+            f"{prefix}per-file-ignores",
+            model_rel,
+        )
+    )
+    for title, table, key in candidates:
+        new = add_ignore(text, table, key, code)
+        if new is None:
+            continue
+        if config_text is None:
+            changes: list[Any] = [
+                lsp.CreateFile(
+                    kind="create", uri=uri, options=lsp.CreateFileOptions(ignore_if_exists=True)
+                ),
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=None
+                    ),
+                    edits=[lsp.TextEdit(lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)), new)],
+                ),
+            ]
+            edit = lsp.WorkspaceEdit(document_changes=changes)
+        else:
+            n_lines = text.count("\n")
+            last = text.split("\n")[-1]
+            whole = lsp.Range(lsp.Position(0, 0), lsp.Position(n_lines, len(last)))
+            edit = lsp.WorkspaceEdit(changes={uri: [lsp.TextEdit(whole, new)]})
+        out.append((title, edit))
+    return out
+
+
+def code_actions(
+    state: ModelState,
+    diagnostics: list[lsp.Diagnostic],
+    config_path: Path,
+    config_text: str | None,
+    model_rel: str,
+    fix_available: bool = False,
+) -> list[lsp.CodeAction]:
+    actions: list[lsp.CodeAction] = []
+    seen: set[str] = set()
+    for diag in diagnostics:
+        data = diag.data if isinstance(diag.data, dict) else None
+        if not data or diag.source != SOURCE:
+            continue
+        fix = data.get("fix") or {}
+        if fix_available and fix.get("action"):
+            title = f"{fix['title']} (writes a new model next to the original)"
+            if title not in seen:
+                seen.add(title)
+                actions.append(
+                    lsp.CodeAction(
+                        title=title,
+                        kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[diag],
+                        command=lsp.Command(
+                            title=title,
+                            command="onnxlint.applyFix",
+                            arguments=[
+                                {"model_uri": state.uri, "fix": fix, "code": data.get("code")}
+                            ],
+                        ),
+                    )
+                )
+        for title, edit in suppression_edits(config_path, config_text, model_rel, data):
+            if title in seen:
+                continue
+            seen.add(title)
+            actions.append(
+                lsp.CodeAction(
+                    title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[diag], edit=edit
+                )
+            )
+    return actions
+
+
+def location_of(data: dict[str, Any]) -> Location:
+    return Location(graph=data.get("graph") or "main", node_name=data.get("node_name"))

@@ -1,0 +1,540 @@
+"""The pygls server: wires LSP messages to ``service``, ``workspace`` and ``features``.
+
+No lint logic lives here. Start it with ``onnxlint lsp`` (stdio).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from onnxlint import __version__
+from onnxlint.lsp import features
+from onnxlint.lsp.service import LintService
+from onnxlint.lsp.settings import SECTION, Settings, parse_settings
+from onnxlint.lsp.workspace import (
+    DATA_SUFFIXES,
+    ModelState,
+    graph_uri,
+    is_graph_uri,
+    is_model,
+    path_to_uri,
+    scan,
+    uri_to_path,
+)
+
+log = logging.getLogger("onnxlint.lsp")
+
+GRAPH_VIEW_REQUEST = "onnxlint/graphView"
+RELINT_COMMAND = "onnxlint.relint"
+APPLY_FIX_COMMAND = "onnxlint.applyFix"
+WATCH_GLOBS = (
+    "**/*.onnx",
+    "**/*.onnxtxt",
+    "**/*.{data,bin,onnx_data,weights,pb}",
+    "**/{pyproject.toml,onnxlint.toml}",
+)
+
+
+class OnnxLintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "onnxlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full
+        )
+        self.settings = Settings()
+        self.roots: list[Path] = []
+        self.service = LintService(self._publish, self._open_text)
+        self.graph_views: set[str] = set()  # graph view URIs the client shows
+        self.docs_dir: Path | None = None
+        self.known: dict[str, Path] = {}  # every model URI linted so far
+        self._reported: set[str] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # -- helpers ------------------------------------------------------------------------
+    def _open_text(self, uri: str) -> tuple[str, int | None] | None:
+        """The editor's text of a .onnxtxt document, if it is open (unsaved edits count)."""
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or is_graph_uri(uri):
+            return None
+        return doc.source, doc.version
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def model_uri(self, uri: str) -> str:
+        """The model URI for a document URI (graph views map to their model file)."""
+        if is_graph_uri(uri):
+            path = uri_to_path(uri)
+            return path_to_uri(path) if path else uri
+        return uri
+
+    async def state_for(self, uri: str) -> ModelState | None:
+        muri = self.model_uri(uri)
+        state = self.service.states.get(muri)
+        if state is None:
+            state = await self.service.analyse_now(muri, uri_to_path(muri))
+        return state
+
+    def _publish(self, state: ModelState) -> None:
+        self.known[state.uri] = state.path or Path()
+        for note in state.notes:
+            if note not in self._reported:
+                self._reported.add(note)
+                self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, note))
+        if state.is_text:
+            diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
+            self._send(state.uri, diags, state.version)
+            return
+        self._send(state.uri, features.diagnostics_for(state, view="file", docs_dir=self.docs_dir))
+        if state.path is not None:
+            guri = graph_uri(state.path)
+            if guri in self.graph_views:
+                self._send(
+                    guri, features.diagnostics_for(state, view="graph", docs_dir=self.docs_dir)
+                )
+        timing = self.service.timings.get(state.uri)
+        if timing is not None:
+            log.info("linted %s in %.3f s", state.uri, timing.finished - timing.scheduled)
+
+    def _send(self, uri: str, diags: list[lsp.Diagnostic], version: int | None = None) -> None:
+        self.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
+        )
+
+    def schedule(self, uri: str, delay: float | None = None) -> None:
+        path = uri_to_path(uri)
+        self.service.schedule(uri, path, delay)
+
+    async def apply_settings(self, raw: Any) -> None:
+        settings = parse_settings(raw)
+        for problem in settings.problems:
+            self.window_show_message(
+                lsp.ShowMessageParams(
+                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
+                )
+            )
+        changed = settings.key() != self.settings.key() or settings.confirm != self.settings.confirm
+        self.settings = settings
+        self.service.settings = settings
+        if changed:
+            for uri in list(self.known):
+                self.schedule(uri, delay=0)
+
+    async def pull_configuration(self) -> None:
+        caps = self.client_capabilities.workspace
+        if caps is None or not caps.configuration:
+            return
+        try:
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(
+                    lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SECTION)])
+                ),
+                timeout=10,
+            )
+        except Exception as exc:
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        if result and result[0] is not None:
+            await self.apply_settings(result[0])
+
+    async def scan_workspace(self) -> None:
+        """Lint every model under the workspace folders, reporting work-done progress."""
+        loop = asyncio.get_running_loop()
+        files = await loop.run_in_executor(self.service.executor, lambda: list(scan(self.roots)))
+        token: str | None = None
+        window = self.client_capabilities.window
+        if window is not None and window.work_done_progress:
+            token = f"onnxlint-scan-{uuid.uuid4().hex[:8]}"
+            try:
+                await self.work_done_progress.create_async(token)
+                self.work_done_progress.begin(
+                    token,
+                    lsp.WorkDoneProgressBegin(
+                        title="onnxlint", message=f"checking {len(files)} model(s)", percentage=0
+                    ),
+                )
+            except Exception:
+                token = None
+        for i, path in enumerate(files, 1):
+            uri = path_to_uri(path)
+            if uri in self.service.states:
+                continue  # opened or changed while scanning: already linted
+            state = await self.service.analyse_now(uri, path)
+            if state is not None:
+                self._publish(state)
+            if token:
+                self.work_done_progress.report(
+                    token,
+                    lsp.WorkDoneProgressReport(
+                        message=f"{i}/{len(files)} {path.name}",
+                        percentage=int(100 * i / max(len(files), 1)),
+                    ),
+                )
+        if token:
+            self.work_done_progress.end(
+                token, lsp.WorkDoneProgressEnd(message=f"{len(files)} model(s) checked")
+            )
+
+    async def register_watchers(self) -> None:
+        caps = self.client_capabilities.workspace
+        watched = caps.did_change_watched_files if caps else None
+        if watched is None or not watched.dynamic_registration:
+            return
+        options = lsp.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[lsp.FileSystemWatcher(glob_pattern=g) for g in WATCH_GLOBS]
+        )
+        try:
+            await self.client_register_capability_async(
+                lsp.RegistrationParams(
+                    registrations=[
+                        lsp.Registration(
+                            id="onnxlint-watch",
+                            method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=options,
+                        )
+                    ]
+                )
+            )
+        except Exception as exc:
+            log.warning("could not register file watchers: %s", exc)
+
+
+server = OnnxLintServer()
+
+
+# -- lifecycle ---------------------------------------------------------------------------
+@server.feature(lsp.INITIALIZE)
+def on_initialize(ls: OnnxLintServer, params: lsp.InitializeParams) -> None:
+    roots = [uri_to_path(f.uri) for f in params.workspace_folders or []]
+    if not roots and params.root_uri:
+        roots = [uri_to_path(params.root_uri)]
+    ls.roots = [r for r in roots if r is not None]
+    opts = params.initialization_options
+    if isinstance(opts, dict) and opts:
+        settings = parse_settings(opts)
+        ls.settings = settings
+        ls.service.settings = settings
+        ls._reported.update(settings.problems)
+        for problem in settings.problems:
+            ls.window_show_message(
+                lsp.ShowMessageParams(
+                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
+                )
+            )
+
+
+@server.feature(lsp.INITIALIZED)
+async def on_initialized(ls: OnnxLintServer, params: lsp.InitializedParams) -> None:
+    ls.docs_dir = await asyncio.get_running_loop().run_in_executor(
+        ls.service.executor, write_rule_docs
+    )
+
+    async def start() -> None:
+        await ls.register_watchers()
+        await ls.pull_configuration()
+        await ls.scan_workspace()
+
+    ls.spawn(start())
+
+
+@server.feature(lsp.SHUTDOWN)
+def on_shutdown(ls: OnnxLintServer, params: None) -> None:
+    ls.service.shutdown()
+
+
+# -- documents ----------------------------------------------------------------------------
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: OnnxLintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if is_graph_uri(uri):
+        ls.graph_views.add(uri)
+        state = ls.service.states.get(ls.model_uri(uri))
+        if state is not None:
+            ls._publish(state)
+        else:
+            ls.schedule(ls.model_uri(uri), delay=0)
+        return
+    path = uri_to_path(uri)
+    if path is not None and is_model(path):
+        ls.schedule(uri, delay=0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: OnnxLintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if not is_graph_uri(uri) and path is not None and is_model(path):
+        ls.schedule(uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: OnnxLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    path = uri_to_path(uri)
+    if path is not None and path.name in ("pyproject.toml", "onnxlint.toml"):
+        relint_all(ls)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if is_graph_uri(uri):
+        ls.graph_views.discard(uri)
+        ls._send(uri, [])
+        return
+    path = uri_to_path(uri)
+    if path is not None and is_model(path):
+        # back to the file on disk (the unsaved edits are gone)
+        ls.schedule(uri, delay=0) if path.exists() else ls._send(uri, [])
+
+
+def relint_all(ls: OnnxLintServer) -> None:
+    ls.service.clear_cache()
+    for uri in list(ls.known):
+        ls.schedule(uri, delay=0)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched(ls: OnnxLintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    for change in params.changes:
+        path = uri_to_path(change.uri)
+        if path is None:
+            continue
+        if path.name in ("pyproject.toml", "onnxlint.toml"):
+            relint_all(ls)
+        elif is_model(path):
+            if change.type == lsp.FileChangeType.Deleted:
+                ls.service.cancel(change.uri)
+                ls.service.states.pop(change.uri, None)
+                ls.known.pop(change.uri, None)
+                ls._send(change.uri, [])
+                if ls.model_uri(graph_uri(path)) == change.uri:
+                    ls._send(graph_uri(path), [])
+            elif change.uri not in ls.workspace.text_documents:
+                ls.schedule(change.uri)
+        elif path.suffix.lower() in DATA_SUFFIXES:
+            # an external-data file changed: re-check the models next to it
+            for uri, mpath in list(ls.known.items()):
+                if mpath.parent == path.parent:
+                    ls.schedule(uri)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(
+    ls: OnnxLintServer, params: lsp.DidChangeConfigurationParams
+) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and SECTION in settings:
+        await ls.apply_settings(settings[SECTION])
+    else:
+        await ls.pull_configuration()
+
+
+# -- pull diagnostics ---------------------------------------------------------------------
+@server.feature(
+    lsp.TEXT_DOCUMENT_DIAGNOSTIC,
+    lsp.DiagnosticOptions(
+        identifier=SECTION, inter_file_dependencies=False, workspace_diagnostics=False
+    ),
+)
+async def pull_diagnostics(ls: OnnxLintServer, params: lsp.DocumentDiagnosticParams) -> Any:
+    uri = params.text_document.uri
+    muri = ls.model_uri(uri)
+    path = uri_to_path(muri)
+    state = await ls.service.analyse_now(muri, path)
+    if state is None:
+        return lsp.RelatedFullDocumentDiagnosticReport(items=[])
+    if params.previous_result_id == state.result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=state.result_id)
+    view = "graph" if is_graph_uri(uri) else ("text" if state.is_text else "file")
+    return lsp.RelatedFullDocumentDiagnosticReport(
+        items=features.diagnostics_for(state, view=view, docs_dir=ls.docs_dir),
+        result_id=state.result_id,
+    )
+
+
+# -- graph view ---------------------------------------------------------------------------
+@server.feature(GRAPH_VIEW_REQUEST)
+async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
+    """``{uri}`` of a model -> ``{uri, text, nodes: [{path, line}], error}``."""
+    uri = _param(params, "uri")
+    if not uri:
+        return {"uri": None, "text": "", "nodes": [], "error": "no uri given"}
+    muri = ls.model_uri(uri)
+    path = uri_to_path(muri)
+    state = await ls.service.analyse_now(muri, path)
+    if state is None or path is None:
+        return {"uri": None, "text": "", "nodes": [], "error": f"cannot read {uri}"}
+    guri = graph_uri(path)
+    ls.graph_views.add(guri)
+    ls._publish(state)
+    if state.source is None:
+        lines = [f"# onnxlint: {path.name} could not be rendered as a graph"]
+        lines += [f"# {d.code} {d.message}" for d in state.report.diagnostics]
+        return {"uri": guri, "text": "\n".join(lines) + "\n", "nodes": [], "error": None}
+    text = state.source.text if not state.is_text else path.read_text("utf-8", "replace")
+    return {
+        "uri": guri,
+        "text": text,
+        "nodes": [{"path": p, "line": e.line} for p, e in state.source.nodes.items()],
+        "error": None,
+    }
+
+
+def _param(params: Any, key: str) -> Any:
+    if isinstance(params, dict):
+        return params.get(key)
+    return getattr(params, key, None)
+
+
+# -- editor features ----------------------------------------------------------------------
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+async def on_hover(ls: OnnxLintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    state = await ls.state_for(params.text_document.uri)
+    return features.hover(state, params.position) if state else None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+async def on_symbols(
+    ls: OnnxLintServer, params: lsp.DocumentSymbolParams
+) -> list[lsp.DocumentSymbol]:
+    state = await ls.state_for(params.text_document.uri)
+    return features.document_symbols(state) if state else []
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+async def on_definition(ls: OnnxLintServer, params: lsp.DefinitionParams) -> lsp.Location | None:
+    state = await ls.state_for(params.text_document.uri)
+    return features.definition(state, params.text_document.uri, params.position) if state else None
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+async def on_inlay_hints(ls: OnnxLintServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    state = await ls.state_for(params.text_document.uri)
+    return features.inlay_hints(state, params.range) if state else []
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+async def on_code_lens(ls: OnnxLintServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    state = await ls.state_for(params.text_document.uri)
+    return features.code_lenses(state) if state else []
+
+
+@server.feature(
+    lsp.TEXT_DOCUMENT_CODE_ACTION,
+    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]),
+)
+async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    state = await ls.state_for(params.text_document.uri)
+    if state is None or state.path is None:
+        return []
+    config_path, config_text, model_rel = await asyncio.get_running_loop().run_in_executor(
+        ls.service.executor,
+        lambda: suppression_target(state.path, ls.roots),  # type: ignore[arg-type]
+    )
+    return features.code_actions(
+        state,
+        list(params.context.diagnostics),
+        config_path,
+        config_text,
+        model_rel,
+        fix_available(),
+    )
+
+
+def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None, str]:
+    """The configuration file a suppression goes into, its text (None: to create), the model's key."""
+    from onnxlint.config import find_config_file
+
+    found = find_config_file(model)
+    if found is None:
+        root = next((r for r in roots if r in model.parents), model.parent)
+        found, text = root / "onnxlint.toml", None
+    else:
+        try:
+            text = found.read_text("utf-8")
+        except OSError:
+            text = None
+    try:
+        rel = model.resolve().relative_to(found.parent.resolve()).as_posix()
+    except ValueError:
+        rel = model.name
+    return found, text, rel
+
+
+def fix_available() -> bool:
+    """Whether the automated fixes package exists in this build (it is optional)."""
+    import importlib.util
+
+    return importlib.util.find_spec("onnxlint.fixes") is not None
+
+
+@server.command(RELINT_COMMAND)
+def relint_command(ls: OnnxLintServer, *args: Any) -> None:
+    relint_all(ls)
+
+
+@server.command(APPLY_FIX_COMMAND)
+async def apply_fix_command(ls: OnnxLintServer, *args: Any) -> dict[str, Any]:
+    """Apply a graph fix; the fixes package writes a NEW model, never the original."""
+    arg = args[0] if args and isinstance(args[0], dict) else {}
+    path = uri_to_path(arg.get("model_uri", ""))
+    fix = arg.get("fix") or {}
+    if path is None or not fix_available():
+        return {"ok": False, "error": "automated fixes are not available in this build"}
+    try:
+        import onnxlint.fixes as fixes  # type: ignore[import-not-found]
+
+        apply = fixes.apply_fix
+        out = await asyncio.get_running_loop().run_in_executor(
+            ls.service.executor, lambda: apply(path, fix.get("action"), fix.get("args") or {})
+        )
+    except Exception as exc:
+        ls.window_show_message(
+            lsp.ShowMessageParams(lsp.MessageType.Error, f"onnxlint: fix failed: {exc}")
+        )
+        return {"ok": False, "error": str(exc)}
+    ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, f"onnxlint: wrote {out}"))
+    return {"ok": True, "path": str(out)}
+
+
+# -- rule docs ----------------------------------------------------------------------------
+def write_rule_docs(base: Path | None = None) -> Path | None:
+    """Write each rule's documentation as Markdown into a per-user cache folder, once per version.
+
+    ``codeDescription`` links point at these pages, so the docs open in the
+    editor without a network. Returns None when nothing can be written.
+    """
+    from onnxlint.fsutil import atomic_write_text
+    from onnxlint.rule import all_rules
+
+    if base is None:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        base = Path(cache) / "onnxlint" / "rule-docs" / __version__
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        for cls in all_rules():
+            page = base / f"{cls.code}.md"
+            text = cls.docs_markdown()
+            if not page.is_file() or page.read_text("utf-8") != text:
+                atomic_write_text(page, text)
+    except OSError as exc:
+        log.warning("rule docs not written: %s", exc)
+        return None
+    return base
+
+
+def main() -> int:
+    logging.basicConfig(level=os.environ.get("ONNXLINT_LSP_LOG", "WARNING").upper())
+    server.start_io()
+    return 0

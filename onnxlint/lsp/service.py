@@ -1,0 +1,164 @@
+"""Linting off the request loop: debounced per URI, stale runs dropped, results cached.
+
+The server's asyncio loop never lints. ``LintService.schedule(uri)`` starts (or
+restarts) a per-URI task that waits for the debounce delay, then runs
+``workspace.analyse`` in a worker thread. A newer schedule for the same URI
+cancels the waiting task; a run already in the worker finishes, but its result
+is dropped when a newer generation exists ("cancel stale runs"). Results are
+cached by (path, content hash, settings), so re-saving an unchanged file or
+re-opening it costs nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from onnxlint.lsp.settings import Settings
+from onnxlint.lsp.workspace import ModelState, analyse, content_hash
+
+#: called on the event loop with each fresh state (publishes diagnostics)
+Publisher = Callable[[ModelState], Awaitable[None] | None]
+#: the text of an open document, or None to read the file
+TextSource = Callable[[str], tuple[str, int | None] | None]
+
+CACHE_SIZE = 256
+
+
+@dataclass
+class Timing:
+    """How long the last run of a URI took (for the latency measurement and logs)."""
+
+    scheduled: float
+    started: float = 0.0
+    finished: float = 0.0
+
+
+class LintService:
+    def __init__(
+        self,
+        publish: Publisher,
+        open_text: TextSource,
+        settings: Settings | None = None,
+        workers: int = 1,
+    ) -> None:
+        self.publish = publish
+        self.open_text = open_text
+        self.settings = settings or Settings()
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="onnxlint-lint")
+        self.states: dict[str, ModelState] = {}
+        self.timings: dict[str, Timing] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._generation: dict[str, int] = {}
+        self._cache: dict[tuple[object, ...], ModelState] = {}
+        self.runs = 0  # analyses actually executed (cache misses), for tests and logs
+
+    # -- scheduling ---------------------------------------------------------------------
+    def schedule(
+        self, uri: str, path: Path | None, delay: float | None = None
+    ) -> asyncio.Task[None]:
+        """Lint ``uri`` after the debounce delay; restarts the wait if already scheduled."""
+        gen = self._generation.get(uri, 0) + 1
+        self._generation[uri] = gen
+        old = self._tasks.get(uri)
+        if old is not None and not old.done():
+            old.cancel()
+        wait = self.settings.debounce_ms / 1000 if delay is None else delay
+        self.timings[uri] = Timing(scheduled=time.monotonic())
+        task = asyncio.get_running_loop().create_task(self._run(uri, path, gen, wait))
+        self._tasks[uri] = task
+        return task
+
+    def cancel(self, uri: str) -> None:
+        self._generation[uri] = self._generation.get(uri, 0) + 1
+        task = self._tasks.pop(uri, None)
+        if task is not None and not task.done():
+            task.cancel()
+
+    async def _run(self, uri: str, path: Path | None, gen: int, wait: float) -> None:
+        if wait > 0:
+            await asyncio.sleep(wait)
+        state = await self.analyse_now(uri, path, gen)
+        if state is None or self._generation.get(uri) != gen:
+            return  # a newer change arrived while this one ran: its result would be stale
+        result = self.publish(state)
+        if asyncio.iscoroutine(result):
+            await result
+
+    async def analyse_now(
+        self, uri: str, path: Path | None, gen: int | None = None
+    ) -> ModelState | None:
+        """Analyse ``uri`` in the worker (or from the cache) and remember the state."""
+        loop = asyncio.get_running_loop()
+        opened = self.open_text(uri)
+        version: int | None = None
+        if opened is not None:
+            text, version = opened
+            data = text.encode("utf-8")
+        elif path is not None:
+            try:
+                data = await loop.run_in_executor(self.executor, path.read_bytes)
+            except OSError:
+                data = b""
+        else:
+            return None
+        settings = self.settings
+        key = (str(path), content_hash(data), settings.key(), _config_stamp(path))
+        timing = self.timings.setdefault(uri, Timing(scheduled=time.monotonic()))
+        timing.started = time.monotonic()
+        state = self._cache.get(key)
+        if state is None:
+            if not data and path is not None and not path.exists():
+                return self._forget(uri)
+            self.runs += 1
+            state = await loop.run_in_executor(
+                self.executor, lambda: analyse(uri, path, data, settings, version=version)
+            )
+            self._remember(key, state)
+        state.version = version
+        timing.finished = time.monotonic()
+        if gen is None or self._generation.get(uri) == gen:
+            self.states[uri] = state
+        return state
+
+    def _forget(self, uri: str) -> None:
+        self.states.pop(uri, None)
+        return None
+
+    def _remember(self, key: tuple[object, ...], state: ModelState) -> None:
+        if len(self._cache) >= CACHE_SIZE:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = state
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    async def drain(self) -> None:
+        """Wait for every scheduled run (tests, shutdown)."""
+        tasks = [t for t in self._tasks.values() if not t.done()]
+        for t in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await t
+
+    def shutdown(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _config_stamp(path: Path | None) -> tuple[object, ...]:
+    """The configuration files that apply to ``path``, with their mtimes (part of the cache key)."""
+    if path is None:
+        return ()
+    from onnxlint.config import find_config_file
+
+    try:
+        found = find_config_file(path)
+        return (str(found), found.stat().st_mtime_ns) if found else ()
+    except OSError:
+        return ()

@@ -1,0 +1,562 @@
+"""Where each node and value of a model sits in a text rendering of it.
+
+Two producers share one ``SourceMap`` shape, so every editor feature works the
+same on both:
+
+- ``render_graph_view(model, index)`` prints a binary model as ONNX text (the
+  syntax of ``onnx.printer``: nested graphs inline, model-local functions after
+  the main graph, large initializers elided) and records each node's line and
+  each value token while it writes;
+- ``map_text_source(text, index)`` finds the nodes of a parsed ``.onnxtxt``
+  document in the user's own text, in the order the parser kept them.
+
+Lines and columns are 0-based, columns count UTF-16 code units only for ASCII
+text (model names are ASCII in practice; a non-ASCII name shifts columns, not
+lines).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import numpy_helper
+
+from onnxlint.index import DEFAULT_DOMAIN, GraphRef, ModelIndex, NodeRef
+
+#: initializers and tensor attributes with more elements than this are elided
+MAX_INLINE_ELEMENTS = 16
+INDENT = "   "
+
+
+@dataclass(frozen=True)
+class Token:
+    """One occurrence of a value name in the text."""
+
+    name: str
+    graph: str
+    line: int
+    start: int
+    end: int
+    #: output | input | graph-input | graph-output | initializer
+    role: str
+    node: str | None = None
+
+
+@dataclass
+class NodeEntry:
+    path: str
+    graph: str
+    line: int
+    #: span of the ``domain.OpType`` text on ``line``
+    op_start: int
+    op_end: int
+    #: the node's first character on ``line`` and the last line it spans (nested graphs)
+    start: int = 0
+    end_line: int = 0
+
+
+@dataclass
+class GraphEntry:
+    path: str
+    name: str
+    line: int
+    end_line: int
+    kind: str  # graph | function
+
+
+@dataclass
+class SourceMap:
+    text: str
+    nodes: dict[str, NodeEntry] = field(default_factory=dict)
+    graphs: dict[str, GraphEntry] = field(default_factory=dict)
+    tokens: list[Token] = field(default_factory=list)
+    #: graph path -> enclosing graph path (None for main and functions)
+    outer: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def line_of_node(self, path: str) -> int | None:
+        entry = self.nodes.get(path)
+        return entry.line if entry else None
+
+    def node_at(self, line: int) -> NodeEntry | None:
+        """The innermost node whose text covers ``line`` (a node line wins over its parent)."""
+        best: NodeEntry | None = None
+        for entry in self.nodes.values():
+            if entry.line <= line <= max(entry.end_line, entry.line) and (
+                best is None or entry.line >= best.line
+            ):
+                best = entry
+        return best
+
+    def token_at(self, line: int, character: int) -> Token | None:
+        for tok in self.tokens:
+            if tok.line == line and tok.start <= character <= tok.end:
+                return tok
+        return None
+
+    def definition_of(self, name: str, graph: str) -> Token | None:
+        """Where ``name`` is defined as seen from ``graph``: here, else in an enclosing graph."""
+        g: str | None = graph
+        while g is not None:
+            for tok in self.tokens:
+                if (
+                    tok.graph == g
+                    and tok.name == name
+                    and tok.role in ("output", "graph-input", "initializer")
+                ):
+                    return tok
+            g = self.outer.get(g)
+        return None
+
+    def value_line(self, name: str, graph: str) -> int | None:
+        tok = self.definition_of(name, graph)
+        return tok.line if tok else None
+
+
+# ---------------------------------------------------------------------------
+# The graph view of a binary model
+
+
+class _Writer:
+    """Accumulates lines and hands back the span of each piece it writes."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.buf = ""
+
+    @property
+    def line(self) -> int:
+        return len(self.lines)
+
+    def put(self, text: str) -> tuple[int, int, int]:
+        start = len(self.buf)
+        self.buf += text
+        return self.line, start, len(self.buf)
+
+    def newline(self) -> None:
+        self.lines.append(self.buf.rstrip())
+        self.buf = ""
+
+    def text(self) -> str:
+        if self.buf:
+            self.newline()
+        return "\n".join(self.lines) + "\n"
+
+
+def elem_type_name(elem: int) -> str:
+    try:
+        return onnx.TensorProto.DataType.Name(elem).lower()
+    except ValueError:
+        return f"type{elem}"
+
+
+def type_text(tp: onnx.TypeProto) -> str:
+    kind = tp.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        t = getattr(tp, kind)
+        base = elem_type_name(t.elem_type)
+        if t.HasField("shape"):
+            dims = []
+            for d in t.shape.dim:
+                if d.HasField("dim_value"):
+                    dims.append(str(d.dim_value))
+                elif d.HasField("dim_param"):
+                    dims.append(d.dim_param)
+                else:
+                    dims.append("?")
+            base += "[" + ",".join(dims) + "]"
+        return base if kind == "tensor_type" else f"sparse_tensor({base})"
+    if kind == "sequence_type":
+        return f"seq({type_text(tp.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({type_text(tp.optional_type.elem_type)})"
+    if kind == "map_type":
+        key = elem_type_name(tp.map_type.key_type)
+        return f"map({key}, {type_text(tp.map_type.value_type)})"
+    return "?"
+
+
+def tensor_type_text(t: onnx.TensorProto) -> str:
+    if not t.dims:
+        return elem_type_name(t.data_type)
+    return f"{elem_type_name(t.data_type)}[{','.join(str(d) for d in t.dims)}]"
+
+
+def tensor_elements(t: onnx.TensorProto) -> int:
+    n = 1
+    for d in t.dims:
+        n *= d
+    return n
+
+
+def tensor_value_text(t: onnx.TensorProto) -> str:
+    """``{1,2,3}`` for small in-memory tensors, ``{...}`` for large or external ones."""
+    if t.data_location == onnx.TensorProto.EXTERNAL or tensor_elements(t) > MAX_INLINE_ELEMENTS:
+        return "{...}"
+    try:
+        values = numpy_helper.to_array(t).ravel().tolist()
+    except Exception:
+        return "{...}"
+    return "{" + ",".join(_scalar_text(v) for v in values) + "}"
+
+
+def _scalar_text(v: object) -> str:
+    if isinstance(v, bytes):
+        return _quote(v.decode("utf-8", "replace"))
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _quote(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _opsets_text(imports: list[onnx.OperatorSetIdProto]) -> str:
+    return "[" + ", ".join(f"{_quote(i.domain)} : {i.version}" for i in imports) + "]"
+
+
+class _GraphViewPrinter:
+    def __init__(self, index: ModelIndex) -> None:
+        self.index = index
+        self.w = _Writer()
+        self.smap = SourceMap(text="")
+        for g in index.graphs:
+            self.smap.outer[g.path] = g.outer.path if g.outer is not None else None
+
+    def model(self, model: onnx.ModelProto) -> SourceMap:
+        w = self.w
+        header = [
+            f"ir_version: {model.ir_version}",
+            f"opset_import: {_opsets_text(list(model.opset_import))}",
+        ]
+        for key in ("producer_name", "producer_version", "domain"):
+            if getattr(model, key):
+                header.append(f"{key}: {_quote(getattr(model, key))}")
+        if model.model_version:
+            header.append(f"model_version: {model.model_version}")
+        w.put("<")
+        w.newline()
+        for i, item in enumerate(header):
+            w.put(INDENT + item + ("," if i < len(header) - 1 else ""))
+            w.newline()
+        w.put(">")
+        w.newline()
+        self.graph(self.index.main, 0)
+        w.newline()
+        for fn in self.index.functions.values():
+            self.function(fn)
+        self.smap.text = w.text()
+        return self.smap
+
+    def graph(self, g: GraphRef, depth: int) -> None:
+        """Print ``name (inputs) => (outputs) <initializers> { nodes }``; ends after ``}``."""
+        w = self.w
+        proto = g.proto
+        assert proto is not None
+        start = w.line
+        w.put(f"{proto.name or 'graph'} (")
+        self._signature(g, list(proto.input), "graph-input")
+        w.put(") => (")
+        self._signature(g, list(proto.output), "graph-output")
+        w.put(")")
+        inits = list(proto.initializer)
+        if inits:
+            w.newline()
+            w.put(INDENT * (depth + 1) + "<")
+            for k, init in enumerate(inits):
+                w.newline()
+                w.put(INDENT * (depth + 2) + tensor_type_text(init) + " ")
+                self._token(init.name, g.path, "initializer")
+                w.put(" = " + tensor_value_text(init) + ("," if k < len(inits) - 1 else ""))
+            w.newline()
+            w.put(INDENT * (depth + 1) + ">")
+        w.newline()
+        w.put(INDENT * depth + "{")
+        w.newline()
+        for node in g.nodes:
+            self.node(node, depth + 1)
+            w.newline()
+        w.put(INDENT * depth + "}")
+        self.smap.graphs[g.path] = GraphEntry(g.path, proto.name or "graph", start, w.line, "graph")
+
+    def function(self, g: GraphRef) -> None:
+        w = self.w
+        fn = g.function
+        assert fn is not None
+        start = w.line
+        w.put(f"<domain: {_quote(fn.domain)}, opset_import: {_opsets_text(list(fn.opset_import))}>")
+        w.newline()
+        w.put(f"{fn.name} (")
+        for k, name in enumerate(fn.input):
+            self._token(name, g.path, "graph-input")
+            if k < len(fn.input) - 1:
+                w.put(", ")
+        w.put(") => (")
+        for k, name in enumerate(fn.output):
+            self._token(name, g.path, "graph-output")
+            if k < len(fn.output) - 1:
+                w.put(", ")
+        w.put(")")
+        w.newline()
+        w.put("{")
+        w.newline()
+        for node in g.nodes:
+            self.node(node, 1)
+            w.newline()
+        w.put("}")
+        w.newline()
+        self.smap.graphs[g.path] = GraphEntry(g.path, fn.name, start, w.line - 1, "function")
+
+    def _signature(self, g: GraphRef, values: list[onnx.ValueInfoProto], role: str) -> None:
+        for k, vi in enumerate(values):
+            self.w.put(type_text(vi.type) + " ")
+            self._token(vi.name, g.path, role)
+            if k < len(values) - 1:
+                self.w.put(", ")
+
+    def _token(self, name: str, graph: str, role: str, node: str | None = None) -> None:
+        line, start, end = self.w.put(name)
+        self.smap.tokens.append(Token(name, graph, line, start, end, role, node))
+
+    def node(self, ref: NodeRef, depth: int) -> None:
+        w = self.w
+        n = ref.node
+        _, node_start, _ = w.put(INDENT * depth)
+        if n.name:
+            w.put(f"[{n.name}] ")
+        outs = list(n.output)
+        for k, out in enumerate(outs):
+            self._token(out, ref.graph.path, "output", ref.path)
+            if k < len(outs) - 1:
+                w.put(", ")
+        w.put(" = " if outs else "= ")
+        op = n.op_type if ref.domain == DEFAULT_DOMAIN else f"{n.domain}.{n.op_type}"
+        line, op_start, op_end = w.put(op)
+        entry = NodeEntry(
+            ref.path, ref.graph.path, line, op_start, op_end, start=len(INDENT * depth)
+        )
+        self.smap.nodes[ref.path] = entry
+        if n.attribute:
+            w.put(" <")
+            for k, attr in enumerate(n.attribute):
+                self.attribute(ref, attr, depth)
+                if k < len(n.attribute) - 1:
+                    w.put(", ")
+            w.put(">")
+        w.put(" (")
+        ins = list(n.input)
+        for k, inp in enumerate(ins):
+            self._token(inp, ref.graph.path, "input", ref.path)
+            if k < len(ins) - 1:
+                w.put(", ")
+        w.put(")")
+        entry.end_line = w.line
+
+    def attribute(self, ref: NodeRef, attr: onnx.AttributeProto, depth: int) -> None:
+        w = self.w
+        A = onnx.AttributeProto
+        if attr.ref_attr_name:
+            w.put(f"{attr.name}: {_attr_type(attr)} = @{attr.ref_attr_name}")
+            return
+        if attr.type == A.GRAPH:
+            w.put(f"{attr.name}: graph = ")
+            self.graph(ref.subgraphs[attr.name], depth)
+            return
+        if attr.type == A.GRAPHS:
+            w.put(f"{attr.name}: graphs = [")
+            for k in range(len(attr.graphs)):
+                self.graph(ref.subgraphs[f"{attr.name}[{k}]"], depth)
+                if k < len(attr.graphs) - 1:
+                    w.put(", ")
+            w.put("]")
+            return
+        w.put(f"{attr.name}: {_attr_type(attr)} = {_attr_value(attr)}")
+
+
+def _attr_type(attr: onnx.AttributeProto) -> str:
+    try:
+        return onnx.AttributeProto.AttributeType.Name(attr.type).lower()
+    except ValueError:
+        return "undefined"
+
+
+def _attr_value(attr: onnx.AttributeProto) -> str:
+    A = onnx.AttributeProto
+    if attr.type == A.INT:
+        return str(attr.i)
+    if attr.type == A.FLOAT:
+        return repr(attr.f)
+    if attr.type == A.STRING:
+        return _quote(attr.s.decode("utf-8", "replace"))
+    if attr.type == A.INTS:
+        return "[" + ", ".join(str(v) for v in attr.ints) + "]"
+    if attr.type == A.FLOATS:
+        return "[" + ", ".join(repr(v) for v in attr.floats) + "]"
+    if attr.type == A.STRINGS:
+        return "[" + ", ".join(_quote(s.decode("utf-8", "replace")) for s in attr.strings) + "]"
+    if attr.type == A.TENSOR:
+        return f"{tensor_type_text(attr.t)} {tensor_value_text(attr.t)}"
+    if attr.type == A.TYPE_PROTO:
+        return type_text(attr.tp)
+    return "..."
+
+
+def render_graph_view(index: ModelIndex) -> SourceMap:
+    """The model as ONNX text with the node <-> line map (see module docstring)."""
+    return _GraphViewPrinter(index).model(index.model)
+
+
+# ---------------------------------------------------------------------------
+# The user's own ONNX text
+
+
+_WORD = r"[A-Za-z_][A-Za-z0-9_.\-/:]*"
+
+
+def map_text_source(text: str, index: ModelIndex) -> SourceMap:
+    """Locate the nodes and values of a parsed ``.onnxtxt`` model in its source text.
+
+    The parser keeps nodes in source order and ``index.nodes`` lists them
+    pre-order (a node, then the nodes of its subgraphs), which is source order
+    too; so each node is searched for after the previous one. A node that cannot
+    be found (exotic spelling) is left out of the map: its diagnostics then sit
+    on the graph's first line.
+    """
+    smap = SourceMap(text=text)
+    for g in index.graphs:
+        smap.outer[g.path] = g.outer.path if g.outer is not None else None
+    line_starts = [0]
+    for m in re.finditer("\n", text):
+        line_starts.append(m.end())
+
+    def pos(offset: int) -> tuple[int, int]:
+        lo, hi = 0, len(line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo, offset - line_starts[lo]
+
+    masked = _mask_comments(text)
+    cursor = 0
+    graph_cursor: dict[str, int] = {}
+    # graph headers: main first, functions by name later; subgraphs after their parent node
+    main = index.main
+    if main.proto is not None:
+        _map_graph_header(smap, masked, main, main.proto.name, 0, pos)
+        cursor = line_starts[smap.graphs[main.path].line]
+    for ref in index.nodes:
+        g = ref.graph
+        if g.is_function and g.path not in graph_cursor:
+            fn = g.function
+            assert fn is not None
+            m = re.search(rf"(?m)^\s*{re.escape(fn.name)}\s*\(", masked[cursor:])
+            if m:
+                start = cursor + m.start()
+                _map_graph_header(smap, masked, g, fn.name, start, pos)
+                cursor = start
+            graph_cursor[g.path] = cursor
+        outs = [re.escape(o) for o in ref.node.output]
+        name_part = r"(?:\[[^\]]*\]\s*)?"
+        outs_part = r"\s*,\s*".join(f"({o})" for o in outs)
+        op = re.escape(ref.node.op_type)
+        pattern = rf"{name_part}{outs_part}\s*=\s*((?:[A-Za-z_][\w.]*\.)?{op})\b"
+        m = re.compile(pattern).search(masked, cursor)
+        if m is None:
+            continue
+        line, col = pos(m.start())
+        op_line, op_col = pos(m.start(len(outs) + 1))
+        op_len = len(m.group(len(outs) + 1))
+        entry = NodeEntry(ref.path, g.path, op_line, op_col, op_col + op_len, col)
+        smap.nodes[ref.path] = entry
+        for k, out in enumerate(ref.node.output):
+            tl, tc = pos(m.start(k + 1))
+            smap.tokens.append(Token(out, g.path, tl, tc, tc + len(out), "output", ref.path))
+        after = m.end()
+        # skip a balanced <attributes> block (which may hold whole subgraphs)
+        after = _skip_attributes(masked, after)
+        paren = masked.find("(", after)
+        close = masked.find(")", paren) if paren >= 0 else -1
+        if paren >= 0 and close >= 0:
+            for im in re.finditer(_WORD, masked[paren + 1 : close]):
+                name = im.group(0)
+                if name in ref.node.input:
+                    tl, tc = pos(paren + 1 + im.start())
+                    smap.tokens.append(
+                        Token(name, g.path, tl, tc, tc + len(name), "input", ref.path)
+                    )
+            entry.end_line = pos(close)[0]
+        else:
+            entry.end_line = entry.line
+        for sub in ref.subgraphs.values():
+            if sub.proto is not None:
+                _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)
+        cursor = m.end()
+    return smap
+
+
+def _mask_comments(text: str) -> str:
+    """Blank out ``#`` comments (same length, so offsets still hold)."""
+    return re.sub(r"#[^\n]*", lambda m: " " * len(m.group(0)), text)
+
+
+def _skip_attributes(text: str, at: int) -> int:
+    i = at
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    if i >= len(text) or text[i] != "<":
+        return at
+    depth = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            i = text.find('"', i + 1)
+            if i < 0:
+                return len(text)
+        elif ch == "=" and text.startswith("=>", i):
+            i += 1  # the arrow of a subgraph signature is not a closing bracket
+        elif ch in "<{[":
+            depth += 1
+        elif ch in ">}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+def _map_graph_header(
+    smap: SourceMap, text: str, g: GraphRef, name: str, start: int, pos: object
+) -> None:
+    """Record a graph's header line and the tokens of its inputs and initializers."""
+    assert callable(pos)
+    m = re.compile(rf"\b{re.escape(name or '')}\s*\(").search(text, start) if name else None
+    if m is None:
+        smap.graphs.setdefault(g.path, GraphEntry(g.path, name or "graph", 0, 0, "graph"))
+        return
+    body = text.find("{", m.end())
+    end = body if body >= 0 else len(text)
+    line, _ = pos(m.start())
+    kind = "function" if g.is_function else "graph"
+    smap.graphs[g.path] = GraphEntry(g.path, name, line, pos(end)[0], kind)
+    defined = {*g.inputs, *g.initializers}
+    for wm in re.finditer(_WORD, text[m.end() : end]):
+        word = wm.group(0)
+        if word in defined:
+            tl, tc = pos(m.end() + wm.start())
+            role = (
+                "initializer" if word in g.initializers and word not in g.inputs else "graph-input"
+            )
+            smap.tokens.append(Token(word, g.path, tl, tc, tc + len(word), role))
+            defined.discard(word)
+        elif word in g.outputs:
+            tl, tc = pos(m.end() + wm.start())
+            smap.tokens.append(Token(word, g.path, tl, tc, tc + len(word), "graph-output"))

@@ -1,0 +1,42 @@
+"""Small models for the language-server tests, written as ONNX text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+
+OPSET = '<ir_version: 8, opset_import: ["" : 17]>'
+
+GOOD = f"""{OPSET}
+good (float[N,4] x) => (float[N,4] y) {{
+   [relu0] y = Relu (x)
+}}
+"""
+
+# FancyOp does not exist in ai.onnx: OL204 on main/mystery0
+BAD = f"""{OPSET}
+bad (float[N,4] x) => (float[N,4] y) {{
+   [relu0] r = Relu (x)
+   [mystery0] y = FancyOp (r)
+}}
+"""
+
+NESTED = f"""{OPSET}
+nested (float[4] x, bool c) => (float[4] y) {{
+   [neg0] n = Neg (x)
+   [if0] y = If (c) <
+      then_branch = then_g () => (float[4] t) {{
+         [then_abs] t = Abs (n)
+      }},
+      else_branch = else_g () => (float[4] e) {{
+         [else_fancy] e = FancyOp (n)
+      }}
+   >
+}}
+"""
+
+
+def write_model(path: Path, text: str) -> Path:
+    onnx.save(onnx.parser.parse_model(text), str(path))
+    return path
