@@ -63,7 +63,10 @@ def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
             }
             if report.path:
                 loc["physicalLocation"] = {
-                    "artifactLocation": {"uri": report.path.replace("\\", "/")}
+                    "artifactLocation": {"uri": report.path.replace("\\", "/")},
+                    # a model has no lines, but GitHub code scanning places (and may
+                    # reject) results without region.startLine: point at the file's start
+                    "region": {"startLine": 1},
                 }
             result: dict[str, Any] = {
                 "ruleId": d.code,

@@ -1,0 +1,89 @@
+"""Models and helpers for the training-repo entry points (testing, plugin, baselines, CI formats)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: one error on a named node (OL204 at main/ln), one tensor warning (OL105 unused_w)
+BAD_TEXT = """\
+<ir_version: 8, opset_import: ["" : 13]>
+g (float[1,4] x) => (float[1,4] y)
+    <float[4] s = {1.0, 1.0, 1.0, 1.0}, float[4] b = {0.0, 0.0, 0.0, 0.0},
+     float[2] unused_w = {1.0, 2.0}> {
+    [ln] t = LayerNormalization(x, s, b)
+    [act] y = Relu(t)
+}
+"""
+
+#: the fixed form: the opset that has LayerNormalization, no unused weight
+GOOD_TEXT = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y)
+    <float[4] s = {1.0, 1.0, 1.0, 1.0}, float[4] b = {0.0, 0.0, 0.0, 0.0}> {
+    [ln] t = LayerNormalization(x, s, b)
+    [act] y = Relu(t)
+}
+"""
+
+#: only a warning (OL105), no error
+WARN_TEXT = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) <float[2] unused_w = {1.0, 2.0}> {
+    [act] y = Relu(x)
+}
+"""
+
+
+def parse(text: str) -> onnx.ModelProto:
+    return onnx.parser.parse_model(text)
+
+
+def write_model(folder: Path, name: str, text: str, metadata: dict[str, str] | None = None) -> Path:
+    """Save ``text`` as a binary .onnx (or ONNX text for .onnxtxt) under ``folder``."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".onnxtxt" and not metadata:
+        path.write_text(text)
+        return path
+    model = parse(text)
+    if metadata:
+        onnx.helper.set_model_props(model, metadata)
+    onnx.save(model, path)
+    return path
+
+
+def run_cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "onnxlint", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+def zoo(tmp_path: Path) -> Path:
+    """A small model zoo: one bad, one good, one with only a warning."""
+    write_model(tmp_path / "models", "bad.onnxtxt", BAD_TEXT)
+    write_model(tmp_path / "models", "good.onnxtxt", GOOD_TEXT)
+    write_model(tmp_path / "models", "warn.onnx", WARN_TEXT)
+    return tmp_path
+
+
+def torch_or_skip() -> object:
+    """``import torch`` or skip with the reason CI needs to see."""
+    return pytest.importorskip(
+        "torch", reason="torch is not installed (install the CPU wheel: .ci/torch-tests.sh)"
+    )
