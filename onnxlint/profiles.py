@@ -134,6 +134,7 @@ class Constraint:
     graph_nodes_at_most: int | None = None
     except_ops: frozenset[str] = frozenset()
     skip_constant_inputs: bool = False
+    graph_inputs_only: bool = False
 
     def op_excluded(self, op_type: str) -> bool:
         return op_type in self.except_ops
@@ -197,6 +198,7 @@ class TensorDtypes:
     allowed_constant: frozenset[str] | None
     reason: str
     provenance: str | None = None
+    forbidden_on_graph_io: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -387,6 +389,7 @@ def _constraint(c: Mapping[str, Any]) -> Constraint:
         graph_nodes_at_most=c.get("graph_nodes_at_most"),
         except_ops=frozenset(c.get("except_ops", [])),
         skip_constant_inputs=bool(c.get("skip_constant_inputs", False)),
+        graph_inputs_only=bool(c.get("graph_inputs_only", False)),
     )
 
 
@@ -407,6 +410,7 @@ def _tensor_dtypes(t: Mapping[str, Any] | None) -> TensorDtypes | None:
         allowed_constant=frozenset(const) if const is not None else None,
         reason=t["reason"],
         provenance=t.get("provenance"),
+        forbidden_on_graph_io=frozenset(t.get("forbidden_on_graph_io", [])),
     )
 
 

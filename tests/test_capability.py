@@ -336,7 +336,8 @@ QNN_REFUSED = [
         ),
         "op",
     ),
-    ("NonZero", single("NonZero", [("x", "float", [2, 3])], [("y", "int64", None)]), "op"),
+    # NonZero's output shape depends on the data: refused for its dynamic shape.
+    ("NonZero", single("NonZero", [("x", "float", [2, 3])], [("y", "int64", None)]), "shape"),
     (
         "StringNormalizer",
         single("StringNormalizer", [("x", "string", [3])], [("y", "string", None)]),
@@ -350,7 +351,7 @@ QNN_REFUSED = [
         "op",
     ),
     (
-        "ML-domain",
+        "ML-op",
         single(
             "Binarizer",
             [("x", "float", [3])],
@@ -358,7 +359,28 @@ QNN_REFUSED = [
             domain="ai.onnx.ml",
             extra_opsets={"ai.onnx.ml": 3},
         ),
+        "op",
+    ),
+    (
+        "custom-domain",
+        single(
+            "MyOp",
+            [("x", "float", [3])],
+            [("y", "float", [3])],
+            domain="com.acme",
+            extra_opsets={"com.acme": 1},
+        ),
         "domain",
+    ),
+    (
+        # Measured on single-node models: float64 on a graph input/output is refused.
+        "Add-float64-graph-io",
+        single(
+            "Add",
+            [("a", "double", [2, 3]), ("b", "double", [2, 3])],
+            [("y", "double", [2, 3])],
+        ),
+        "dtype",
     ),
     (
         "BatchNormalization-dynamic-scale",
@@ -414,21 +436,25 @@ def test_qnn_htp_refuses(model: onnx.ModelProto, kind: str) -> None:
     assert v.reason.startswith("QNNExecutionProvider (HTP)")
 
 
-def test_qnn_if_and_loop_are_refused() -> None:
+def test_qnn_control_flow() -> None:
     p = profiles.load_profile("qnn")
-    for op in ("If", "Loop", "Scan"):
+    for op in ("Loop", "Scan"):
         v = evaluate(p, NodeFacts(op_type=op, opset=17, input_shapes=((),)))
         assert (v.claimed, v.kind) == (False, "op"), op
+    # onnxruntime-qnn 2.7.0 takes an If whose branches yield plain tensors ...
+    plain = NodeFacts(
+        op_type="If", opset=17, input_shapes=((),), output_shapes=((2,),), output_dtypes=("float",)
+    )
+    assert evaluate(p, plain).claimed
+    # ... but not one yielding a sequence (shape unknown), nor one with dynamic shapes.
+    seq = NodeFacts(op_type="If", opset=17, input_shapes=((),), output_shapes=(None,))
+    assert not evaluate(p, seq).claimed
+    dyn = NodeFacts(op_type="If", opset=17, input_shapes=((),), output_shapes=(("n",),))
+    assert evaluate(p, dyn).kind == "shape"
 
 
 QNN_CLAIMED = [
     ("Add-float", single("Add", [X4, ("b", "float", [1, 3, 8, 8])], [Y4])),
-    (
-        "Add-float64",
-        single(
-            "Add", [("a", "double", [2, 3]), ("b", "double", [2, 3])], [("y", "double", [2, 3])]
-        ),
-    ),
     (
         "BatchNormalization-constant-scale",
         single(

@@ -278,7 +278,9 @@ def build_level_graph(
 # ORT level-1 graph
 
 
-def optimized_model(model: onnx.ModelProto, timeout_s: float = 120.0) -> tuple[onnx.ModelProto | None, str]:
+def optimized_model(
+    model: onnx.ModelProto, timeout_s: float = 120.0
+) -> tuple[onnx.ModelProto | None, str]:
     """The graph after ORT's basic (level-1) optimizations, and a note on how it was made.
 
     Runs a CPU-only ORT session in a temporary folder (never next to the
@@ -300,9 +302,7 @@ def optimized_model(model: onnx.ModelProto, timeout_s: float = 120.0) -> tuple[o
         so.intra_op_num_threads = 1
         so.inter_op_num_threads = 1
         try:
-            ort.InferenceSession(
-                model.SerializeToString(), so, providers=["CPUExecutionProvider"]
-            )
+            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
         except Exception as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return None, f"ONNX Runtime could not load the model on CPU: {first[:300]}"
@@ -521,9 +521,7 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
     for g in lg.graphs():
         nodes = lg.nodes(g)
         order = {n.path: i for i, n in enumerate(topological_order(g, nodes))}
-        tentative = {
-            n.path for n in nodes if (na := result.nodes.get(n.path)) and na.claims(ep)
-        }
+        tentative = {n.path for n in nodes if (na := result.nodes.get(n.path)) and na.claims(ep)}
         cpu_values: set[str] = set()
         candidates: set[str] = set()
         by_path = {n.path: n for n in nodes}

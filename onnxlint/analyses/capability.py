@@ -52,8 +52,8 @@ class NodeFacts:
     """What the evaluator needs to know about one node; all of it plain data.
 
     Per-slot tuples are indexed by input/output position. An absent optional
-    input (empty name in the NodeProto) is listed in ``absent_inputs``; its
-    dtype/shape entries are None.
+    input or output (empty name in the NodeProto) is listed in ``absent_inputs``
+    / ``absent_outputs``; its dtype/shape entries are None.
 
     - ``domain``: normalised; ``""`` becomes ``"ai.onnx"``.
     - ``since_version``: the resolved operator revision (``Conv`` imported at
@@ -87,6 +87,7 @@ class NodeFacts:
     graph_inputs: frozenset[int] = frozenset()
     graph_outputs: frozenset[int] = frozenset()
     absent_inputs: frozenset[int] = frozenset()
+    absent_outputs: frozenset[int] = frozenset()
     attributes: Mapping[str, Any] = field(default_factory=dict, hash=False)
     graph_node_count: int | None = None
     name: str = ""
@@ -105,6 +106,9 @@ class NodeFacts:
 
     def has_input(self, i: int) -> bool:
         return i < self.num_inputs and i not in self.absent_inputs
+
+    def has_output(self, i: int) -> bool:
+        return i < self.num_outputs and i not in self.absent_outputs
 
     def qualified_op(self) -> str:
         return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
@@ -214,9 +218,13 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
         slots = [
             ("input", i)
             for i in ins
-            if facts.has_input(i) and not (c.skip_constant_inputs and i in facts.constant_inputs)
+            if facts.has_input(i)
+            and not (c.skip_constant_inputs and i in facts.constant_inputs)
+            and not (c.graph_inputs_only and i not in facts.graph_inputs)
         ]
-        slots += [("output", i) for i in outs if i < facts.num_outputs]
+        if c.graph_inputs_only:
+            outs = []
+        slots += [("output", i) for i in outs if facts.has_output(i)]
         for io, i in slots:
             shape = _shape(facts, io, i)
             if c.kind == "max_rank" and shape is not None and len(shape) > (c.value or 0):
@@ -238,6 +246,9 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
     if c.kind == "constant_input":
         for i in c.inputs or ():
             if facts.has_input(i) and i not in facts.constant_inputs:
+                shape = _shape(facts, "input", i)
+                if shape is not None and 0 in shape:
+                    continue  # an empty tensor carries no values to be constant
                 return f"input {i} is not a constant"
         return None
     if c.kind == "input_absent":
@@ -245,6 +256,14 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
             if facts.has_input(i):
                 return f"input {i} is present"
         return None
+    if c.kind == "output_absent":
+        for i in c.outputs or ():
+            if facts.has_output(i):
+                return f"output {i} is requested"
+        return None
+    if c.kind == "min_inputs":
+        present = sum(1 for i in range(facts.num_inputs) if facts.has_input(i))
+        return f"it has {present} input(s)" if present < (c.value or 0) else None
     if c.kind == "not_graph_input":
         for i in c.inputs or ():
             if i in facts.graph_inputs:
@@ -389,6 +408,13 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
         for io, i, dtype in slots:
             if dtype is None:
                 continue
+            graph_io = i in (facts.graph_inputs if io == "input" else facts.graph_outputs)
+            if graph_io and dtype in td.forbidden_on_graph_io:
+                return refuse(
+                    "dtype",
+                    f"{ep} does not support {dtype} on a graph {io} ({op} {io} {i}): {td.reason}",
+                    td.provenance or support.provenance,
+                )
             constant = io == "input" and i in facts.constant_inputs
             allowed = td.allowed
             if constant and td.allowed_constant is not None:
@@ -571,6 +597,7 @@ def facts_from_node(
             i for i, n in enumerate(node.output) if n and n in graph_output_names
         ),
         absent_inputs=frozenset(i for i, n in enumerate(node.input) if not n),
+        absent_outputs=frozenset(i for i, n in enumerate(node.output) if not n),
         attributes=attrs,
         graph_node_count=graph_node_count,
         name=node.name,

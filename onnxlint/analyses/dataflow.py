@@ -221,10 +221,9 @@ class Dataflow:
         index = ctx.index
         main = index.main
         for name in main.inputs:
-            if name in main.initializers:
-                # an initializer listed as an input is only a default: callers may override it
-                self._facts[name] = ValueFacts(Constness.DATA_DEPENDENT, source=name)
-            else:
+            # an initializer listed as an input (required before IR 4) has a value: callers could
+            # override it, but nobody feeds weights; OL106 reports the overridability itself
+            if name not in main.initializers:
                 self._facts[name] = ValueFacts(Constness.DATA_DEPENDENT, source=name)
         self._graph(main, self._facts)
         # functions: their inputs take the join of what the call sites pass

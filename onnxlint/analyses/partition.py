@@ -553,7 +553,9 @@ def ov_clusters(
                 n = by_path[p]
                 if n.op_type in part.drop_if_output_used_outside and n.outputs:
                     out0 = n.outputs[0]
-                    if any(c.path not in cset for c in g.consumers.get(out0, []) if c.path in by_path):
+                    if any(
+                        c.path not in cset for c in g.consumers.get(out0, []) if c.path in by_path
+                    ):
                         why = (
                             f"{ep} drops a cluster whose {n.op_type} output is used outside it "
                             f"({n.label})"
@@ -564,7 +566,8 @@ def ov_clusters(
                 name
                 for p in cl
                 for name in by_path[p].inputs
-                if name and not lg.is_initializer(g, name)
+                if name
+                and not lg.is_initializer(g, name)
                 and not (g.producers.get(name) and g.producers[name].path in cset)
             }
             if not inputs:
@@ -589,7 +592,9 @@ def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profi
 
 
 def _uses_ov_clustering(profile: Profile) -> bool:
-    return profile.ep.startswith("OpenVINO") or bool(profile.partitioning.drop_if_output_used_outside)
+    return profile.ep.startswith("OpenVINO") or bool(
+        profile.partitioning.drop_if_output_used_outside
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -468,7 +468,7 @@ HEADERS: dict[str, dict[str, Any]] = {
                 "uint4",
             ],
             "reason": "QNN has no mapping for this element type",
-            "provenance": "qnn-builder-checks",
+            "provenance": "qnn-measured",
         },
         "global_constraints": [
             {
@@ -698,6 +698,15 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             "provenance": [
                 _measured("ov-measured", f"onnxruntime-openvino with device_type {device}")
             ],
+            "global_constraints": [
+                {
+                    "kind": "known_shape",
+                    "graph_inputs_only": True,
+                    "reason": "OpenVINO takes no graph whose inputs are not plain tensors "
+                    "(sequence, optional or rank-less)",
+                    "provenance": "ov-capability",
+                }
+            ],
         }
     )
     if device != "CPU":
@@ -834,11 +843,328 @@ _QNN_COMMON: dict[tuple[str, str], dict[str, Any]] = {
     },
 }
 
+
+def _const(reason: str, inputs: list[int], prov: str = "qnn-measured") -> dict[str, Any]:
+    return _c("constant_input", reason, prov, inputs=inputs)
+
+
+def _attr(reason: str, name: str, prov: str = "qnn-measured", **kw: Any) -> dict[str, Any]:
+    return _c("attribute", reason, prov, name=name, **kw)
+
+
+_REDUCE_AXES = _const("QNN takes a reduction's axes only as a constant", [1])
+_AT_LEAST_2 = _c("min_inputs", "QNN needs at least two inputs here", "qnn-measured", value=2)
+_DILATIONS_1 = "QNN pools only with all dilations equal to 1"
+
+# Refusal reasons QNN logged in the probe, restated as constraints.
+_QNN_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
+    **{
+        ("ai.onnx", op): {"constraints": [_REDUCE_AXES]}
+        for op in (
+            "ReduceL2",
+            "ReduceLogSumExp",
+            "ReduceMax",
+            "ReduceMean",
+            "ReduceMin",
+            "ReduceSum",
+        )
+    },
+    ("ai.onnx", "LayerNormalization"): {
+        "constraints": [
+            _c(
+                "output_absent",
+                "QNN LayerNorm produces only its first output (no mean or inverse std-dev outputs)",
+                "qnn-measured",
+                outputs=[1, 2],
+            )
+        ]
+    },
+    ("ai.onnx", "RMSNormalization"): {
+        "constraints": [
+            _attr(
+                "QNN RMSNorm normalises only over the last axis", "axis", allowed=[-1], default=-1
+            )
+        ]
+    },
+    ("ai.onnx", "QuantizeLinear"): {
+        "constraints": [_const("QNN needs the scale and zero point to be constants", [1, 2])]
+    },
+    ("ai.onnx", "DequantizeLinear"): {
+        "constraints": [_const("QNN needs the scale and zero point to be constants", [1, 2])]
+    },
+    ("ai.onnx", "OneHot"): {
+        "constraints": [_const("QNN needs OneHot's depth to be a constant", [1])]
+    },
+    ("ai.onnx", "NonMaxSuppression"): {
+        "constraints": [
+            _const("QNN needs NonMaxSuppression's scalar limits to be constants", [2, 3, 4])
+        ]
+    },
+    ("ai.onnx", "QLinearMatMul"): {
+        "constraints": [
+            _const(
+                "QNN needs QLinearMatMul's scales and zero points to be constants",
+                [1, 2, 4, 5, 6, 7],
+            )
+        ]
+    },
+    ("ai.onnx", "QLinearConv"): {
+        "constraints": [
+            _const(
+                "QNN needs QLinearConv's scales and zero points to be constants", [1, 2, 4, 5, 6, 7]
+            )
+        ]
+    },
+    ("ai.onnx", "Slice"): {
+        "constraints": [
+            _const("QNN needs Slice's starts, ends, axes and steps to be constants", [1, 2, 3, 4])
+        ]
+    },
+    ("ai.onnx", "Split"): {
+        "constraints": [_const("QNN needs Split's sizes to be a constant", [1])]
+    },
+    ("ai.onnx", "TopK"): {"constraints": [_const("QNN needs TopK's k to be a constant", [1])]},
+    ("ai.onnx", "Tile"): {
+        "constraints": [_const("QNN needs Tile's repeats to be a constant", [1])]
+    },
+    ("ai.onnx", "Pad"): {
+        "constraints": [
+            _const("QNN needs Pad's pads and value to be constants", [1, 2]),
+            _c("input_absent", "QNN Pad does not take the axes input", "qnn-measured", inputs=[3]),
+        ]
+    },
+    ("ai.onnx", "Upsample"): {
+        "constraints": [_const("QNN needs Upsample's scales to be a constant", [1])]
+    },
+    ("ai.onnx", "Resize"): {
+        "constraints": [
+            _attr(
+                "QNN Resize has no cubic mode when scales are computed at run time "
+                "(treated here as no cubic mode)",
+                "mode",
+                forbidden=["cubic"],
+            ),
+            _attr("QNN Resize has no anti-aliasing", "antialias", allowed=[0]),
+            _attr(
+                "QNN Resize does not support this coordinate_transformation_mode",
+                "coordinate_transformation_mode",
+                forbidden=["tf_crop_and_resize", "half_pixel_symmetric"],
+            ),
+        ]
+    },
+    ("ai.onnx", "MaxPool"): {
+        "constraints": [
+            _attr(_DILATIONS_1, "dilations", allowed=[[1], [1, 1], [1, 1, 1]]),
+            _c(
+                "output_absent",
+                "QNN MaxPool produces only its first output (no indices)",
+                "qnn-measured",
+                outputs=[1],
+            ),
+        ]
+    },
+    ("ai.onnx", "AveragePool"): {
+        "constraints": [_attr(_DILATIONS_1, "dilations", allowed=[[1], [1, 1], [1, 1, 1]])]
+    },
+    ("ai.onnx", "LpPool"): {
+        "constraints": [
+            _attr("QNN LpPool supports p=1 or p=2 only", "p", allowed=[1, 2], default=2),
+            _attr(_DILATIONS_1, "dilations", allowed=[[1], [1, 1], [1, 1, 1]]),
+        ]
+    },
+    ("ai.onnx", "ConvTranspose"): {
+        "constraints": [
+            _attr(
+                "QNN TransposeConv supports only dilations of 1",
+                "dilations",
+                allowed=[[1], [1, 1], [1, 1, 1]],
+            )
+        ]
+    },
+    ("ai.onnx", "Gemm"): {
+        "constraints": [
+            _attr("QNN FullyConnected supports only alpha=1.0", "alpha", allowed=[1.0]),
+            _attr("QNN FullyConnected supports only beta=1.0 or 0.0", "beta", allowed=[1.0, 0.0]),
+        ]
+    },
+    ("ai.onnx", "LpNormalization"): {
+        "constraints": [
+            _attr("QNN supports LpNormalization only with p=2", "p", allowed=[2], default=2)
+        ]
+    },
+    ("ai.onnx", "Mod"): {
+        "constraints": [_attr("QNN Mod supports only fmod=0", "fmod", allowed=[0], default=0)]
+    },
+    ("ai.onnx", "ScatterND"): {
+        "constraints": [
+            _attr(
+                "QNN ScatterND does not support max/min reduction",
+                "reduction",
+                forbidden=["max", "min"],
+            )
+        ]
+    },
+    ("ai.onnx", "ScatterElements"): {
+        "constraints": [
+            _attr(
+                "QNN ScatterElements supports no reduction",
+                "reduction",
+                allowed=["none"],
+                default="none",
+            )
+        ]
+    },
+    ("ai.onnx", "If"): {
+        "constraints": [
+            _c(
+                "known_shape",
+                "QNN takes an If only when its branch outputs are plain tensors "
+                "(no sequences or optionals)",
+                "qnn-measured",
+                outputs=[0, 1, 2, 3],
+            )
+        ]
+    },
+    ("ai.onnx", "GatherND"): {
+        "constraints": [_attr("QNN GatherND supports only batch_dims=0", "batch_dims", allowed=[0])]
+    },
+    ("ai.onnx", "GridSample"): {
+        "constraints": [
+            _attr("QNN GridSample has no cubic mode", "mode", forbidden=["cubic", "bicubic"]),
+            _c(
+                "max_rank",
+                "QNN GridSample is 2-D only (rank-4 input)",
+                "qnn-measured",
+                value=4,
+                inputs=[0],
+            ),
+        ]
+    },
+    ("ai.onnx", "GRU"): {
+        "constraints": [_attr("QNN supports only layout=0 recurrent ops", "layout", allowed=[0])]
+    },
+    ("ai.onnx", "LSTM"): {
+        "constraints": [_attr("QNN supports only layout=0 recurrent ops", "layout", allowed=[0])]
+    },
+    ("ai.onnx", "Attention"): {
+        "constraints": [
+            _c(
+                "input_absent",
+                "QNN Attention does not take nonpad_kv_seqlen",
+                "qnn-measured",
+                inputs=[6],
+            ),
+            _attr(
+                "QNN Attention does not take softmax_precision", "softmax_precision", absent=True
+            ),
+        ],
+        "types": {"in:3": ["float", "float16"]},
+    },
+    **{
+        ("ai.onnx", op): {"constraints": [_AT_LEAST_2]}
+        for op in ("Max", "Min", "Sum", "Mean", "Einsum")
+    },
+}
+_QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "ReduceProd"): {"remove": True},
+    ("ai.onnx", "IsInf"): {"remove": True},
+}
+
+
+def _merge_overlays(
+    *parts: dict[tuple[str, str], dict[str, Any]],
+) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for part in parts:
+        for key, change in part.items():
+            cur = out.setdefault(key, {})
+            for k, v in change.items():
+                if k == "constraints":
+                    cur.setdefault("constraints", []).extend(v)
+                elif k == "types":
+                    cur.setdefault("types", {}).update(v)
+                else:
+                    cur[k] = v
+    return out
+
+
 OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
-    "qnn-htp": _QNN_COMMON,
-    "qnn-cpu": _QNN_COMMON,
-    "qnn-gpu": _QNN_COMMON,
+    "qnn-htp": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_HTP_ONLY),
+    "qnn-cpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
+    "qnn-gpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
     "openvino-cpu": {
+        ("ai.onnx", "Reshape"): {
+            "constraints": [
+                _c(
+                    "constant_input",
+                    "OpenVINO takes a lone Reshape only when its target shape is a constant",
+                    "ov-capability",
+                    inputs=[1],
+                    graph_nodes_at_most=1,
+                )
+            ]
+        },
+        ("ai.onnx", "RoiAlign"): {
+            "constraints": [
+                _c(
+                    "always",
+                    "OpenVINO takes a lone RoiAlign only with float16 data and rois",
+                    "ov-capability",
+                    graph_nodes_at_most=1,
+                )
+            ]
+        },
+        ("ai.onnx", "Unsqueeze"): {
+            "constraints": [
+                _c(
+                    "constant_input",
+                    "OpenVINO cannot build a static graph when Unsqueeze's axes come from a tensor",
+                    "ov-data-ops",
+                    inputs=[1],
+                )
+            ]
+        },
+        ("ai.onnx", "ReduceMax"): {
+            "types": {
+                "in:0": [
+                    "bool",
+                    "float",
+                    "float16",
+                    "int16",
+                    "int32",
+                    "int64",
+                    "int4",
+                    "uint16",
+                    "uint32",
+                    "uint4",
+                ]
+            }
+        },
+        ("ai.onnx", "Resize"): {
+            "constraints": [
+                _c(
+                    "attribute",
+                    "OpenVINO does not support this coordinate_transformation_mode",
+                    "ov-data-ops",
+                    name="coordinate_transformation_mode",
+                    forbidden=["tf_crop_and_resize", "half_pixel_symmetric"],
+                ),
+                _c(
+                    "attribute",
+                    "OpenVINO does not support anti-aliased linear/cubic Resize",
+                    "ov-data-ops",
+                    name="antialias",
+                    allowed=[0],
+                ),
+                _c(
+                    "attribute",
+                    "OpenVINO does not support exclude_outside=1",
+                    "ov-data-ops",
+                    name="exclude_outside",
+                    allowed=[0],
+                ),
+            ]
+        },
         ("ai.onnx", "Attention"): {
             "add": {"domain": "ai.onnx", "op": "Attention", "provenance": "ov-data-ops"},
             "constraints": [
@@ -872,6 +1198,7 @@ def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, 
     overlay = OVERLAYS.get(profile_id, {})
     extras = OV_EXTRAS.get(profile_id, {})
     by_key = {(o["domain"], o["op"]): o for o in ops}
+    _apply_measured(profile_id, by_key)
     for op in extras.get("only_in_model", []):
         if ("ai.onnx", op) in by_key:
             by_key[("ai.onnx", op)].setdefault("constraints", []).append(
@@ -900,6 +1227,36 @@ def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, 
         for c in change.get("constraints", []):
             entry.setdefault("constraints", []).append(copy.deepcopy(c))
     return list(by_key.values())
+
+
+def _apply_measured(profile_id: str, by_key: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """Ops and element types fitted to the probe measurement (overlays/<id>.measured.json)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).with_name("overlays") / f"{profile_id}.measured.json"
+    if not path.exists():
+        return
+    fit = json.loads(path.read_text(encoding="utf-8"))
+    prov = MEASURED_PROV.get(profile_id)
+    for domain, op in fit["add_ops"]:
+        if (domain, op) not in by_key and prov:
+            by_key[(domain, op)] = {"domain": domain, "op": op, "provenance": prov}
+    for domain, op in fit["remove_ops"]:
+        by_key.pop((domain, op), None)
+    for key, slots in fit["types"].items():
+        domain, op = key.split("::")
+        entry = by_key.get((domain, op))
+        if entry is not None:
+            entry.setdefault("types", {}).update(slots)
+
+
+# Provenance id of the measurement behind each fitted profile.
+MEASURED_PROV = {
+    "qnn-htp": "qnn-measured",
+    "openvino-cpu": "ov-measured",
+    "cpu": "ort-cpu-measured",
+}
 
 
 def header_extras(profile_id: str) -> dict[str, Any]:

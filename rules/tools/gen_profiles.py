@@ -733,6 +733,107 @@ def cmd_vitisai(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Fitting a profile to a measurement (rules/measured/<ep>.json)
+
+OVERLAY_DIR = HERE / "overlays"
+ALL_DTYPES = [
+    "bfloat16", "bool", "complex128", "complex64", "double", "float", "float16",
+    "float4e2m1", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
+    "float8e8m0", "int16", "int2", "int32", "int4", "int64", "int8", "string", "uint16",
+    "uint2", "uint32", "uint4", "uint64", "uint8",
+]  # fmt: skip
+# What a fitted slot may hold besides the types seen claimed: the common numeric types
+# (string, complex, float8 and sub-byte types only when the EP was seen to take them).
+PLAUSIBLE_DTYPES = {
+    "bfloat16", "bool", "double", "float", "float16", "int16", "int32", "int64", "int8",
+    "uint16", "uint32", "uint64", "uint8",
+}  # fmt: skip
+# EP reasons that point at an element type rather than at a shape or an attribute.
+DTYPE_REASON_RE = re.compile(
+    r"Failed to add node|Failed to add binary node|Failed to map Onnx data type|"
+    r"data ?type|dtype|only supports? float|supports only float|input tensors|"
+    r"Expected scale initializer to be of type",
+    re.I,
+)
+# EP reasons that say the op type itself is not supported.
+NO_OP_REASON_RE = re.compile(
+    r"are not supported by|not supported by \w+ backend|does not support \w+ on", re.I
+)
+
+
+def cmd_fit(args: argparse.Namespace) -> None:
+    """Derive op additions/removals and per-slot element types from a measurement."""
+    sys.path.insert(0, str(RULES.parent))
+    from agreement import _cases
+
+    from onnxlint.analyses.capability import facts_from_model
+    from onnxlint.probe import ort_limits
+
+    data = json.loads(Path(args.measured).read_text(encoding="utf-8"))
+    max_opset, max_ir = ort_limits(data.get("versions", {}).get("onnxruntime"))
+    cases = _cases(max_opset, max_ir)
+    skip = set(args.skip_dtypes.split(",")) if args.skip_dtypes else set()
+    rows: dict[tuple[str, str], list[tuple[dict[str, Any], Any]]] = defaultdict(list)
+    for row in data["cases"]:
+        case = cases.get(row["name"])
+        if row.get("claimed") is None or case is None:
+            continue
+        facts = facts_from_model(case.model, 0)
+        rows[(facts.domain, facts.op_type)].append((row, facts))
+    add_ops, remove_ops, types = [], [], {}
+    for (domain, op), items in sorted(rows.items()):
+        claimed = [f for r, f in items if r["claimed"]]
+        refused = [(r, f) for r, f in items if not r["claimed"]]
+        if claimed:
+            add_ops.append([domain, op])
+        elif all(NO_OP_REASON_RE.search(r.get("reason") or "") for r, _ in refused):
+            remove_ops.append([domain, op])
+            continue
+        good: dict[str, set[str]] = defaultdict(set)
+        for f in claimed:
+            for key, d in _slots(f):
+                good[key].add(d)
+        claimed_names = {r["name"] for r, _ in items if r["claimed"]}
+        bad: dict[str, set[str]] = defaultdict(set)
+        for r, f in refused:
+            # A dtype variant of a case the EP claimed differs only in its element types.
+            variant_of_claimed = "__" in r["name"] and r["name"].split("__")[0] in claimed_names
+            if not (variant_of_claimed or DTYPE_REASON_RE.search(r.get("reason") or "")):
+                continue
+            for key, d in _slots(f):
+                if d not in good[key] and d not in skip:
+                    bad[key].add(d)
+        fitted = {k: sorted((good[k] | PLAUSIBLE_DTYPES) - v) for k, v in sorted(bad.items()) if v}
+        if fitted:
+            types[f"{domain}::{op}"] = fitted
+    out = {
+        "generated_by": "rules/tools/gen_profiles.py fit",
+        "measured": {
+            "file": f"rules/measured/{Path(args.measured).name}",
+            "date": data.get("date"),
+            "versions": data.get("versions", {}),
+            "options": data.get("options", {}),
+        },
+        "add_ops": add_ops,
+        "remove_ops": remove_ops,
+        "types": types,
+    }
+    OVERLAY_DIR.mkdir(exist_ok=True)
+    path = OVERLAY_DIR / f"{args.profile}.measured.json"
+    path.write_text(_dump(out) + "\n", encoding="utf-8")
+    print(
+        f"wrote {path.relative_to(RULES.parent)}: {len(add_ops)} claimed ops, "
+        f"{len(remove_ops)} refused ops, {len(types)} type fits"
+    )
+
+
+def _slots(f: Any) -> list[tuple[str, str]]:
+    out = [(f"in:{i}", d) for i, d in enumerate(f.input_dtypes) if d and f.has_input(i)]
+    out += [(f"out:{i}", d) for i, d in enumerate(f.output_dtypes) if d]
+    return out
+
+
+# ---------------------------------------------------------------------------
 # index.json
 
 
@@ -788,6 +889,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--prov-id", required=True)
     p.add_argument("--file-label", required=True, help="upstream path recorded in the provenance")
     src_cmd("migraphx")
+    p = sub.add_parser("fit")
+    p.add_argument("--measured", required=True)
+    p.add_argument("--profile", required=True)
+    p.add_argument("--skip-dtypes", default="", help="dtypes explained EP-wide, not per op")
     src_cmd("qnn")
     args = ap.parse_args(argv)
     {
@@ -800,6 +905,7 @@ def main(argv: list[str] | None = None) -> None:
         "migraphx": cmd_migraphx,
         "qnn": cmd_qnn,
         "vitisai": cmd_vitisai,
+        "fit": cmd_fit,
         "index": cmd_index,
     }[args.cmd](args)
 
