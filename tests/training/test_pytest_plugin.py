@@ -1,0 +1,104 @@
+"""The pytest plugin, driven through a real pytest run in a scratch project.
+
+It runs ``python -m pytest`` in a subprocess so that the plugin is loaded the
+way users get it: through the ``pytest11`` entry point of the installed package.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import BAD_TEXT, GOOD_TEXT
+
+TESTS = f'''
+import onnx
+from onnxlint.testing import assert_deployable
+
+GOOD = """{GOOD_TEXT}"""
+BAD = """{BAD_TEXT}"""
+ONLY = {{"select": ["OL105", "OL204"]}}
+
+
+def test_fixture_lints_without_failing(onnxlint_report):
+    report = onnxlint_report(onnx.parser.parse_model(BAD), config=ONLY)
+    assert report.errors
+
+
+def test_helper_uses_session_ep():
+    report = assert_deployable(onnx.parser.parse_model(GOOD), config=ONLY)
+    print("EPS", report.eps)
+
+
+def test_helper_fails_with_findings():
+    assert_deployable(onnx.parser.parse_model(BAD), ep="cpu", config=ONLY)
+'''
+
+
+def _pytest(folder: Path, *args: str, ini: str = "") -> subprocess.CompletedProcess[str]:
+    (folder / "pytest.ini").write_text("[pytest]\n" + ini)
+    (folder / "test_models.py").write_text(TESTS)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+
+
+def test_summary_option_and_failure_message(tmp_path: Path) -> None:
+    res = _pytest(tmp_path, "--onnxlint-ep", "cpu")
+    out = res.stdout
+    assert res.returncode == 1, out + res.stderr  # one test fails on purpose
+    assert "1 failed, 2 passed" in out
+    assert "EPS ['cpu']" in out  # --onnxlint-ep reached assert_deployable
+    # the failure message is the rendered findings with the fix
+    assert "error OL204 LayerNormalization does not exist at ai.onnx opset 13" in out
+    # the onnxlint summary section lists every checked model under its test id
+    section = out[out.index("= onnxlint =") :]
+    lines = section.splitlines()
+    assert any(
+        line.startswith("test_models.py::test_fixture_lints_without_failing: model: 1 error")
+        for line in lines
+    )
+    assert any(
+        line.startswith("test_models.py::test_helper_uses_session_ep: model: no findings [cpu]")
+        for line in lines
+    )
+    assert any("main/ln (LayerNormalization): error OL204" in line for line in lines)
+    assert any(
+        line.startswith("onnxlint: 3 models checked: 2 errors, 2 warnings") for line in lines
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "expected"),
+    [
+        ((), "onnxlint_ep = openvino cpu\n", "EPS ['openvino-cpu', 'cpu']"),
+        (("--onnxlint-ep", "cpu"), "onnxlint_ep = openvino\n", "EPS ['cpu']"),
+        (("--onnxlint-ep", "cpu,openvino"), "", "EPS ['cpu', 'openvino-cpu']"),
+    ],
+)
+def test_ep_from_option_or_ini(
+    tmp_path: Path, args: tuple[str, ...], ini: str, expected: str
+) -> None:
+    res = _pytest(tmp_path, "-k", "session_ep", *args, ini=ini)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert expected in res.stdout
+
+
+def test_no_summary_option_and_help(tmp_path: Path) -> None:
+    res = _pytest(tmp_path, "-k", "session_ep", "--onnxlint-ep", "cpu", "--onnxlint-no-summary")
+    assert res.returncode == 0
+    assert "= onnxlint =" not in res.stdout
+    helped = _pytest(tmp_path, "--help")
+    assert "--onnxlint-ep=EP" in helped.stdout
+    assert "onnxlint_ep" in helped.stdout
