@@ -1193,6 +1193,210 @@ OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
 }
 
 
+# CoreML / NNAPI: the per-op notes of the op lists in the onnxruntime wheel, restated as
+# constraints (provenance: the list itself, "ort-mobile-helpers").
+def _m(kind: str, reason: str, **kw: Any) -> dict[str, Any]:
+    return _c(kind, reason, "ort-mobile-helpers", **kw)
+
+
+_POOL_2D = {
+    "constraints": [
+        _m("max_rank", "only 2-D pooling (rank-4 input)", value=4, inputs=[0]),
+        _m("min_rank", "only 2-D pooling (rank-4 input)", value=4, inputs=[0]),
+    ]
+}
+_CONV_12D = _m("max_rank", "only 1-D and 2-D convolution", value=4, inputs=[0])
+_COREML_COMMON: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "AveragePool"): _POOL_2D,
+    ("ai.onnx", "MaxPool"): _POOL_2D,
+    ("ai.onnx", "GlobalAveragePool"): _POOL_2D,
+    ("ai.onnx", "GlobalMaxPool"): _POOL_2D,
+    ("ai.onnx", "Gemm"): {
+        "constraints": [_m("constant_input", "B must be a constant", inputs=[1])]
+    },
+    ("ai.onnx", "Pow"): {"types": {"in:0": ["float"], "in:1": ["float"]}},
+    ("ai.onnx", "Slice"): {
+        "constraints": [
+            _m(
+                "constant_input",
+                "starts, ends, axes and steps must be constants",
+                inputs=[1, 2, 3, 4],
+            )
+        ]
+    },
+    ("ai.onnx", "Split"): {
+        "constraints": [_m("constant_input", "the split sizes must be a constant", inputs=[1])]
+    },
+}
+_COREML_MLPROGRAM = _merge_overlays(
+    _COREML_COMMON,
+    {
+        ("ai.onnx", "Conv"): {
+            "constraints": [
+                _CONV_12D,
+                _m("constant_input", "the bias must be a constant", inputs=[2]),
+            ]
+        },
+        ("ai.onnx", "ConvTranspose"): {
+            "constraints": [
+                _m("constant_input", "weights and bias must be constants", inputs=[1, 2]),
+                _m(
+                    "attribute",
+                    "SAME_UPPER/SAME_LOWER padding is not supported",
+                    name="auto_pad",
+                    forbidden=["SAME_UPPER", "SAME_LOWER"],
+                ),
+                _m("attribute", "output_shape is not supported", name="output_shape", absent=True),
+            ]
+        },
+        ("ai.onnx", "And"): {"types": {"in:0": ["bool"], "in:1": ["bool"]}},
+        ("ai.onnx", "GatherND"): {
+            "constraints": [_m("attribute", "batch_dims must be 0", name="batch_dims", allowed=[0])]
+        },
+        ("ai.onnx", "GridSample"): {
+            "constraints": [
+                _m("max_rank", "4-D input only", value=4, inputs=[0]),
+                _m("min_rank", "4-D input only", value=4, inputs=[0]),
+            ]
+        },
+        ("ai.onnx", "Where"): {
+            "types": {"in:1": ["float", "float16"], "in:2": ["float", "float16"]}
+        },
+    },
+)
+_COREML_NN = _merge_overlays(
+    _COREML_COMMON,
+    {
+        ("ai.onnx", "Conv"): {
+            "constraints": [
+                _CONV_12D,
+                _m("constant_input", "weights and bias must be constants", inputs=[1, 2]),
+            ]
+        },
+        ("ai.onnx", "DepthToSpace"): {
+            "constraints": [
+                _m("attribute", "only DCR mode", name="mode", allowed=["DCR"], default="DCR")
+            ]
+        },
+        ("ai.onnx", "MatMul"): {
+            "constraints": [_m("constant_input", "B must be a constant", inputs=[1])]
+        },
+        ("ai.onnx", "Pad"): {
+            "constraints": [
+                _m(
+                    "attribute",
+                    "only constant-mode padding",
+                    name="mode",
+                    allowed=["constant"],
+                    default="constant",
+                ),
+                _m(
+                    "constant_input",
+                    "pads, constant_value and axes must be constants",
+                    inputs=[1, 2, 3],
+                ),
+            ]
+        },
+        ("ai.onnx", "PRelu"): {
+            "constraints": [_m("constant_input", "the slope must be a constant", inputs=[1])]
+        },
+        ("ai.onnx", "Resize"): {
+            "constraints": [
+                _m("max_rank", "4-D input only", value=4, inputs=[0]),
+                _m(
+                    "attribute",
+                    "only asymmetric coordinate transformation",
+                    name="coordinate_transformation_mode",
+                    allowed=["asymmetric"],
+                    default="half_pixel",
+                ),
+                _m(
+                    "attribute",
+                    "only linear or nearest mode",
+                    name="mode",
+                    allowed=["linear", "nearest"],
+                    default="nearest",
+                ),
+            ]
+        },
+        ("ai.onnx", "Shape"): {
+            "constraints": [
+                _m("attribute", "a non-default start is not supported", name="start", allowed=[0]),
+                _m("attribute", "end is not supported", name="end", absent=True),
+            ]
+        },
+    },
+)
+_QDQ_CONST = _m(
+    "constant_input", "quantization scales and zero points must be constants", inputs=[1, 2]
+)
+_NNAPI: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "AveragePool"): _POOL_2D,
+    ("ai.onnx", "MaxPool"): _POOL_2D,
+    ("ai.onnx", "GlobalAveragePool"): _POOL_2D,
+    ("ai.onnx", "GlobalMaxPool"): _POOL_2D,
+    ("ai.onnx", "Conv"): {
+        "constraints": [
+            _m("max_rank", "only 2-D convolution", value=4, inputs=[0]),
+            _m("constant_input", "weights and bias must be constants", inputs=[1, 2]),
+        ]
+    },
+    ("ai.onnx", "DepthToSpace"): {
+        "constraints": [
+            _m("attribute", "only DCR mode", name="mode", allowed=["DCR"], default="DCR")
+        ]
+    },
+    ("ai.onnx", "DequantizeLinear"): {"constraints": [_QDQ_CONST]},
+    ("ai.onnx", "QuantizeLinear"): {"constraints": [_QDQ_CONST]},
+    ("ai.onnx", "Pad"): {
+        "constraints": [
+            _m(
+                "attribute",
+                "only constant-mode padding",
+                name="mode",
+                allowed=["constant"],
+                default="constant",
+            ),
+            _m("constant_input", "pads and constant_value must be constants", inputs=[1, 2]),
+        ]
+    },
+    ("ai.onnx", "Resize"): {
+        "constraints": [_m("max_rank", "only 2-D resize", value=4, inputs=[0])]
+    },
+    ("ai.onnx", "Split"): {
+        "constraints": [_m("constant_input", "the split sizes must be a constant", inputs=[1])]
+    },
+    ("ai.onnx", "Squeeze"): {
+        "constraints": [_m("constant_input", "axes must be a constant", inputs=[1])]
+    },
+    ("ai.onnx", "Unsqueeze"): {
+        "constraints": [_m("constant_input", "axes must be a constant", inputs=[1])]
+    },
+    ("ai.onnx", "QLinearMatMul"): {
+        "constraints": [
+            _m(
+                "constant_input",
+                "quantization scales and zero points must be constants",
+                inputs=[1, 2, 4, 5, 6, 7],
+            )
+        ]
+    },
+    ("ai.onnx", "QLinearConv"): {
+        "constraints": [
+            _m("max_rank", "only 2-D convolution", value=4, inputs=[0]),
+            _m(
+                "constant_input",
+                "weights, bias, scales and zero points must be constants",
+                inputs=[1, 2, 3, 4, 5, 6, 7, 8],
+            ),
+        ]
+    },
+}
+OVERLAYS["coreml-mlprogram"] = _COREML_MLPROGRAM
+OVERLAYS["coreml-neuralnetwork"] = _COREML_NN
+OVERLAYS["nnapi"] = _NNAPI
+
+
 def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Merge the curated overlay for ``profile_id`` into generated op entries."""
     overlay = OVERLAYS.get(profile_id, {})
