@@ -103,7 +103,7 @@ class ExportReport(Report):
         if self.opset is None:
             return "no opset exported successfully"
         ok = [t for t in self.trials if t.ok]
-        if len(ok) <= 1:
+        if len(self.trials) <= 1:
             return f"exported with the {self.exporter} exporter at opset {self.opset}"
         chosen = next(t for t in ok if t.opset == self.opset)
         text = (
@@ -117,6 +117,9 @@ class ExportReport(Report):
                 f"; the exporter default opset {default.opset} leaves "
                 f"{_count(default.errors, 'error')}, {_count(default.warnings, 'warning')}"
             )
+        failed = len(self.trials) - len(ok)
+        if failed:
+            text += f"; {failed} of {len(self.trials)} candidate opsets did not export"
         return text
 
     def summary(self) -> str:
