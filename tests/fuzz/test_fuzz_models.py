@@ -1,0 +1,167 @@
+"""Fuzzing the whole lint path (load, index, rules, analyses, JSON rendering, exit code).
+
+Invariants for every input:
+- no exception escapes ``onnxlint.cli.main``;
+- an unreadable input gets a ``load`` diagnostic and exit code 2; a readable one exits
+  0 or 1, and 1 exactly when there is an error-level finding (``--fail-on error``);
+- no rule crashes (OL099) unless the crash is a known bug with its xfail regression test;
+- bounded time per input and bounded peak memory for the run.
+
+The default run is small (``ONNXLINT_FUZZ_EXAMPLES``, default 25 per strategy) so that the
+plain test suite stays quick; CI runs ``ONNXLINT_FUZZ_EXAMPLES=300 pytest -m fuzz`` (a few
+minutes); docs/SECURITY.md describes the longer runs. A failing input is saved under
+``test-artifacts/fuzz/`` to become a regression case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from onnxlint import cli
+from tests.fuzz import corpus
+from tests.hostile.support import own_peak_rss_mb
+
+pytestmark = pytest.mark.fuzz
+
+EXAMPLES = int(os.environ.get("ONNXLINT_FUZZ_EXAMPLES", "25"))
+#: per input; the first input of a process also pays for lazy imports
+PER_INPUT_S = float(os.environ.get("ONNXLINT_FUZZ_PER_INPUT_S", "30"))
+MAX_RSS_MB = float(os.environ.get("ONNXLINT_FUZZ_MAX_RSS_MB", "3000"))
+ARTIFACTS = corpus.REPO / "test-artifacts" / "fuzz"
+
+#: rule crashes (OL099) already pinned by an xfail(strict) regression test in tests/fuzz/
+#: test_fuzz_regressions.py, as (rule code in the message, error text fragment)
+KNOWN_RULE_CRASHES: list[tuple[str, str]] = []
+
+FUZZ_SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,  # per-input time is asserted below, after lazy imports
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+
+STATS: dict[str, Any] = {"inputs": 0, "max_seconds": 0.0, "total_seconds": 0.0, "exit_codes": {}}
+
+
+def check_input(data: bytes, suffix: str = ".onnx", weights: bool = True) -> int:
+    """Lint ``data`` through the CLI entry point in-process and assert the invariants."""
+    with tempfile.TemporaryDirectory(prefix="onnxlint-fuzz-") as tmp:
+        path = Path(tmp) / f"model{suffix}"
+        path.write_bytes(data)
+        if weights:
+            (Path(tmp) / "weights.bin").write_bytes(b"\0" * 64)
+        out = io.StringIO()
+        start = time.perf_counter()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                rc = cli.main([str(path), "--format", "json", "--no-progress", "--isolated"])
+        except BaseException:
+            _save(data, suffix)
+            raise
+        elapsed = time.perf_counter() - start
+        try:
+            _assert_invariants(rc, out.getvalue(), elapsed)
+        except AssertionError:
+            _save(data, suffix)
+            raise
+        assert path.read_bytes() == data  # the input is never modified
+    STATS["inputs"] += 1
+    STATS["max_seconds"] = max(STATS["max_seconds"], elapsed)
+    STATS["total_seconds"] += elapsed
+    STATS["exit_codes"][str(rc)] = STATS["exit_codes"].get(str(rc), 0) + 1
+    return rc
+
+
+def _assert_invariants(rc: int, output: str, elapsed: float) -> None:
+    doc = json.loads(output)
+    (report,) = doc["files"]
+    diags = report["diagnostics"]
+    if report["fatal"]:
+        assert rc == 2, rc
+        assert any(d["category"] == "load" for d in diags), diags
+    else:
+        has_error = any(d["severity"] == "error" for d in diags)
+        assert rc == (1 if has_error else 0), (rc, diags)
+    crashes = [d["message"] for d in diags if d["code"] == "OL099"]
+    unknown = [
+        m for m in crashes if not any(code in m and text in m for code, text in KNOWN_RULE_CRASHES)
+    ]
+    assert not unknown, unknown
+    assert elapsed < PER_INPUT_S, elapsed
+    assert own_peak_rss_mb() < MAX_RSS_MB
+
+
+def _save(data: bytes, suffix: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(data).hexdigest()[:16] + suffix
+    (ARTIFACTS / name).write_bytes(data)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _write_stats() -> Any:
+    yield
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "stats.json").write_text(json.dumps(STATS, indent=2))
+
+
+_SEEDS = st.integers(min_value=0, max_value=len(corpus.seeds()) - 1)
+_RNG = st.integers(min_value=0, max_value=2**32 - 1)
+
+
+@FUZZ_SETTINGS
+@given(data=st.binary(max_size=4096))
+def test_random_bytes(data: bytes) -> None:
+    assert check_input(data) in (1, 2)
+
+
+@FUZZ_SETTINGS
+@given(
+    seed=_SEEDS,
+    mutations=st.lists(st.sampled_from(sorted(corpus.FIELD_MUTATIONS)), min_size=1, max_size=4),
+    rng_seed=_RNG,
+    utf8=st.booleans(),
+)
+def test_field_mutations(seed: int, mutations: list[str], rng_seed: int, utf8: bool) -> None:
+    _, base = corpus.seeds()[seed]
+    data = corpus.mutate_fields(base, mutations, random.Random(rng_seed), utf8)
+    check_input(data)
+
+
+@FUZZ_SETTINGS
+@given(seed=_SEEDS, rng_seed=_RNG, steps=st.integers(min_value=1, max_value=8))
+def test_byte_mutations(seed: int, rng_seed: int, steps: int) -> None:
+    _, base = corpus.seeds()[seed]
+    check_input(corpus.mutate_bytes(base, random.Random(rng_seed), steps))
+
+
+@FUZZ_SETTINGS
+@given(
+    seed=st.sampled_from(sorted(corpus._TEXT_SEEDS)),
+    rng_seed=_RNG,
+    steps=st.integers(min_value=1, max_value=6),
+)
+def test_text_mutations(seed: str, rng_seed: int, steps: int) -> None:
+    """ONNX text through onnx.parser (C++): cuts, flips and splices of valid text."""
+    base = corpus._TEXT_SEEDS[seed].encode()
+    check_input(corpus.mutate_bytes(base, random.Random(rng_seed), steps), suffix=".onnxtxt")
+
+
+@FUZZ_SETTINGS
+@given(seed=_SEEDS)
+def test_seeds_are_linted_without_crash(seed: int) -> None:
+    """The unmutated seeds: readable (exit 0 or 1) and no rule crash."""
+    name, data = corpus.seeds()[seed]
+    assert check_input(data) in (0, 1), name
