@@ -109,10 +109,11 @@ def lint(
     ctx: LintContext | None = None
     if not loaded.fatal:
         ctx = _run_rules(loaded, config, profiles, rules)
-        diagnostics += ctx.diagnostics
         report.stats["nodes"] = len(ctx.index.nodes)
         for hook in _report_hooks():
             hook(ctx, report)
+        # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
+        diagnostics += ctx.diagnostics
     report.fatal = loaded.fatal
     report.diagnostics = _finish(diagnostics, config, loaded, label)
     return report

@@ -19,6 +19,9 @@ stdin: one JSON object::
          "free_dims": {"N": 1}, "record_assignment": true,
          "log_lines": 0, "fault": null},
         {"id": "opt", "kind": "optimize", "model_path": "...", "output_path": "..."},
+        {"id": "c", "kind": "compile", "model_path": "...", "output_path": "...",
+         "embed": false},
+        {"id": "k", "kind": "compat", "model_path": "..."},
         {"id": "d", "kind": "discover"}
      ]}
 
@@ -504,8 +507,12 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
         if record and has_api:
             try:
                 nodes = []
+                subgraphs: list[dict[str, Any]] = []
                 for sg in sess.get_provider_graph_assignment_info():
-                    for n in sg.get_nodes():
+                    sg_nodes = sg.get_nodes()
+                    # one entry per subgraph ORT assigned: the actual partitions
+                    subgraphs.append({"ep": sg.ep_name, "nodes": len(sg_nodes)})
+                    for n in sg_nodes:
                         nodes.append(
                             {
                                 "name": n.name,
@@ -515,6 +522,7 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                             }
                         )
                 res["assignment_source"] = "api"
+                res["ep_subgraphs"] = subgraphs
             except Exception as exc:
                 res["assignment_error"] = f"{type(exc).__name__}: {exc}"
                 nodes = None
@@ -526,7 +534,7 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                 res["assignment_all_on"] = placed["all_on"]
         res["assignment"] = nodes
         if item.get("run_inputs"):
-            res["run"] = _run_once(sess)
+            res["run"] = _run_once(sess, random=bool(item.get("random_inputs")))
         del sess
     lines = int(item.get("log_lines", 0 if res["ok"] else 40))
     if lines:
@@ -534,8 +542,8 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
     return res
 
 
-def _run_once(sess: Any) -> dict[str, Any]:
-    """Run one inference with zeros for every input (catches run-time failures)."""
+def _run_once(sess: Any, random: bool = False) -> dict[str, Any]:
+    """Run one inference with zeros (or random values) for every input."""
     try:
         import numpy as np
     except ImportError:
@@ -555,13 +563,137 @@ def _run_once(sess: Any) -> dict[str, Any]:
         if i.type not in dtypes:
             return {"ok": False, "error": f"unsupported input type {i.type}"}
         shape = [d if isinstance(d, int) and d >= 0 else 1 for d in i.shape]
-        feeds[i.name] = np.zeros(shape, dtypes[i.type])
+        if random and dtypes[i.type] is not np.bool_:
+            rng = np.random.default_rng(0)
+            feeds[i.name] = (rng.random(shape) * 4 - 2).astype(dtypes[i.type])
+        else:
+            feeds[i.name] = np.zeros(shape, dtypes[i.type])
     try:
         t0 = time.perf_counter()
         sess.run(None, feeds)
         return {"ok": True, "run_s": round(time.perf_counter() - t0, 6)}
     except Exception as exc:
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _ep_session_options(ep: dict[str, Any], item: dict[str, Any], res: dict[str, Any]) -> Any:
+    """Session options with the EP added (plugin devices or classic provider), or None."""
+    ort = _ort()
+    provider = ep.get("provider") or "CPUExecutionProvider"
+    options = {str(k): str(v) for k, v in (ep.get("options") or {}).items()}
+    so = _session_options(dict(item, log_severity=item.get("log_severity", 2)))
+    if provider == "CPUExecutionProvider":
+        return so
+    plugin = _ensure_plugins(provider, ep.get("plugin_package"))
+    devices = _devices_for(provider)
+    if devices:
+        so.add_provider_for_devices(devices, options)
+        res["mode"] = "plugin"
+        res["devices"] = [_device_info(d) for d in devices]
+        return so
+    if provider in ort.get_available_providers():
+        # ModelCompiler takes providers only through the session options
+        so.append_execution_provider(provider, options)
+        res["mode"] = "classic"
+        return so
+    res["error_kind"] = "ep-unavailable"
+    res["error"] = "execution provider {} is not available in {}{}".format(
+        provider,
+        sys.executable,
+        f" (plugin package {plugin} registered no device)" if plugin else "",
+    )
+    return None
+
+
+def run_compile(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict[str, Any]:
+    """Compile a model to an EPContext model with ``ort.ModelCompiler``.
+
+    Runs in its own worker: a compatibility call after a compile in the same
+    process has segfaulted, so the parent never mixes the two in one process.
+    """
+    ort = _ort()
+    res: dict[str, Any] = {"ok": False, "provider": ep.get("provider") or "CPUExecutionProvider"}
+    with _Redirect(log_path):
+        try:
+            if not hasattr(ort, "ModelCompiler"):
+                res["error_kind"] = "no-compile-api"
+                res["error"] = f"onnxruntime {ort.__version__} has no ModelCompiler (ORT >= 1.22)"
+                return res
+            so = _ep_session_options(ep, item, res)
+            if so is None:
+                return res
+            _inject_fault(item.get("fault"))
+            t0 = time.perf_counter()
+            compiler = ort.ModelCompiler(
+                so, item["model_path"], embed_compiled_data_into_model=bool(item.get("embed"))
+            )
+            compiler.compile_to_file(item["output_path"])
+            res["compile_s"] = round(time.perf_counter() - t0, 6)
+            res["output_path"] = item["output_path"]
+            res["ok"] = os.path.exists(item["output_path"])
+            if not res["ok"]:
+                res["error_kind"] = "no-output"
+                res["error"] = "the EP produced no compiled model"
+        except Exception as exc:
+            res["error"] = f"{type(exc).__name__}: {exc}"
+            res["error_kind"] = res.get("error_kind", "compile")
+    if not res["ok"]:
+        res["log_tail"] = _tail(_read(log_path), int(item.get("log_lines", 40)))
+    return res
+
+
+def _compat_api(name: str) -> Any:
+    ort = _ort()
+    fn = getattr(ort, name, None)
+    if fn is None:
+        from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+        fn = getattr(state, name, None)
+    return fn
+
+
+def run_compat(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict[str, Any]:
+    """ORT's compatibility check of a compiled model against this EP's devices.
+
+    Reports ``info`` (the model's compatibility string or None), ``status``
+    (an ``OrtCompiledModelCompatibility`` name) or ``check_error`` and the
+    device types it was checked against.
+    """
+    provider = ep.get("provider") or "CPUExecutionProvider"
+    res: dict[str, Any] = {"ok": False, "provider": provider}
+    with _Redirect(log_path):
+        try:
+            get_info = _compat_api("get_compatibility_info_from_model")
+            check = _compat_api("get_model_compatibility_for_ep_devices")
+            if get_info is None or check is None:
+                res["error_kind"] = "no-compat-api"
+                res["error"] = (
+                    f"onnxruntime {_ort().__version__} has no compatibility API "
+                    "(get_compatibility_info_from_model needs ORT >= 1.24)"
+                )
+                return res
+            _ensure_plugins(provider, ep.get("plugin_package"))
+            _inject_fault(item.get("fault"))
+            info = get_info(item["model_path"], provider)
+            res["info"] = info
+            devices = _devices_for(provider)
+            res["devices"] = [_device_info(d) for d in devices]
+            res["ok"] = True
+            if not info:
+                return res
+            if not devices:
+                res["check_error"] = f"{provider} exposes no device in {sys.executable}"
+                return res
+            try:
+                status = check(devices, info)
+                res["status"] = str(getattr(status, "name", status)).rsplit(".", 1)[-1]
+            except Exception as exc:
+                res["check_error"] = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            res["ok"] = False
+            res["error"] = f"{type(exc).__name__}: {exc}"
+            res["error_kind"] = "compat"
+    return res
 
 
 def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
@@ -624,6 +756,10 @@ def main() -> int:
                 res = run_session(ep, item, log_path)
             elif kind == "optimize":
                 res = run_optimize(item, log_path)
+            elif kind == "compile":
+                res = run_compile(ep, item, log_path)
+            elif kind == "compat":
+                res = run_compat(ep, item, log_path)
             elif kind == "discover":
                 _inject_fault(item.get("fault"))
                 res = dict(discover(), ok=True)

@@ -63,6 +63,10 @@ class SessionRequest:
     record_assignment: bool = True
     run_inputs: bool = False  # also run one inference on zero inputs
     log_lines: int | None = None  # lines of EP log to return (default: 40 on failure)
+    # 0 (verbose) is needed for per-node refusal reasons; on large graphs the
+    # verbose log itself costs time, so callers that only want the assignment
+    # can raise it.
+    log_severity: int = 0
     fault: str | None = None  # testing hook, see _worker.py
 
 
@@ -137,6 +141,7 @@ def run_sessions(
                 "config": dict(r.config),
                 "record_assignment": r.record_assignment,
                 "run_inputs": r.run_inputs,
+                "log_severity": r.log_severity,
             }
             if r.log_lines is not None:
                 payload["log_lines"] = r.log_lines
@@ -482,6 +487,11 @@ def _from_event(
             "plugins",
             "assignment_error",
             "assignment_all_on",
+            "ep_subgraphs",
+            "compile_s",
+            "info",
+            "status",
+            "check_error",
         )
         if k in ev
     }
