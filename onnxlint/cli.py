@@ -88,6 +88,19 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         "-j", "--jobs", type=int, default=1, metavar="N", help="lint N files in parallel"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--confirm",
+        action="store_true",
+        help="create real ORT sessions on each EP (isolated workers) and diff them with the prediction",
+    )
+    p.add_argument(
+        "--no-cache", action="store_true", help="with --confirm: ignore and do not write the cache"
+    )
+    p.add_argument(
+        "--source",
+        metavar="MODEL",
+        help="for a compiled (EPContext) model: the source model it must have been compiled from",
+    )
     baseline = p.add_mutually_exclusive_group()
     baseline.add_argument(
         "--baseline",
@@ -166,7 +179,20 @@ class _ConfigCache:
             fail_on=a.fail_on,
             target_ort=a.target_ort,
             format=a.format,
+            confirm=_confirm_settings(a, base),
         )
+
+
+def _confirm_settings(a: argparse.Namespace, base: Any) -> dict[str, Any] | None:
+    """``[tool.onnxlint.confirm]`` plus --confirm/--no-cache/--source (None: unchanged)."""
+    extra: dict[str, Any] = {}
+    if getattr(a, "confirm", False):
+        extra["mode"] = "run"
+    if getattr(a, "no_cache", False):
+        extra["cache"] = False
+    if getattr(a, "source", None):
+        extra["source"] = str(Path(a.source).resolve())
+    return {**base.confirm, **extra} if extra else None
 
 
 def _lint_one(path: Path, config: Any) -> Any:
