@@ -162,6 +162,10 @@ def _iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from _iter_graphs(g)
 
 
+def _produced(model: onnx.ModelProto) -> list[str]:
+    return [o for g in _iter_graphs(model.graph) for n in g.node for o in n.output if o]
+
+
 def _collect(model: onnx.ModelProto) -> dict[str, ValueType]:
     """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
     table: dict[str, ValueType] = {}
@@ -175,7 +179,7 @@ def _collect(model: onnx.ModelProto) -> dict[str, ValueType]:
                 dtype_name(sparse.values.data_type), tuple(int(d) for d in sparse.dims)
             )
         for vi in (*g.value_info, *g.output, *g.input):
-            if vi.name and vi.HasField("type"):
+            if vi.name and vi.type.WhichOneof("value") is not None:
                 # a graph input that is also an initializer keeps the initializer's static shape
                 if vi.name in table and table[vi.name].is_static:
                     continue
@@ -316,6 +320,7 @@ class Shapes:
             if vi.HasField("type") and not (vi.name in table and table[vi.name].is_static):
                 table[vi.name] = value_type_of(vi.type)
         gaps = [n for n, vt in table.items() if vt.kind == "tensor" and vt.has_unknown]
+        gaps += [n for n in _produced(model) if n not in table]  # ops ONNX has no schema for
         if gaps:
             if node_count > SYMBOLIC_MAX_NODES:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
@@ -328,7 +333,9 @@ class Shapes:
                     ort_table = _collect(ort)
                     for name in gaps:
                         if name in ort_table:
-                            table[name] = _merge(table[name], ort_table[name])
+                            mine = table.get(name)
+                            theirs = ort_table[name]
+                            table[name] = theirs if mine is None else _merge(mine, theirs)
         self._table = table
 
     def value_type(self, name: str) -> ValueType | None:

@@ -1,0 +1,409 @@
+"""Shape rules (OL3xx): which dims are dynamic or unknown, and where shapes get lost.
+
+Severity follows the selected EPs: for each EP whose profile says
+``requires_static_shapes`` the finding is an error with ``ep`` set (one
+diagnostic per such EP). With no EP selected the finding is reported once,
+without an EP, at the rule's default severity; with EPs selected that all
+accept dynamic shapes (CPU, CUDA, TensorRT...) it is reported once as info.
+
+Every dynamic-shape diagnostic carries the exact ``onnxlint fix-shapes`` command
+for the model (and the equivalent ONNX Runtime session option) as its fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from onnxlint.analyses.dataflow import SIZE_INPUTS, Constness, Dataflow
+from onnxlint.analyses.shapes import Shapes, ValueType
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Applicability, Category, Fix, Location, Severity
+from onnxlint.fixes.shapes import (
+    DynamicInput,
+    dynamic_dims,
+    fix_command,
+    ort_session_options,
+    suggested_value,
+)
+from onnxlint.index import NodeRef
+from onnxlint.rule import Rule, register
+
+__all__ = ["Target", "dynamic_shape_fix", "ep_targets", "model_fix"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One diagnostic to emit: its severity, the EP it is for (or None), and a clause naming it."""
+
+    severity: Severity
+    ep: str | None
+    why: str  # "; QNNExecutionProvider (HTP) needs static shapes" or ""
+
+
+def ep_targets(
+    ctx: LintContext,
+    flag: str | tuple[str, ...],
+    need: str,
+    default: Severity,
+    relaxed: Severity = Severity.INFO,
+) -> list[Target]:
+    """Who cares about a finding: every selected EP whose profile sets ``flag`` (any of them,
+    for a tuple) gets an error; otherwise one EP-less diagnostic: ``default`` without EPs,
+    ``relaxed`` when none of the selected EPs cares."""
+    if not ctx.eps:
+        return [Target(default, None, "")]
+    flags = (flag,) if isinstance(flag, str) else flag
+    caring = [p for p in ctx.eps if any(getattr(p, f, False) for f in flags)]
+    if not caring:
+        return [Target(relaxed, None, "")]
+    return [Target(Severity.ERROR, p.id, f"; {p.label} needs {need}") for p in caring]
+
+
+def _dynamic_inputs(ctx: LintContext) -> list[DynamicInput]:
+    """Graph inputs still dynamic after the configured ``assume-dims`` are applied."""
+    assume = ctx.config.assume_dims
+    out = []
+    for dyn in dynamic_dims(ctx.model):
+        if dyn.shape is not None and assume:
+            shape = tuple(assume.get(d, d) if isinstance(d, str) else d for d in dyn.shape)
+            if all(isinstance(d, int) for d in shape):
+                continue
+            dyn = DynamicInput(dyn.name, shape)
+        out.append(dyn)
+    return out
+
+
+def model_fix(ctx: LintContext) -> Fix | None:
+    """The one fix-shapes command that makes every input of this model static (None if static)."""
+    return ctx.analysis(_model_fix)
+
+
+def _model_fix(ctx: LintContext) -> Fix | None:
+    inputs = _dynamic_inputs(ctx)
+    if not inputs:
+        return None
+    return dynamic_shape_fix(ctx, inputs)
+
+
+def dynamic_shape_fix(ctx: LintContext, inputs: list[DynamicInput]) -> Fix:
+    """A display-only fix: the fix-shapes command, with the ORT session option as the alternative."""
+    assume = ctx.config.assume_dims
+    named: dict[str, int | str] = {}
+    for inp in inputs:
+        for _, d in inp.named_dims:
+            named.setdefault(d, suggested_value(d, assume))
+    command = fix_command(ctx.loaded.path, inputs, assume)
+    ort = ort_session_options(named) if named else ""
+    # renderers show the title, so it carries the command itself
+    title = f"run `{command}`"
+    if named:
+        pins = "; ".join(
+            f"so.add_free_dimension_override_by_name({k!r}, {v})" for k, v in named.items()
+        )
+        title += f", or pin the dims when creating the ORT session: {pins}"
+    args: dict[str, Any] = {
+        "dims": {k: v for k, v in named.items()},
+        "inputs": {i.name: list(i.shape) if i.shape is not None else None for i in inputs},
+        "ort_session_options": ort,
+    }
+    return Fix(
+        title=title,
+        applicability=Applicability.UNSAFE,
+        command=command,
+        action="fix-shapes",
+        args=args,
+    )
+
+
+def describe_dims(name: str, vt: ValueType) -> str:
+    """``input_ids[0] = 'batch', input_ids[1] = ?`` for the non-static dims of ``vt``."""
+    assert vt.shape is not None
+    parts = []
+    for i, d in enumerate(vt.shape):
+        if isinstance(d, str):
+            parts.append(f"{name}[{i}] = {d!r}")
+        elif d is None:
+            parts.append(f"{name}[{i}] = ?")
+    return ", ".join(parts)
+
+
+def _emit_per_target(
+    ctx: LintContext, rule: type[Rule], where: Location, msg: str, targets: list[Target], **kw: Any
+) -> None:
+    for t in targets:
+        ctx.emit(rule.make(where, msg, severity=t.severity, ep=t.ep, why=t.why, **kw))
+
+
+@register
+class ShapeInferenceError(Rule):
+    """ONNX shape inference fails on this model.
+
+    What it does:
+        Runs ONNX shape inference once (strict mode, with data propagation) and reports
+        its error. Linting goes on with what a lenient pass could infer.
+
+    Why it matters:
+        ONNX Runtime runs the same inference when it loads the model; EPs that plan memory
+        ahead (QNN, NNAPI, CoreML, TensorRT) cannot place nodes whose shapes are unknown.
+        The shape findings of onnxlint are incomplete after the failing node.
+
+    Fix:
+        Read the error: it names the operator. Usual causes are inconsistent declared
+        shapes in ``value_info``/graph outputs (re-export, or clear them and re-infer with
+        ``onnx.shape_inference.infer_shapes``) and custom ops without a shape function.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL300"
+    name = "shape-inference-error"
+    category = Category.SHAPES
+    severity = Severity.WARNING
+    messages = {"default": "ONNX shape inference failed: {error}"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x, float[3,5] w) => (float[2,4] y) {
+    y = Add(x, w)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x, float[2,4] w) => (float[2,4] y) {
+    y = Add(x, w)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        for error in ctx.analysis(Shapes).errors[:1]:  # the lenient retry repeats it
+            ctx.emit(self.make(Location(), error=error))
+
+
+@register
+class DynamicInputShape(Rule):
+    """A graph input has symbolic or unknown dims.
+
+    What it does:
+        Lists, per graph input, every dim that is not a fixed integer, by position and
+        name (``input_ids[1] = 'sequence'``; ``x[2] = ?`` when it has no name). Dims given
+        a value in ``assume-dims`` count as static.
+
+    Why it matters:
+        QNN, NNAPI and other NPU EPs compile for one fixed shape. ONNX Runtime hands them
+        nothing it cannot give a shape to, so a model with a symbolic batch dim can lose
+        almost every node to the CPU, silently ("Cannot get shape" in QNN's verbose log).
+
+    Fix:
+        Fix the dims in the model with the ``onnxlint fix-shapes`` command the finding
+        carries, or pin them when the session is created with
+        ``SessionOptions.add_free_dimension_override_by_name(name, value)``.
+
+    Execution providers:
+        Error for EPs whose profile requires static shapes (QNN, NNAPI, Vitis AI);
+        info otherwise (CPU, CUDA, TensorRT, DirectML handle dynamic dims).
+    """
+
+    code = "OL301"
+    name = "dynamic-input-shape"
+    category = Category.SHAPES
+    severity = Severity.INFO
+    fix_availability = "always"
+    messages = {"default": "graph input '{input}' has dynamic dims: {dims}{why}"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[batch,4] x) => (float[batch,4] y) {
+    y = Relu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        fix = model_fix(ctx)
+        targets = ep_targets(ctx, "requires_static_shapes", "static shapes", self.severity)
+        for dyn in _dynamic_inputs(ctx):
+            if dyn.shape is None:
+                continue  # OL302
+            dims = describe_dims(dyn.name, ValueType(None, dyn.shape))
+            where = Location(graph=ctx.index.main.path, tensor=dyn.name, slot="graph input")
+            _emit_per_target(
+                ctx, type(self), where, "default", targets, input=dyn.name, dims=dims, fix=fix
+            )
+
+
+@register
+class UnknownInputRank(Rule):
+    """A graph input declares no shape at all (unknown rank).
+
+    What it does:
+        Reports graph inputs (initializers excluded) whose tensor type has no shape.
+
+    Why it matters:
+        Nothing downstream can be shape-inferred, so every EP that needs shapes refuses
+        the whole graph, and ORT cannot pre-plan memory for it.
+
+    Fix:
+        Declare the shape at export (``input_names`` + ``dynamic_axes`` in
+        ``torch.onnx.export``), or give it one with
+        ``onnxlint fix-shapes model.onnx -o out.onnx --input name=1,3,224,224``.
+
+    Execution providers:
+        Error for EPs that require static shapes; info otherwise.
+    """
+
+    code = "OL302"
+    name = "unknown-input-rank"
+    category = Category.SHAPES
+    severity = Severity.INFO
+    fix_availability = "always"
+    messages = {"default": "graph input '{input}' has no shape (its rank is unknown){why}"}
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[] x) => (float[] y) {
+    y = Relu(x)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Relu(x)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        fix = model_fix(ctx)
+        targets = ep_targets(ctx, "requires_static_shapes", "static shapes", self.severity)
+        for dyn in _dynamic_inputs(ctx):
+            if dyn.shape is None:
+                where = Location(graph=ctx.index.main.path, tensor=dyn.name, slot="graph input")
+                _emit_per_target(
+                    ctx, type(self), where, "default", targets, input=dyn.name, fix=fix
+                )
+
+
+def unknown_shape_origins(ctx: LintContext) -> Iterator[tuple[NodeRef, list[str]]]:
+    """Nodes whose outputs have unknown dims/rank although every input's shape is known.
+
+    Nodes whose output shape depends on runtime values (reported by OL410) and control-flow
+    nodes driven by runtime values (OL401/OL403) are left to those rules.
+    """
+    shapes = ctx.analysis(Shapes)
+    df = ctx.analysis(Dataflow)
+    for node in ctx.index.nodes:
+        if node.graph.is_function or node.op_type == "Constant":
+            continue
+        lost = []
+        for out in node.outputs:
+            if not out or not (out in node.graph.consumers or out in node.graph.outputs):
+                continue  # an unused output (Dropout's mask) loses nothing
+            vt = shapes.value_type(out)
+            if vt is None or (vt.kind in ("tensor", "unknown") and vt.has_unknown):
+                lost.append(out)
+        if not lost:
+            continue
+        if any(df.shape_origin(o, node.graph) is node for o in lost):
+            continue
+        known = True
+        for inp in node.inputs:
+            if not inp:
+                continue
+            vt = shapes.value_type(inp)
+            unknown = vt is None or (vt.kind in ("tensor", "unknown") and vt.has_unknown)
+            if unknown or df.shape_dependent(inp):
+                known = False
+                break
+        if known:
+            yield node, lost
+
+
+@register
+class UnknownShapeOrigin(Rule):
+    """Shape inference loses track of a shape at this node (reported where it starts).
+
+    What it does:
+        Finds the nodes whose output has an unknown rank or an unknown dim although all
+        of their inputs have known (static or named) shapes. Only that first node is
+        reported, not the nodes downstream that inherit the unknown shape.
+
+    Why it matters:
+        From here on, EPs that need shapes (QNN's "Cannot get shape") refuse the nodes,
+        and ORT cannot plan their memory ahead. The cause is usually an op ONNX cannot
+        infer (a custom or contrib op), or a size computed in a way inference cannot follow.
+
+    Fix:
+        Make the model's inputs static (the fix-shapes command below) and re-run inference;
+        for custom ops, add ``value_info`` for their outputs, e.g. with
+        ``python -m onnxruntime.tools.symbolic_shape_infer --input in.onnx --output out.onnx``.
+
+    Execution providers:
+        Error for EPs that require static shapes; info otherwise.
+    """
+
+    code = "OL303"
+    name = "unknown-shape-origin"
+    category = Category.SHAPES
+    severity = Severity.INFO
+    fix_availability = "sometimes"
+    visits = ()
+    messages = {
+        "default": "the shape of '{value}' is unknown ({shape}) although the inputs of this "
+        "{op} node have known shapes; everything downstream inherits it{why}",
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17, "custom" : 1]>
+g (float[1,4] x) => (float[1,4] y) {
+    t = custom.Mystery(x)
+    y = Relu(t)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    t = Sigmoid(x)
+    y = Relu(t)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        shapes = ctx.analysis(Shapes)
+        targets = ep_targets(ctx, "requires_static_shapes", "static shapes", self.severity)
+        fix = model_fix(ctx) or Fix(
+            title="declare the output shape in value_info (ORT's symbolic_shape_infer can add it)",
+            command="python -m onnxruntime.tools.symbolic_shape_infer --input in.onnx --output out.onnx",
+        )
+        for node, lost in unknown_shape_origins(ctx):
+            vt = shapes.value_type(lost[0])
+            shape = vt.describe() if vt is not None else "no type"
+            _emit_per_target(
+                ctx,
+                type(self),
+                node.location(tensor=lost[0], slot="output"),
+                "default",
+                targets,
+                value=lost[0],
+                shape=shape,
+                op=node.op_type,
+                fix=fix,
+            )
+
+
+def _size_inputs(node: NodeRef) -> tuple[int, ...]:
+    return SIZE_INPUTS.get(node.op_type, ()) if node.domain == "ai.onnx" else ()
+
+
+def data_dependent_size_inputs(ctx: LintContext, node: NodeRef) -> list[tuple[int, str]]:
+    """(slot, value) of the inputs of ``node`` that set its output size from runtime values."""
+    df = ctx.analysis(Dataflow)
+    out = []
+    for s in _size_inputs(node):
+        if s < len(node.node.input) and node.node.input[s]:
+            name = node.node.input[s]
+            if df.kind(name, node.graph) is Constness.DATA_DEPENDENT:
+                out.append((s, name))
+    return out
