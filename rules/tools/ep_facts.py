@@ -1453,6 +1453,88 @@ OVERLAYS["coreml-neuralnetwork"] = _COREML_NN
 OVERLAYS["nnapi"] = _NNAPI
 
 
+# TensorRT / NvTensorRtRtx: the "Restrictions" column of onnx-tensorrt docs/operators.md,
+# restated (provenance "onnx-tensorrt-operators").
+def _t(kind: str, reason: str, **kw: Any) -> dict[str, Any]:
+    return _c(kind, reason, "onnx-tensorrt-operators", **kw)
+
+
+_TRT_AXES = {"constraints": [_t("constant_input", "TensorRT needs axes as a constant", inputs=[1])]}
+_TRT: dict[tuple[str, str], dict[str, Any]] = {
+    **{
+        ("ai.onnx", op): _TRT_AXES
+        for op in (
+            "ReduceL1",
+            "ReduceL2",
+            "ReduceLogSum",
+            "ReduceLogSumExp",
+            "ReduceMax",
+            "ReduceMean",
+            "ReduceMin",
+            "ReduceProd",
+            "ReduceSum",
+            "ReduceSumSquare",
+            "Squeeze",
+            "Unsqueeze",
+            "CumSum",
+        )
+    },
+    ("ai.onnx", "Slice"): {
+        "constraints": [
+            _t("constant_input", "TensorRT needs Slice's axes as a constant", inputs=[3])
+        ]
+    },
+    ("ai.onnx", "Pad"): {
+        "constraints": [_t("constant_input", "TensorRT needs Pad's axes as a constant", inputs=[3])]
+    },
+    ("ai.onnx", "AveragePool"): {
+        "constraints": [
+            _t("max_rank", "TensorRT pools in 2-D or 3-D only", value=5, inputs=[0]),
+            _t("min_rank", "TensorRT pools in 2-D or 3-D only", value=4, inputs=[0]),
+            _t(
+                "attribute",
+                "TensorRT pools only with dilations of 1",
+                name="dilations",
+                allowed=[[1, 1], [1, 1, 1]],
+            ),
+        ]
+    },
+    ("ai.onnx", "Resize"): {
+        "constraints": [
+            _t(
+                "attribute",
+                "TensorRT resizes only in nearest or linear mode",
+                name="mode",
+                allowed=["nearest", "linear"],
+                default="nearest",
+            ),
+            _t(
+                "attribute",
+                "TensorRT does not support this coordinate_transformation_mode",
+                name="coordinate_transformation_mode",
+                allowed=[
+                    "half_pixel",
+                    "pytorch_half_pixel",
+                    "tf_half_pixel_for_nn",
+                    "asymmetric",
+                    "align_corners",
+                ],
+                default="half_pixel",
+            ),
+            _t("attribute", "TensorRT has no anti-aliased Resize", name="antialias", allowed=[0]),
+            _t(
+                "attribute",
+                "TensorRT supports only the stretch aspect-ratio policy",
+                name="keep_aspect_ratio_policy",
+                allowed=["stretch"],
+            ),
+        ]
+    },
+}
+OVERLAYS["tensorrt"] = _TRT
+OVERLAYS["nvtensorrtrtx"] = _TRT
+
+
 def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Merge the curated overlay for ``profile_id`` into generated op entries."""
     overlay = OVERLAYS.get(profile_id, {})
