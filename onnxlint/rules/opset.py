@@ -294,7 +294,8 @@ g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
                     fix=_fix_opset(versions[0]),
                 )
             )
-        else:
+        elif opset <= _max_known_opset(domain):
+            # (past the newest opset onnx knows, nothing resolves: OL201 reports the opset)
             last = _last_opset_with(node.op_type, domain, opset)
             ctx.emit(
                 self.make(
@@ -308,9 +309,19 @@ g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
             )
 
 
+@lru_cache(maxsize=16)
+def _max_known_opset(domain: str) -> int:
+    """The newest opset of ``domain`` the installed onnx has schemas for."""
+    dom = "" if domain == DEFAULT_DOMAIN else domain
+    versions = [s.since_version for s in defs.get_all_schemas_with_history() if s.domain == dom]
+    return max(versions, default=0)
+
+
 def _last_opset_with(op_type: str, domain: str, opset: int) -> int:
     dom = "" if domain == DEFAULT_DOMAIN else domain
-    for v in range(opset, 0, -1):
+    # no operator version is newer than the newest known opset, so start there: a model
+    # claiming opset 10**6 would otherwise cost a million lookups
+    for v in range(min(opset, _max_known_opset(domain)), 0, -1):
         try:
             defs.get_schema(op_type, v, dom)
             return v

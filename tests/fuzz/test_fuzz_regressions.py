@@ -1,0 +1,38 @@
+"""Regression cases for crashes the fuzzer found, one row each, replayed through the
+same invariant check as the fuzz run (no escaped exception, exit code, no OL099, time).
+
+Rows for bugs in code this suite does not own are ``xfail(strict=True)`` with the reason,
+so they turn into failures (and must be un-marked) once the owner fixes them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import onnx
+import pytest
+
+from tests.fuzz import corpus
+from tests.fuzz.test_fuzz_models import check_input
+
+
+def _relu_with_opset(version: int) -> bytes:
+    model = onnx.parser.parse_model(corpus._TEXT_SEEDS["relu"])
+    model.opset_import[0].version = version
+    return model.SerializeToString()
+
+
+CASES: list[tuple[str, Callable[[], bytes], int]] = [
+    # OL204 passed an opset over 2^31 to onnx.defs.get_schema (TypeError, OL099)
+    ("opset-2^62", lambda: _relu_with_opset(2**62), 1),
+    # OL204 looked up every opset from 10**6 down to 1 (a million schema lookups)
+    ("opset-10^6", lambda: _relu_with_opset(10**6), 1),
+]
+
+
+@pytest.mark.parametrize(("build", "exit_code"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_fuzz_regression(build: Callable[[], bytes], exit_code: int) -> None:
+    start = time.perf_counter()
+    assert check_input(build()) == exit_code
+    assert time.perf_counter() - start < 10
