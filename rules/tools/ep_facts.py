@@ -775,6 +775,34 @@ HEADERS["openvino-cpu"] = _ov("CPU", True, ["openvino", "ov", "openvino-cpu", "o
 HEADERS["openvino-gpu"] = _ov("GPU", False, ["openvino-gpu", "ov-gpu"])
 HEADERS["openvino-npu"] = _ov("NPU", False, ["openvino-npu", "ov-npu"])
 
+
+# Highest ai.onnx opset the ORT release a profile describes can load (measured from the
+# wheels: 1.18-1.20 -> 21, 1.21-1.22 -> 22, 1.23 -> 23, 1.24 -> 25, 1.25-1.31 -> 26).
+_ORT_MAX_OPSET = {
+    "cuda": ("1.25", 26), "dml": ("1.25", 26), "rocm": ("1.23", 23), "migraphx": ("1.25", 26),
+    "webgpu": ("1.25", 26), "xnnpack": ("1.25", 26), "cann": ("1.25", 26),
+    "nvtensorrtrtx": ("1.25", 26), "coreml-neuralnetwork": ("1.31", 26),
+    "coreml-mlprogram": ("1.31", 26), "nnapi": ("1.31", 26), "openvino-cpu": ("1.24", 25),
+    "openvino-gpu": ("1.24", 25), "openvino-npu": ("1.24", 25),
+}  # fmt: skip
+for _pid, (_ort, _max) in _ORT_MAX_OPSET.items():
+    _h = HEADERS[_pid]
+    _h.setdefault("opsets", {}).setdefault(
+        "ai.onnx",
+        {
+            "max": _max,
+            "reason": f"onnxruntime {_ort} loads ai.onnx up to opset {_max}",
+            "provenance": "ort-max-opset",
+        },
+    )
+    if not any(p["id"] == "ort-max-opset" for p in _h["provenance"]):
+        _h["provenance"].append(
+            _measured(
+                "ort-max-opset",
+                "highest ai.onnx opset each ORT release loads, measured from the wheels",
+            )
+        )
+
 # Filled by gen_profiles.cmd_openvino before writing (dtype sets and scalar rules
 # read from data_ops.cc).
 OV_EXTRAS: dict[str, dict[str, Any]] = {}
