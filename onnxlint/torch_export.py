@@ -360,6 +360,8 @@ def check_export(
 ) -> ExportReport:
     """Export ``module`` in memory, lint it for ``ep`` and return the report.
 
+    ``ep`` is an EP or a list in priority order; None means the EPs given to
+    ``pytest --onnxlint-ep`` (when running under the plugin), else ``"qnn"``.
     ``opset=None`` exports at every candidate opset of the exporter (or at
     ``candidate_opsets``) and returns the report of the one with the fewest
     EP problems (errors first, then warnings); ``report.trials`` holds every
@@ -374,7 +376,10 @@ def check_export(
     from onnxlint.engine import lint
 
     _torch()
-    eps = [ep] if isinstance(ep, str) else list(ep or [])
+    from onnxlint.testing import resolve_eps
+
+    # None: the EPs of ``pytest --onnxlint-ep`` when under the plugin, else qnn
+    eps = resolve_eps(ep)
     cfg = config_mod.from_mapping(dict(config)) if isinstance(config, Mapping) else config
     cfg = cfg or Config()
     name = type(module).__name__
