@@ -14,10 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import onnxlint.torch
-from onnxlint.fsutil import atomic_write_bytes
 from tinynet import TinyNet
 from tinynet.model import example_input
+
+import onnxlint.torch
+from onnxlint.fsutil import atomic_write_bytes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         (example_input(),),
         ep=args.ep or ["qnn"],
         opset=args.opset,
-        dynamo=True if args.dynamo else False,
+        dynamo=args.dynamo,
     )
     print(report.render("table"), end="")
     print(report.recommendation())

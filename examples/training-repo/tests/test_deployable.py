@@ -14,10 +14,11 @@ torch = pytest.importorskip(
     "torch", reason="torch is not installed (pip install 'onnxlint[torch]')"
 )
 
-import onnxlint.torch  # noqa: E402
-from onnxlint.testing import assert_deployable  # noqa: E402
 from tinynet import TinyNet  # noqa: E402
 from tinynet.model import example_input  # noqa: E402
+
+import onnxlint.torch  # noqa: E402
+from onnxlint.testing import assert_deployable  # noqa: E402
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
