@@ -124,6 +124,21 @@ def huge_dims_model(dim: int, *, initializer_dims: bool = True) -> onnx.ModelPro
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def huge_transfer_model(dim: int) -> onnx.ModelProto:
+    """A tensor of ``dim`` x ``dim`` floats crossing from an EP-friendly op (Relu) to one
+    most EPs refuse (NonZero): the partition's transfer-cost estimate sees ``dim``^2 * 4."""
+    return onnx.parser.parse_model(
+        f"""\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[{dim},{dim}] x) => (int64[2,N] y, float[{dim},{dim}] z) {{
+    [relu] a = Relu(x)
+    [nonzero] y = NonZero(a)
+    [neg] z = Neg(a)
+}}
+"""
+    )
+
+
 def cycle_model() -> onnx.ModelProto:
     return onnx.parser.parse_model(
         """\

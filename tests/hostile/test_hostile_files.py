@@ -34,6 +34,8 @@ class Case:
     codes: tuple[str, ...]
     #: a message fragment one of the diagnostics must contain
     says: str = ""
+    #: extra CLI arguments (e.g. EPs, so that partition and transfer analyses run)
+    args: tuple[str, ...] = ()
 
 
 def _write(name: str, data: bytes | str | onnx.ModelProto) -> Callable[[Path], list[str]]:
@@ -160,6 +162,16 @@ CASES = [
         (0, 1),
         (),
     ),
+    *(
+        Case(
+            f"transfer-2^62-{ep}",
+            _write("transfer.onnx", s.huge_transfer_model(2**62)),
+            (1,),
+            (),
+            args=("--ep", ep),
+        )
+        for ep in ("cpu", "qnn", "openvino", "tensorrt")
+    ),
     Case("cycle", _write("cycle.onnx", s.cycle_model()), (1,), ("OL108",)),
     Case(
         "self-referencing-subgraph",
@@ -179,7 +191,7 @@ def test_hostile_file(tmp_path: Path, case: Case) -> None:
     folder.mkdir()
     args = case.build(folder)
     before = s.snapshot(folder)
-    run = s.run_cli(*args, "--fail-on", "hint", cwd=tmp_path)
+    run = s.run_cli(*args, *case.args, "--fail-on", "hint", cwd=tmp_path)
     assert "Traceback" not in run.stderr, run.stderr
     assert run.returncode in case.exit_codes, (run.returncode, run.stdout[-2000:], run.stderr)
     codes = run.codes
