@@ -199,6 +199,7 @@ class TensorDtypes:
     reason: str
     provenance: str | None = None
     forbidden_on_graph_io: frozenset[str] = frozenset()
+    fails_on_graph_io: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,7 @@ def _tensor_dtypes(t: Mapping[str, Any] | None) -> TensorDtypes | None:
         reason=t["reason"],
         provenance=t.get("provenance"),
         forbidden_on_graph_io=frozenset(t.get("forbidden_on_graph_io", [])),
+        fails_on_graph_io=frozenset(t.get("fails_on_graph_io", [])),
     )
 
 

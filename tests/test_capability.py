@@ -593,3 +593,27 @@ def test_cpu_claims_function_ops_it_expands() -> None:
         profiles.load_profile("cpu"), NodeFacts(op_type="Gelu", opset=20, since_version=20)
     )
     assert v.claimed, v.reason
+
+
+def test_qnn_claims_float64_graph_io_then_fails_to_compose() -> None:
+    # Measured: QNN validates e.g. a float64 MaxPool, then "Failed to compose Qnn graph".
+    m = single("MaxPool", [("x", "double", [1, 1, 8])], [("y", "double", None)], kernel_shape=[2])
+    v = verdict("qnn", m)
+    assert v.claimed
+    assert v.fails_after_claim is not None and "double graph input" in v.fails_after_claim
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("BatchNormalization", {"training_mode": 1}),
+        ("ScatterND", {"reduction": "max"}),
+        ("QuantizeLinear", {"block_size": 2}),
+    ],
+)
+def test_openvino_claims_then_fails_to_compile(op: str, attrs: dict[str, Any]) -> None:
+    ov = profiles.load_profile("openvino")
+    v = evaluate(ov, NodeFacts(op_type=op, opset=21, attributes=attrs))
+    assert v.claimed and v.fails_after_claim is not None, v.reason
+    ok = evaluate(ov, NodeFacts(op_type=op, opset=21))
+    assert ok.claimed and ok.fails_after_claim is None

@@ -402,6 +402,7 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
 
     # 6. Element types accepted EP-wide.
     td = profile.tensor_dtypes
+    io_failure: str | None = None
     if td is not None:
         slots = [("input", i, d) for i, d in enumerate(facts.input_dtypes) if facts.has_input(i)]
         slots += [("output", i, d) for i, d in enumerate(facts.output_dtypes)]
@@ -409,6 +410,11 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
             if dtype is None:
                 continue
             graph_io = i in (facts.graph_inputs if io == "input" else facts.graph_outputs)
+            if graph_io and dtype in td.fails_on_graph_io and io_failure is None:
+                io_failure = (
+                    f"{ep} claims {op} but session creation fails: it cannot compile a "
+                    f"{dtype} graph {io} ({io} {i})"
+                )
             if graph_io and dtype in td.forbidden_on_graph_io:
                 return refuse(
                     "dtype",
@@ -426,7 +432,7 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
                     td.provenance or support.provenance,
                 )
 
-    return _constraints_verdict(profile, facts, support, rng, ep, op)
+    return _constraints_verdict(profile, facts, support, rng, ep, op, io_failure)
 
 
 def _constraints_verdict(
@@ -436,6 +442,7 @@ def _constraints_verdict(
     rng: OpRange | None,
     ep: str,
     op: str,
+    io_failure: str | None = None,
 ) -> Verdict:
     constraints: list[Constraint] = []
     if support is not None:
@@ -445,8 +452,10 @@ def _constraints_verdict(
     constraints.extend(profile.global_constraints)
     default_prov = support.provenance if support is not None else None
 
-    fails: str | None = None
-    fails_prov: str | None = None
+    fails: str | None = io_failure
+    fails_prov: str | None = (
+        profile.tensor_dtypes.provenance if io_failure and profile.tensor_dtypes else None
+    )
     for c in constraints:
         problem = _check(c, facts)
         if problem is None:

@@ -50,6 +50,9 @@ class Agreement:
     agree: int = 0
     skipped: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
+    # Sessions where the EP claimed the node and then failed to compile it.
+    failed_after_claim: int = 0
+    predicted_failures: int = 0
 
     @property
     def ratio(self) -> float:
@@ -82,6 +85,10 @@ def agreement(measured: dict[str, Any], profile_id: str | None = None) -> Agreem
     for row in measured["cases"]:
         claimed = row.get("claimed")
         case = cases.get(row["name"])
+        if case is not None and _failed_in_ep(row, measured.get("provider", "")):
+            out.failed_after_claim += 1
+            if evaluate(profile, facts_from_model(case.model, 0)).fails_after_claim:
+                out.predicted_failures += 1
         if claimed is None or case is None:
             out.skipped += 1
             continue
@@ -98,10 +105,22 @@ def agreement(measured: dict[str, Any], profile_id: str | None = None) -> Agreem
     return out
 
 
+def _failed_in_ep(row: dict[str, Any], provider: str) -> bool:
+    """Claimed, then session creation failed inside the EP itself."""
+    if row.get("status") != "session-error":
+        return False
+    if row.get("claimed"):
+        return True
+    ep_dir = {"OpenVINOExecutionProvider": "providers/openvino", "QNNExecutionProvider": "qnn"}
+    marker = ep_dir.get(provider)
+    return bool(marker and marker in (row.get("error") or ""))
+
+
 def report(a: Agreement, show: int = 30) -> str:
     lines = [
         f"{a.profile}: {a.agree}/{a.total} single-node models agree "
-        f"({100 * a.ratio:.2f}%), {a.skipped} not comparable"
+        f"({100 * a.ratio:.2f}%), {a.skipped} not comparable; "
+        f"{a.predicted_failures}/{a.failed_after_claim} claimed-then-failed sessions predicted"
     ]
     groups: dict[tuple[str, bool], list[Mismatch]] = defaultdict(list)
     for m in a.mismatches:

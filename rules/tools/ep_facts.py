@@ -514,6 +514,7 @@ HEADERS: dict[str, dict[str, Any]] = {
                 "int4",
                 "uint4",
             ],
+            "fails_on_graph_io": ["double", "uint64"],
             "reason": "QNN has no mapping for this element type",
             "provenance": "qnn-measured",
         },
@@ -1260,6 +1261,42 @@ OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
                     effect="fails_after_claim",
                 )
             ],
+        },
+        ("ai.onnx", "BatchNormalization"): {
+            "constraints": [
+                _c(
+                    "attribute",
+                    "OpenVINO fails to compile BatchNormalization in training mode",
+                    "ov-measured",
+                    effect="fails_after_claim",
+                    name="training_mode",
+                    allowed=[0],
+                )
+            ]
+        },
+        ("ai.onnx", "ScatterND"): {
+            "constraints": [
+                _c(
+                    "attribute",
+                    "OpenVINO fails to compile ScatterND with a reduction",
+                    "ov-measured",
+                    effect="fails_after_claim",
+                    name="reduction",
+                    allowed=["none"],
+                )
+            ]
+        },
+        ("ai.onnx", "QuantizeLinear"): {
+            "constraints": [
+                _c(
+                    "attribute",
+                    "OpenVINO fails to compile blocked quantization (block_size)",
+                    "ov-measured",
+                    effect="fails_after_claim",
+                    name="block_size",
+                    allowed=[0],
+                )
+            ]
         },
         ("ai.onnx", "If"): {
             "constraints": [
