@@ -698,7 +698,7 @@ def _loop_note(lg: LevelGraph, g: GraphRef) -> str | None:
             trips = None
             if owner.op_type == "Loop" and owner.inputs and owner.inputs[0]:
                 trips = _scalar_initializer(owner.graph, owner.inputs[0])
-            notes.append(f"×{trips}" if trips is not None else f"× {owner.op_type} trip count")
+            notes.append(f"x{trips}" if trips is not None else f"x {owner.op_type} trip count")
         cur = owner.graph
     return " ".join(notes) + " per inference (inside a loop body)" if notes else None
 

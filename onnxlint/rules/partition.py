@@ -1,0 +1,420 @@
+"""Partition rules (OL6xx): where will ONNX Runtime cut the graph, and what does each cut cost?
+
+The rules read the shared partition prediction (:mod:`onnxlint.analyses.partition`)
+for the graph ORT actually partitions in a default session: the graph after
+its level-1 optimizations when ORT can produce it, else the graph as
+exported. Each diagnostic says which one in ``graph_level``.
+
+Refusals themselves (op, revision, dtype, constraint) are the OL5xx rules'
+findings; OL601 reports the nodes an EP claims and still loses to CPU.
+
+This module also registers the report hook that fills ``Report.partitions``
+and ``Report.assignment``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from onnxlint.analyses.assignment import CPU_EP
+from onnxlint.analyses.partition import Partition, PartitionPlan, Partitions, short_ep
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.index import NodeRef
+from onnxlint.report import Report
+from onnxlint.rule import Rule, register
+
+
+def _deployment(ctx: LintContext) -> tuple[Partitions, PartitionPlan] | None:
+    if not ctx.eps or all(p.ep == CPU_EP for p in ctx.eps):
+        return None
+    parts = ctx.analysis(Partitions)
+    return parts, parts.deployment
+
+
+def _location(ctx: LintContext, plan: PartitionPlan, path: str) -> tuple[Location, str]:
+    """Location in the user's model for a node of ``plan``'s graph, and a label for messages."""
+    assert plan.graph is not None
+    src = plan.graph.source_path.get(path)
+    node: NodeRef | None = ctx.index.node_by_path(src) if src else None
+    if node is not None:
+        return node.location(), node.label
+    ref = next((n for n in plan.graph.index.nodes if n.path == path), None)
+    if ref is None:
+        return Location(), path
+    # a node ORT created (fusion, inserted cast): name it, without a position in the user's file
+    graph = ref.graph.path
+    return Location(graph=graph, node_name=ref.name or None, op_type=ref.op_type), ref.label
+
+
+def _tag(d: Diagnostic, plan: PartitionPlan) -> Diagnostic:
+    return replace(d, graph_level=plan.level)
+
+
+@register
+class PartitionFallback(Rule):
+    """A node the execution provider claims still runs on CPU, because of how ORT partitions the graph.
+
+    What it does:
+        Compares each EP's claims with the predicted partitions and reports
+        claimed nodes that end up on CPU: partitions the EP drops (QNN drops a
+        partition that is a lone Q or DQ node; OpenVINO drops single-node
+        clusters and clusters whose Conv/Identity output is used outside) and
+        shape computations ORT moves to CPU for CUDA-like EPs
+        (``GetCpuPreferredNodes``).
+
+    Why it matters:
+        These fallbacks appear in no refusal log: the EP said yes and the
+        node still runs on CPU, with a boundary on each side.
+
+    Fix:
+        Make the neighbouring nodes supported so that the node joins a larger
+        partition, or remove the node (fold constants, drop a stray Q/DQ).
+
+    Execution providers:
+        QNN, OpenVINO, CUDA, DirectML, WebGPU, CANN (CPU preference), any compiling EP.
+    """
+
+    code = "OL601"
+    name = "partition-fallback"
+    category = Category.PARTITION
+    severity = Severity.WARNING
+    messages = {"default": "{accel} claims {node} ({op}) but {why}; it runs on CPU"}
+    example_eps = ("qnn",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    s = Constant <value = float {0.1}> ()
+    zp = Constant <value = uint8 {128}> ()
+    q = QuantizeLinear(x, s, zp)
+    d = DequantizeLinear(q, s, zp)
+    y = Erf(d)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    y = Relu(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        dep = _deployment(ctx)
+        if dep is None:
+            return
+        _, plan = dep
+        la_nodes = {n.path: n for n in plan.graph.index.nodes} if plan.graph else {}
+        for path, why in sorted(plan.released.items()):
+            if plan.node_ep.get(path) != CPU_EP:
+                continue
+            ep = _releasing_ep(why, plan)
+            loc, label = _location(ctx, plan, path)
+            ref = la_nodes.get(path)
+            d = self.make(
+                loc,
+                ep=ep,
+                fix=Fix(title="let the node join a larger partition, or remove it"),
+                accel=short_ep(ep),
+                node=label,
+                op=ref.op_type if ref else "?",
+                why=why[len(short_ep(ep)) + 1 :] if why.startswith(short_ep(ep) + " ") else why,
+            )
+            ctx.emit(_tag(d, plan))
+
+
+def _releasing_ep(why: str, plan: PartitionPlan) -> str:
+    for ep in plan.accelerators:
+        if why.startswith(short_ep(ep) + " ") or f"from {short_ep(ep)} " in why:
+            return ep
+    return plan.accelerators[0] if plan.accelerators else CPU_EP
+
+
+@register
+class FallbackIsland(Rule):
+    """A few CPU nodes between two accelerator partitions: an island that costs two boundaries.
+
+    What it does:
+        Finds CPU partitions of at most ``island-max-nodes`` nodes
+        (``[tool.onnxlint.partition]``, default 3) fed by an accelerator
+        partition and feeding one, with the bytes that cross per inference.
+
+    Why it matters:
+        Each island splits an accelerator partition in two and pays a copy
+        (device-memory EPs) or a partition switch (QNN, OpenVINO CPU) on each side.
+
+    Fix:
+        Make the island's nodes supported (see their OL5xx findings) or move
+        them to the start or end of the graph.
+
+    Execution providers:
+        All accelerators.
+    """
+
+    code = "OL602"
+    name = "fallback-island"
+    category = Category.PARTITION
+    severity = Severity.WARNING
+    messages = {
+        "default": "{count} CPU node(s) ({ops}) between {eps} partitions: {crossings} crossing "
+        "tensor(s), {bytes} per inference ({kind})",
+    }
+    example_eps = ("qnn",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    b = Erf(a)
+    y = Relu(b)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    b = Erf(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        dep = _deployment(ctx)
+        if dep is None:
+            return
+        parts, plan = dep
+        for island in plan.islands(parts.island_max_nodes):
+            crossing = [
+                c
+                for c in plan.crossings
+                if c.crosses_eps and (c.src_partition == island.id or island.id in c.dst_partitions)
+            ]
+            total = sum((c.bytes for c in crossing[1:]), crossing[0].bytes) if crossing else None
+            neighbours = _neighbour_eps(plan, island)
+            memcpy = any(c.kind == "memcpy" for c in crossing)
+            loc, _ = _location(ctx, plan, island.first)
+            d = self.make(
+                loc,
+                ep=neighbours[0] if neighbours else None,
+                fix=Fix(title="make these nodes supported by the accelerator, or move them"),
+                count=island.size,
+                ops=", ".join(dict.fromkeys(island.op_types)),
+                eps=", ".join(short_ep(e) for e in neighbours) or "accelerator",
+                crossings=len(crossing),
+                bytes=total.describe() if total is not None else "0 B",
+                kind="device copies" if memcpy else "partition switches, no copies",
+            )
+            ctx.emit(_tag(d, plan))
+
+
+def _neighbour_eps(plan: PartitionPlan, island: Partition) -> list[str]:
+    by_id = {p.id: p for p in plan.partitions}
+    eps: list[str] = []
+    for c in plan.crossings:
+        if c.src_partition is None:
+            continue
+        if island.id in c.dst_partitions:
+            eps.append(by_id[c.src_partition].ep)
+        if c.src_partition == island.id:
+            eps += [by_id[d].ep for d in c.dst_partitions]
+    return [e for e in dict.fromkeys(eps) if e != CPU_EP]
+
+
+@register
+class TooManyPartitions(Rule):
+    """The execution provider's share of the graph is cut into more partitions than the configured limit.
+
+    What it does:
+        Counts the predicted partitions of each accelerator EP and compares the
+        count with ``max-partitions`` (``[tool.onnxlint.partition]``, default 5).
+
+    Why it matters:
+        Every partition is a separately compiled graph with its own launch
+        and boundary transfers; many small partitions are often slower than CPU.
+
+    Fix:
+        Remove the fallbacks that cut the graph (see OL5xx/OL601/OL602), or
+        raise ``max-partitions`` when the split is intended.
+
+    Execution providers:
+        All accelerators.
+    """
+
+    code = "OL603"
+    name = "too-many-partitions"
+    category = Category.PARTITION
+    severity = Severity.WARNING
+    messages = {"default": "{verdict} on the {level} graph: more than {limit} partitions"}
+    example_eps = ("qnn",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    b = Erf(a)
+    c = Relu(b)
+    d = Erf(c)
+    e = Relu(d)
+    f = Erf(e)
+    g1 = Relu(f)
+    h = Erf(g1)
+    i = Relu(h)
+    j = Erf(i)
+    k = Relu(j)
+    l = Erf(k)
+    y = Relu(l)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    y = Relu(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        dep = _deployment(ctx)
+        if dep is None:
+            return
+        parts, plan = dep
+        for ep in plan.accelerators:
+            count = len(plan.partitions_on(ep))
+            if count > parts.max_partitions:
+                d = self.make(
+                    Location(),
+                    ep=ep,
+                    fix=Fix(title="remove the fallbacks that split the graph"),
+                    verdict=plan.verdict_line(ep, parts.island_max_nodes),
+                    level=_level_text(plan.level),
+                    limit=parts.max_partitions,
+                    count=count,
+                )
+                ctx.emit(_tag(d, plan))
+
+
+@register
+class AcceleratorUnused(Rule):
+    """The model will not touch the accelerator at all: every node runs on CPU.
+
+    What it does:
+        Reports an accelerator EP in the list that is predicted to run no
+        node of the model, with the most common reason.
+
+    Why it matters:
+        The session is created without complaint and runs entirely on CPU: a
+        silent CPU run. A symbolic input dimension is the usual cause on QNN.
+
+    Fix:
+        Fix the reason given (``--assume-dim`` / free dimension overrides for
+        dynamic shapes, a re-export for opsets), then lint again.
+
+    Execution providers:
+        All accelerators.
+    """
+
+    code = "OL604"
+    name = "accelerator-unused"
+    category = Category.PARTITION
+    severity = Severity.WARNING
+    messages = {
+        "default": "{accel} runs none of the {count} nodes on the {level} graph: a silent CPU run; "
+        "most common reason ({times}x): {reason}",
+    }
+    example_eps = ("qnn",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,16] x) => (float[N,16] y) {
+    a = Relu(x)
+    y = Relu(a)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    y = Relu(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        dep = _deployment(ctx)
+        if dep is None:
+            return
+        parts, plan = dep
+        if not plan.node_ep:
+            return
+        la = parts.assignment.level(plan.level)
+        for ep in plan.accelerators:
+            if plan.nodes_on(ep):
+                continue
+            reasons: dict[str, int] = {}
+            if la is not None:
+                for na in la:
+                    v = na.verdict_for(ep)
+                    if v is not None and not v.claimed:
+                        key = v.reason
+                        reasons[key] = reasons.get(key, 0) + 1
+                    elif path_why := plan.released.get(na.path):
+                        reasons[path_why] = reasons.get(path_why, 0) + 1
+            top = max(reasons.items(), key=lambda kv: kv[1]) if reasons else ("", 0)
+            d = self.make(
+                Location(),
+                ep=ep,
+                fix=Fix(
+                    title="fix the most common reason and lint again",
+                    command="onnxlint model.onnx --ep qnn --assume-dim NAME=VALUE",
+                ),
+                accel=short_ep(ep),
+                count=len(plan.node_ep),
+                level=_level_text(plan.level),
+                times=top[1],
+                reason=top[0] or "no node is claimed",
+            )
+            ctx.emit(_tag(d, plan))
+
+
+def _level_text(level: str) -> str:
+    return "level-1 optimized" if level == "optimized" else "exported"
+
+
+# ---------------------------------------------------------------------------
+# Report hook: Report.partitions and Report.assignment
+
+
+def fill_report(ctx: LintContext, report: Report) -> None:
+    """Attach the partition plans (both graph levels) and the node -> EP map to the report."""
+    if not ctx.eps or all(p.ep == CPU_EP for p in ctx.eps):
+        return
+    try:
+        parts = ctx.analysis(Partitions)
+        report.partitions = list(parts.plans())
+        plan = parts.deployment
+        assert plan.graph is not None
+        assignment: dict[str, str] = {}
+        for path, ep in plan.node_ep.items():
+            src = plan.graph.source_path.get(path)
+            if src is not None:
+                assignment[src] = ep
+        report.assignment = assignment
+        report.stats["partition_level"] = plan.level
+    except Exception as exc:  # the hook must never break a lint; the rules report analysis crashes
+        report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _register_hook() -> None:
+    from onnxlint.engine import REPORT_HOOKS
+
+    if all(getattr(h, "__qualname__", "") != fill_report.__qualname__ for h in REPORT_HOOKS):
+        REPORT_HOOKS.append(fill_report)
+
+
+_register_hook()
+
+
+def summary_lines(report: Report) -> list[str]:
+    """One verdict line per accelerator EP and graph level (for renderers)."""
+    lines: list[str] = []
+    for plan in report.partitions:
+        if not isinstance(plan, PartitionPlan):
+            continue
+        for ep in plan.accelerators:
+            lines.append(f"[{_level_text(plan.level)}] {plan.verdict_line(ep)}")
+    return lines
