@@ -43,8 +43,11 @@ from typing import TYPE_CHECKING, Any
 
 from onnxlint.diagnostics import Diagnostic, Location
 from onnxlint.runtime.results import (
+    STATUS_CRASH,
     STATUS_ERROR,
     STATUS_OK,
+    STATUS_OOM,
+    STATUS_TIMEOUT,
     AssignedNode,
     Fallback,
     NodeVerdict,
@@ -66,8 +69,10 @@ LEVEL_TEXT = {"disabled": "optimizations disabled", "default": "default optimiza
 CACHE_SCHEMA = "onnxlint-confirm-cache/1"
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_CAP_MB = 8192
-#: results that say something about the model, not about this machine's luck
-_CACHEABLE = (STATUS_OK, STATUS_ERROR)
+#: results that say something about the model (a timeout under the same limit, which is
+#: part of the key, included: a QNN session that takes minutes should not cost minutes at
+#: every re-run); a runner that could not start says nothing about it
+_CACHEABLE = (STATUS_OK, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM)
 _RUNNER_DISTS = (
     "onnxruntime",
     "onnxruntime-gpu",
@@ -490,6 +495,8 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
         "runner": versions,
         "levels": list(settings.levels),
         "free_dims": dict(sorted(free_dims.items())),
+        "timeout_s": settings.timeout_s,
+        "memory_cap_mb": settings.memory_cap_mb,
     }
     key = cache_key(material)
     cache = ResultCache(settings.cache_dir or default_cache_dir())
