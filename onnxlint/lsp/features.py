@@ -9,7 +9,7 @@ text map), as the house style asks: a finding knows its node, never its line.
 from __future__ import annotations
 
 import re
-import tomllib
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,11 @@ from onnxlint.diagnostics import Diagnostic, Location, Severity
 from onnxlint.index import NodeRef
 from onnxlint.lsp.sourcemap import SourceMap, Token, tensor_elements
 from onnxlint.lsp.workspace import ModelState, path_to_uri
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 SOURCE = "onnxlint"
 _SEVERITY = {
@@ -457,10 +462,9 @@ def add_ignore(text: str, table: str, key: str, code: str) -> str | None:
     except StopIteration:
         start = None
     if start is None:
-        sep = "" if text.endswith("\n") or not text else "\n"
-        new = (
-            f"{text}{sep}{'' if not text else chr(10)}{header}\n{key_text} = [{_toml_key(code)}]\n"
-        )
+        # a blank line between the existing text and the new table
+        lead = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        new = f"{text}{lead}{header}\n{key_text} = [{_toml_key(code)}]\n"
     else:
         end = next(
             (i for i in range(start + 1, len(lines)) if lines[i].lstrip().startswith("[")),

@@ -160,7 +160,10 @@ def type_text(tp: onnx.TypeProto) -> str:
     if kind in ("tensor_type", "sparse_tensor_type"):
         t = getattr(tp, kind)
         base = elem_type_name(t.elem_type)
-        if t.HasField("shape"):
+        # ONNX text: ``float`` is a scalar (empty shape), ``float[]`` an unknown shape
+        if not t.HasField("shape"):
+            base += "[]"
+        elif t.shape.dim:
             dims = []
             for d in t.shape.dim:
                 if d.HasField("dim_value"):
@@ -327,7 +330,7 @@ class _GraphViewPrinter:
     def node(self, ref: NodeRef, depth: int) -> None:
         w = self.w
         n = ref.node
-        _, node_start, _ = w.put(INDENT * depth)
+        w.put(INDENT * depth)
         if n.name:
             w.put(f"[{n.name}] ")
         outs = list(n.output)
@@ -472,7 +475,7 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
         m = re.compile(pattern).search(masked, cursor)
         if m is None:
             continue
-        line, col = pos(m.start())
+        _, col = pos(m.start())
         op_line, op_col = pos(m.start(len(outs) + 1))
         op_len = len(m.group(len(outs) + 1))
         entry = NodeEntry(ref.path, g.path, op_line, op_col, op_col + op_len, col)

@@ -114,8 +114,8 @@ async def test_workspace_scan_publishes_for_binary_models(client: LanguageClient
     assert bad.data["node_path"] == "main/mystery0"
     assert bad.code_description is not None
     assert bad.code_description.href.endswith("OL204.md")
-    assert Path(bad.code_description.href.removeprefix("file://")).read_text().startswith(
-        "## OL204"
+    assert (
+        Path(bad.code_description.href.removeprefix("file://")).read_text().startswith("## OL204")
     )
     # work-done progress: begin, reports, end
     kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
@@ -202,7 +202,9 @@ async def test_hover_symbols_definition_on_graph_view(client: LanguageClient) ->
     # hover on a value shows its type
     col_x = view["text"].split("\n")[view["nodes"]["main/relu0"]].index("(x)") + 1
     vh = await client.text_document_hover_async(
-        lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(view["nodes"]["main/relu0"], col_x))
+        lsp.HoverParams(
+            lsp.TextDocumentIdentifier(uri), lsp.Position(view["nodes"]["main/relu0"], col_x)
+        )
     )
     assert vh is not None and "float[N,4]" in vh.contents.value
     # go to definition: the input 'r' of mystery0 -> the output of relu0
@@ -288,7 +290,9 @@ async def test_onnxtxt_documents_get_exact_ranges_and_parse_errors(
     await wait_until(lambda: codes(client, uri) == [])
     # features work on text documents too
     hover = await client.text_document_hover_async(
-        lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(2, GOOD.split("\n")[2].index("Relu")))
+        lsp.HoverParams(
+            lsp.TextDocumentIdentifier(uri), lsp.Position(2, GOOD.split("\n")[2].index("Relu"))
+        )
     )
     assert hover is not None and "Relu" in hover.contents.value
 
@@ -301,14 +305,22 @@ async def test_pull_diagnostics_result_id(client: LanguageClient) -> None:
     )
     assert first.kind == "full" and "OL204" in [d.code for d in first.items]
     again = await client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(uri), previous_result_id=first.result_id)
+        lsp.DocumentDiagnosticParams(
+            lsp.TextDocumentIdentifier(uri), previous_result_id=first.result_id
+        )
     )
     assert again.kind == "unchanged" and again.result_id == first.result_id
     write_model(ws / "bad.onnx", GOOD)
     changed = await client.text_document_diagnostic_async(
-        lsp.DocumentDiagnosticParams(lsp.TextDocumentIdentifier(uri), previous_result_id=first.result_id)
+        lsp.DocumentDiagnosticParams(
+            lsp.TextDocumentIdentifier(uri), previous_result_id=first.result_id
+        )
     )
-    assert changed.kind == "full" and changed.result_id != first.result_id and list(changed.items) == []
+    assert (
+        changed.kind == "full"
+        and changed.result_id != first.result_id
+        and list(changed.items) == []
+    )
 
 
 async def test_settings_change_relints(client: LanguageClient) -> None:
