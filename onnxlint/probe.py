@@ -37,14 +37,31 @@ MEASURED_SCHEMA = "onnxlint-measured/1"
 # dtype variants generated from the first float32 case of each op.
 VARIANT_DTYPES = ("float16", "double", "int32", "int64", "int8", "uint8")
 
+# ORT rejected the model before any EP saw it: says nothing about the EP.
 _LOAD_ERROR_MARKERS = (
     "Current official support for domain",
     "is under development",
     "is not a registered function/op",
     "Unsupported model IR version",
+    "INVALID_GRAPH",
+    "Type Error:",
+    "ShapeInferenceError",
+    "is not currently registered or supported",
 )
-# No EP (not even CPU) has a kernel: the EP under test did not claim the node.
-_NO_KERNEL_MARKER = "Could not find an implementation for"
+# The node ended on CPU with no kernel there: the EP under test did not claim it.
+_NO_KERNEL_MARKERS = ("Could not find an implementation for", "Failed to find kernel for")
+# Source folder of each EP in ORT's tree: an exception thrown from there says
+# which EP held the node when the session failed.
+_EP_SOURCE_DIRS = {
+    "CPUExecutionProvider": "/providers/cpu/",
+    "QNNExecutionProvider": "/providers/qnn/",
+    "OpenVINOExecutionProvider": "/providers/openvino/",
+    "CUDAExecutionProvider": "/providers/cuda/",
+    "TensorrtExecutionProvider": "/providers/tensorrt/",
+    "DmlExecutionProvider": "/providers/dml/",
+}
+# "/onnxruntime_src/onnxruntime/core/providers/cpu/x.cc:12" -> "core/providers/cpu/x.cc:12"
+_SRC_PATH_RE = re.compile(r"/\S*?/onnxruntime/(core/\S+)")
 _TMP_MODEL_RE = re.compile(r"\S*onnxlint-models-[^/\s]+/model-\d+\.onnx")
 
 
@@ -92,6 +109,8 @@ class ProbeReport:
     versions: dict[str, Any]
     optimization: str
     measurements: list[Measurement] = field(default_factory=list)
+    # The models behind the measurements (not serialised; used for comparison).
+    cases: list[ProbeCase] = field(default_factory=list, repr=False)
 
     def summary(self) -> dict[str, Any]:
         ms = self.measurements
@@ -372,9 +391,10 @@ def _measure(case: ProbeCase, res: SessionResult, provider: str) -> Measurement:
             m.claimed = any(v.passed for v in mine) if mine else None
     elif mine:
         m.claimed = any(v.passed for v in mine) and not any(not v.passed for v in mine)
-    elif _NO_KERNEL_MARKER in (res.error or ""):
-        m.claimed = False
-        m.reason = _short(res.error)
+    elif m.status == "session-error":
+        m.claimed = _claim_from_error(res.error or "", provider)
+        if m.claimed is False:
+            m.reason = _short(res.error)
     if provider == "CPUExecutionProvider" and res.ok:
         m.claimed = True
     if m.claimed is False:
@@ -384,10 +404,24 @@ def _measure(case: ProbeCase, res: SessionResult, provider: str) -> Measurement:
     return m
 
 
-def _short(text: str | None, limit: int = 400) -> str | None:
+def _claim_from_error(err: str, provider: str) -> bool | None:
+    """Who held the node when the session failed, from the error text alone."""
+    if any(k in err for k in _NO_KERNEL_MARKERS):
+        return False
+    own = _EP_SOURCE_DIRS.get(provider)
+    if own and own in err:
+        return True  # claimed, then failed in the EP's own code
+    cpu = _EP_SOURCE_DIRS["CPUExecutionProvider"]
+    if provider != "CPUExecutionProvider" and cpu in err:
+        return False  # a CPU kernel was being built for the node
+    return None
+
+
+def _short(text: str | None, limit: int = 600) -> str | None:
     if text is None:
         return None
     text = _TMP_MODEL_RE.sub("<model>", " ".join(text.split()))
+    text = _SRC_PATH_RE.sub(r"\1", text)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -455,6 +489,7 @@ def probe(
         date=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d"),
         versions={},
         optimization=optimization,
+        cases=cases,
     )
     for start in range(0, len(cases), batch):
         part = cases[start : start + batch]
@@ -525,13 +560,18 @@ def compare_with_profile(
             profile = profiles.load_profile(data["provider"])
         except Exception:
             return None
-    by_name = {c.name: c for c in cases or build_cases(variants=True)}
+    if not cases and isinstance(report, ProbeReport):
+        cases = report.cases
+    if not cases:
+        max_opset, max_ir = ort_limits(data.get("versions", {}).get("onnxruntime"))
+        cases = build_cases(max_opset=max_opset, max_ir=max_ir, variants=True)
+    by_name = {c.name: c for c in cases}
     agree = total = 0
     out: list[Disagreement] = []
     for row in data["cases"]:
         measured = row.get("claimed")
         case = by_name.get(row["name"])
-        if measured is None or case is None:
+        if measured is None or case is None or row.get("status") == "load-error":
             continue
         try:
             facts = capability.facts_from_model(case.model, 0)

@@ -67,7 +67,7 @@ def _configured_runners() -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from onnxlint.probe import build_cases, compare_with_profile, probe, write_report
+    from onnxlint.probe import compare_with_profile, probe, write_report
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -94,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
     summary = report.summary()
     comparison = None
     if args.compare:
-        cases = build_cases(opset=args.opset, ops=args.op, variants=not args.no_variants)
-        comparison = compare_with_profile(report, cases)
+        comparison = compare_with_profile(report)
     if args.json:
         out = {"ep": report.ep, "versions": report.versions, "summary": summary}
         if comparison is not None:

@@ -84,6 +84,12 @@ _ALL_PLACED_RE = re.compile(r"All nodes placed on \[(?P<ep>\w+)\]\. Number of no
 _PLACEMENT_NODE_RE = re.compile(r"\]\s{2,}(?P<op>\S+) \((?P<name>.*)\)\s*$")
 _QNN_BUILD_RE = re.compile(r"Backend build version: v?(?P<v>[\d.]+)")
 _FALLBACK_RE = re.compile(r"Falling back to \[([^\]]*)\]")
+# A whole-model refusal, e.g. QNN at opset 6: "QNNExecutionProvider cannot be
+# used with this model due to its ONNX opset not being supported by the layout
+# transformer."
+_EP_REJECTS_MODEL_RE = re.compile(
+    r"(?P<ep>\w+ExecutionProvider) cannot be used with this model[^\n\x1b]*"
+)
 _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 
 _proto_out: Any = None
@@ -211,6 +217,9 @@ def scan_log(text: str) -> dict[str, Any]:
     m = _QNN_BUILD_RE.search(text)
     if m:
         facts["qnn_sdk_version"] = m.group("v")
+    m = _EP_REJECTS_MODEL_RE.search(text)
+    if m:
+        facts["model_rejected"] = {"ep": m.group("ep"), "message": m.group(0).strip()}
     m = _OV_SUBGRAPHS_RE.search(text)
     if m:
         facts["openvino_subgraphs"] = int(m.group(1))
@@ -421,9 +430,16 @@ def _inject_fault(fault: str | None) -> None:
     elif fault == "exit":
         os._exit(3)
     elif fault == "oom":
+        # Grow the address space without touching the pages (fast), until the
+        # parent's RLIMIT_AS says no, as a runaway EP allocation would.
+        import mmap
+
         hog = []
-        while True:
-            hog.append(bytearray(256 * 1024 * 1024))
+        try:
+            while True:
+                hog.append(mmap.mmap(-1, 256 * 1024 * 1024))
+        except OSError as exc:
+            raise MemoryError(f"address space exhausted after {len(hog) * 256} MiB: {exc}") from exc
 
 
 def _session_options(item: dict[str, Any], for_optimize: bool = False) -> Any:

@@ -48,7 +48,13 @@ DEFAULT_STARTUP_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_CAP_MB = 8192
 OPT_LEVELS = ("disabled", "basic", "extended", "layout", "default")
 
-_MEMORY_MARKERS = ("MemoryError", "bad_alloc", "Failed to allocate", "out of memory", "ENOMEM")
+_MEMORY_MARKERS = (
+    "MemoryError",
+    "bad_alloc",
+    "Failed to allocate",
+    "out of memory",
+    "Cannot allocate memory",
+)
 
 
 @dataclass
@@ -487,6 +493,7 @@ def _from_event(
             "plugins",
             "assignment_error",
             "assignment_all_on",
+            "model_rejected",
             "ep_subgraphs",
             "compile_s",
             "info",

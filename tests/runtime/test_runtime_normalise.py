@@ -1,0 +1,98 @@
+"""Mapping ORT's reported assignment back onto the source graph."""
+
+from __future__ import annotations
+
+import onnx
+import onnx.helper as oh
+import pytest
+
+from onnxlint.runtime.normalise import (
+    NHWC_DOMAIN,
+    match_assignment,
+    normalise_domain,
+    strip_token,
+)
+from onnxlint.runtime.results import AssignedNode
+
+QNN = "QNNExecutionProvider"
+CPU = "CPUExecutionProvider"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("conv0_token_1", "conv0"),
+        ("conv0_token_1_token_12", "conv0"),
+        ("conv0", "conv0"),
+        ("my_token_x", "my_token_x"),
+        ("", ""),
+    ],
+)
+def test_strip_token(name: str, expected: str) -> None:
+    assert strip_token(name) == expected
+
+
+def test_nhwc_domain_is_ai_onnx() -> None:
+    assert normalise_domain(NHWC_DOMAIN) == ""
+    assert normalise_domain("ai.onnx") == ""
+    assert normalise_domain("com.microsoft") == "com.microsoft"
+
+
+def _model() -> onnx.ModelProto:
+    tp = onnx.TensorProto
+    nodes = [
+        oh.make_node("Constant", [], ["c"], value_float=1.0, name="const"),
+        oh.make_node("Conv", ["x", "w"], ["y"], name="conv0"),
+        oh.make_node("Relu", ["y"], ["r"]),  # unnamed
+        oh.make_node("Add", ["r", "c"], ["a"]),  # unnamed
+        oh.make_node("Shape", ["a"], ["s"], name="shp"),
+    ]
+    graph = oh.make_graph(
+        nodes,
+        "g",
+        [
+            oh.make_tensor_value_info("x", tp.FLOAT, [1, 3, 8, 8]),
+            oh.make_tensor_value_info("w", tp.FLOAT, [4, 3, 3, 3]),
+        ],
+        [oh.make_tensor_value_info("s", tp.INT64, [4])],
+    )
+    return oh.make_model(graph)
+
+
+def test_qnn_layout_transform_is_undone() -> None:
+    # As reported by ORT 1.31.1 + QNN for a static-shape Conv -> Relu -> Add -> Shape.
+    reported = [
+        AssignedNode("Transpose", "Transpose", "", QNN),
+        AssignedNode("conv0_token_1", "Conv", NHWC_DOMAIN, QNN),
+        AssignedNode("", "Relu", "", QNN),
+        AssignedNode("", "Add", "", QNN),
+        AssignedNode("Transpose_token_3", "Transpose", "", QNN),
+        AssignedNode("shp", "Shape", "", CPU),
+        AssignedNode("Gather", "Gather", "", CPU),
+    ]
+    m = match_assignment(_model(), reported)
+    assert m.ep_by_index == {1: QNN, 2: QNN, 3: QNN, 4: CPU}
+    assert m.constants == [0]
+    assert m.unreported == []
+    assert [n.name for n in m.inserted] == ["Transpose", "Transpose_token_3", "Gather"]
+
+
+def test_unreported_nodes_are_listed() -> None:
+    m = match_assignment(_model(), [AssignedNode("conv0", "Conv", "", CPU)])
+    assert m.ep_by_index == {1: CPU}
+    assert m.unreported == [2, 3, 4]
+
+
+def test_unnamed_nodes_match_in_order() -> None:
+    tp = onnx.TensorProto
+    graph = oh.make_graph(
+        [oh.make_node("Relu", ["x"], ["y"]), oh.make_node("Relu", ["y"], ["z"])],
+        "g",
+        [oh.make_tensor_value_info("x", tp.FLOAT, [2])],
+        [oh.make_tensor_value_info("z", tp.FLOAT, [2])],
+    )
+    m = match_assignment(
+        oh.make_model(graph),
+        [AssignedNode("", "Relu", "", QNN), AssignedNode("", "Relu", "", CPU)],
+    )
+    assert m.ep_by_index == {0: QNN, 1: CPU}
