@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.diagnostics import Diagnostic, Location
+from onnxlint.diagnostics import Diagnostic, Location, Severity
 from onnxlint.runtime.results import (
     STATUS_CRASH,
     STATUS_ERROR,
@@ -370,9 +370,16 @@ class LevelDiff:
         return [p for p in self.predicted if p not in self.actual]
 
     def actual_partitions(self) -> dict[str, int]:
+        """Accelerator partitions ORT made (its CPU "subgraphs" are not partitions)."""
         subgraphs = self.result.facts.get("ep_subgraphs")
         if isinstance(subgraphs, list):
-            return dict(Counter(str(s.get("ep")) for s in subgraphs if isinstance(s, dict)))
+            return dict(
+                Counter(
+                    str(s.get("ep"))
+                    for s in subgraphs
+                    if isinstance(s, dict) and s.get("ep") != CPU_EP
+                )
+            )
         return {}
 
     def actual_counts(self) -> dict[str, int]:
@@ -547,7 +554,7 @@ def _diff_level(
     diff = LevelDiff(ep=profile.ep, level=level, result=res, cached=cached)
     if pred is not None:
         diff.predicted = pred.node_ep
-        diff.predicted_partitions = pred.partitions
+        diff.predicted_partitions = {k: v for k, v in pred.partitions.items() if k != CPU_EP}
         diff.prediction_note = pred.note
     else:
         diff.prediction_note = "no prediction for this graph level (ORT could not produce it)"
@@ -638,10 +645,18 @@ def diagnostics_for(ctx: LintContext, conf: EpConfirmation) -> list[Diagnostic]:
             )
             continue
         if res.fallback.any:
+            # a wholesale CPU run the prediction foresaw is still silent, but no surprise
+            foreseen = (
+                res.fallback.zero_accelerator_nodes
+                and diff.prediction is not None
+                and ep not in diff.predicted.values()
+            )
             out.append(
                 replace(
                     R.SilentFallback.make(
                         Location(),
+                        "foreseen" if foreseen else "default",
+                        severity=Severity.WARNING if foreseen else None,
                         ep=ep,
                         ep_name=_ep(ep),
                         level=level_text,

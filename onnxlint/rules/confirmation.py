@@ -140,7 +140,10 @@ class SilentFallback(ConfirmRule):
     code = "OL904"
     name = "silent-fallback"
     severity = Severity.ERROR
-    messages = {"default": "{ep_name} ({level}): {what}"}
+    messages = {
+        "default": "{ep_name} ({level}): {what}",
+        "foreseen": "{ep_name} ({level}): {what}, as the prediction said (see OL5xx/OL6xx)",
+    }
 
 
 @register
