@@ -129,3 +129,25 @@ def test_custom_op_library_is_never_loaded(tmp_path: Path, monkeypatch: pytest.M
         assert "OL203" in run.codes, run.codes
     assert not marker.exists(), "onnxlint loaded a custom-op library nobody passed"
     assert s.snapshot(folder) == before
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [r for r in REFS if r.id in ("absolute", "dotdot", "symlink-outside", "fifo-inside")],
+    ids=lambda r: r.id,
+)
+def test_confirm_never_runs_a_session_on_a_forbidden_reference(tmp_path: Path, ref: Ref) -> None:
+    """``--confirm`` would hand the model to ONNX Runtime, which reads external data: the
+    loader's OL011 must stop it before any session (a FIFO would block the worker)."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    outside = tmp_path / "secret.bin"
+    os.mkfifo(outside)
+    location = ref.location(folder, outside)
+    (folder / "m.onnx").write_bytes(s.external_data_model(location))
+    before = s.snapshot(tmp_path)
+    run = s.run_cli(folder / "m.onnx", "--confirm", "--no-cache", "--ep", "cpu", cwd=tmp_path)
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
+    assert "OL011" in run.codes
+    assert s.snapshot(tmp_path) == before
