@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate
+from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
 
 if TYPE_CHECKING:
@@ -267,11 +268,119 @@ def build_level_graph(
         for n in source.nodes:
             if n.name:
                 by_name.setdefault((n.name, n.op_type), n.path)
+        callers = {n.name: n.path for n in source.nodes if n.name}
         for n in index.nodes:
             hit = by_name.get((n.name, n.op_type)) if n.name else None
+            if hit is None and "/" in n.name:
+                # a node inlined from a function call ("swish0/Sigmoid"): the call is its place
+                hit = callers.get(n.name.split("/", 1)[0])
             if hit is not None:
                 lg.source_path[n.path] = hit
     return lg
+
+
+def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Model-local functions inlined, as ORT does before it partitions (a copy; else ``model``)."""
+    if not model.functions:
+        return model
+    try:
+        import onnx.inliner
+
+        out = onnx.inliner.inline_local_functions(model)
+    except Exception:
+        out = model
+    calls = {(f.domain, f.name) for f in model.functions}
+    if any((n.domain, n.op_type) in calls for n in out.graph.node):
+        # onnx's inliner leaves calls whose function imports another opset; ORT inlines them
+        out = _inline_simple(out)
+    return out
+
+
+def _inline_simple(model: onnx.ModelProto, depth: int = 8) -> onnx.ModelProto:
+    """Inline main-graph calls of local functions, renaming the function's inner values."""
+    fns = {(f.domain, f.name): f for f in model.functions}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for _ in range(depth):
+        nodes: list[onnx.NodeProto] = []
+        changed = False
+        for k, n in enumerate(out.graph.node):
+            fn = fns.get((n.domain, n.op_type))
+            if fn is None:
+                nodes.append(n)
+                continue
+            changed = True
+            prefix = f"{n.name or n.op_type + '_' + str(k)}/"
+            rename = {f: a for f, a in zip(fn.input, n.input, strict=False)}
+            rename.update({f: a for f, a in zip(fn.output, n.output, strict=False)})
+            attrs = {a.name: a for a in n.attribute}
+            for inner in fn.node:
+                m = onnx.NodeProto()
+                m.CopyFrom(inner)
+                m.name = prefix + (inner.name or inner.op_type)
+                m.input[:] = [rename.get(x, prefix + x) if x else "" for x in inner.input]
+                m.output[:] = [rename.get(x, prefix + x) if x else "" for x in inner.output]
+                kept = []
+                for a in m.attribute:
+                    if a.ref_attr_name:
+                        if a.ref_attr_name in attrs:
+                            b = onnx.AttributeProto()
+                            b.CopyFrom(attrs[a.ref_attr_name])
+                            b.name = a.name
+                            kept.append(b)
+                    else:
+                        kept.append(a)
+                del m.attribute[:]
+                m.attribute.extend(kept)
+                nodes.append(m)
+        if not changed:
+            break
+        del out.graph.node[:]
+        out.graph.node.extend(nodes)
+    return out
+
+
+def source_location(lg: LevelGraph, node: NodeRef, source: ModelIndex) -> Location:
+    """Where ``node`` of a level graph sits in the user's model.
+
+    Nodes ORT (or inlining) created have no position in the user's file: they
+    are named, without an index.
+    """
+    src = lg.source_path.get(node.path)
+    if src is not None:
+        ref = source.node_by_path(src)
+        if ref is not None:
+            return ref.location()
+    return Location(graph=node.graph.path, node_name=node.name or None, op_type=node.op_type)
+
+
+def override_dims(model: onnx.ModelProto, dims: dict[str, int] | None) -> onnx.ModelProto:
+    """A copy with named graph-input dims fixed, like ORT's free dimension overrides.
+
+    Returns ``model`` itself when there is nothing to change (the user's model is never modified).
+    """
+    if not dims:
+        return model
+    hits = [
+        d
+        for vi in model.graph.input
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+        for d in vi.type.tensor_type.shape.dim
+        if d.HasField("dim_param") and d.dim_param in dims
+    ]
+    if not hits:
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for vi in out.graph.input:
+        if not (vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")):
+            continue
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in dims:
+                d.dim_value = int(dims[d.dim_param])
+    # value_info written by the exporter still carries the symbolic dims: let inference redo them
+    del out.graph.value_info[:]
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -665,11 +774,15 @@ class Assignment:
         return self._levels[level]
 
     def _build(self, level: str) -> LevelAssignment | None:
+        source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
         if level == EXPORTED:
-            lg = build_level_graph(self.ctx.model, EXPORTED)
+            inlined = inline_functions(source)
+            lg = build_level_graph(
+                inlined, EXPORTED, source=None if inlined is source else self.ctx.index
+            )
             return assign_level(lg, self.profiles)
         if level == OPTIMIZED:
-            model, note = optimized_model(self.ctx.model)
+            model, note = optimized_model(source)
             self.optimized_note = note
             if model is None:
                 return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment
+from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, source_location
 from onnxlint.analyses.capability import Verdict
 from onnxlint.analyses.partition import Partitions, short_ep
 from onnxlint.context import LintContext
@@ -83,15 +83,21 @@ class _RefusalRule(Rule):
                 if fallback == "nowhere":
                     continue  # OL508 reports a node nothing runs
                 severity = Severity.WARNING if fallback == "CPU" else Severity.INFO
-                ctx.emit(self._diag(na, v, fallback, severity))
+                loc = source_location(la.graph, na.node, ctx.index)
+                ctx.emit(self._diag(na, v, fallback, severity, loc))
 
     def _diag(
-        self, na: NodeAssignment, v: Verdict, fallback: str, severity: Severity
+        self,
+        na: NodeAssignment,
+        v: Verdict,
+        fallback: str,
+        severity: Severity,
+        loc: Location,
     ) -> Diagnostic:
         ep = short_ep(v.ep)
         op = na.facts.qualified_op()
         d = self.make(
-            na.node.location(),
+            loc,
             severity=severity,
             ep=v.ep,
             fix=_fix_for(v, op, ep),
@@ -338,13 +344,14 @@ g (float[1,16] x) => (float[1,16] y) {
     def check_model(self, ctx: LintContext) -> None:
         if not ctx.eps:
             return
-        for na in ctx.analysis(Assignment).exported:
+        la = ctx.analysis(Assignment).exported
+        for na in la:
             # only the EP that gets the node matters: a later EP's failure never happens
             v = na.verdict_for(na.first_claimer)
             if v is None or not v.fails_after_claim:
                 continue
             d = self.make(
-                na.node.location(),
+                source_location(la.graph, na.node, ctx.index),
                 ep=v.ep,
                 fix=Fix(title="change the node as the reason says, or place another EP first"),
                 reason=v.fails_after_claim,
@@ -413,7 +420,11 @@ g (float[1,4] x) => (float[1,4] y) {
             if not p.fails:
                 continue
             first = refs.get(p.first)
-            loc = first.location() if first is not None else Location(graph=p.graph)
+            loc = (
+                source_location(plan.graph, first, ctx.index)
+                if first is not None and plan.graph is not None
+                else Location(graph=p.graph)
+            )
             d = self.make(
                 loc,
                 ep=p.ep,
@@ -467,7 +478,8 @@ g (float[1,16] x) => (float[1,16] y) {
     def check_model(self, ctx: LintContext) -> None:
         if not ctx.eps:
             return
-        for na in ctx.analysis(Assignment).exported:
+        la = ctx.analysis(Assignment).exported
+        for na in la:
             if na.node.graph.is_function or any(v.claimed for v in na.verdicts):
                 continue
             cpu = na.verdict_for(CPU_EP)
@@ -475,7 +487,7 @@ g (float[1,16] x) => (float[1,16] y) {
             if cpu is None or cpu.kind == "revision":
                 continue
             d = self.make(
-                na.node.location(),
+                source_location(la.graph, na.node, ctx.index),
                 ep=CPU_EP,
                 fix=Fix(
                     title="use operators ORT's CPU EP implements, or register a custom-op library"

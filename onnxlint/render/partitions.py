@@ -1,0 +1,115 @@
+"""``--report partitions``: the predicted partitions as a table, and the one-line verdict per EP.
+
+Reads ``Report.partitions`` (one :class:`~onnxlint.analyses.partition.PartitionPlan`
+per graph level) and never recomputes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tabulate import tabulate
+
+from onnxlint.report import Report
+
+_WIDTHS: list[int | None] = [None, None, 24, None, 28, 28, 30, 30, 28, 50]
+LEVEL_TITLES = {
+    "exported": "graph as exported (optimizations disabled)",
+    "optimized": "graph after ORT level-1 optimizations (default session)",
+}
+
+
+def _short(ep: str) -> str:
+    return ep[: -len("ExecutionProvider")] if ep.endswith("ExecutionProvider") else ep
+
+
+def _names(names: Sequence[str], limit: int = 3) -> str:
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" (+{len(names) - limit})"
+
+
+def _label(path: str) -> str:
+    """``main/loop:body/Add_3`` -> ``loop:body/Add_3``: the main graph is implied."""
+    return path[len("main/") :] if path.startswith("main/") else path
+
+
+def verdict_lines(report: Report) -> list[str]:
+    """``[level-1] QNN: 3 partitions, 97% of nodes, ...`` for every plan and accelerator."""
+    out = []
+    for plan in report.partitions:
+        if not hasattr(plan, "verdict_line"):
+            continue
+        tag = "level-1" if plan.level == "optimized" else "exported"
+        out += [f"[{tag}] {plan.verdict_line(ep)}" for ep in plan.accelerators]
+    return out
+
+
+def plan_rows(plan: Any) -> list[list[Any]]:
+    rows = []
+    for p in plan.partitions:
+        graph = "" if p.graph == "main" else _label(p.graph)
+        rows.append(
+            [
+                p.id,
+                _short(p.ep),
+                graph,
+                p.size,
+                _label(p.first),
+                _label(p.last),
+                _names(p.inputs),
+                _names(p.outputs),
+                p.bytes.describe(),
+                "fails: " + p.fails if p.fails else "",
+            ]
+        )
+    return rows
+
+
+def render_partitions(reports: Sequence[Report]) -> str:
+    """A table per model and graph level, then the verdict lines."""
+    out: list[str] = []
+    for report in reports:
+        out.append(f"{report.path or '<model>'}: partitions for {' > '.join(report.eps) or 'CPU'}")
+        plans = [p for p in report.partitions if hasattr(p, "partitions")]
+        if not plans:
+            why = report.stats.get("partition_error") or (
+                "no accelerator EP given (use --ep)" if not report.eps else "model not loaded"
+            )
+            out += [f"  no partition prediction: {why}", ""]
+            continue
+        for plan in plans:
+            title = LEVEL_TITLES.get(plan.level, plan.level)
+            out.append(f"  {title}" + (f" [{plan.note}]" if plan.note else ""))
+            rows = plan_rows(plan)
+            any_fail = any(r[-1] for r in rows)
+            any_sub = any(r[2] for r in rows)
+            headers = [
+                "id",
+                "EP",
+                "graph",
+                "nodes",
+                "first",
+                "last",
+                "inputs in",
+                "outputs out",
+                "bytes/inference",
+                "note",
+            ]
+            keep = [
+                i
+                for i in range(len(headers))
+                if (headers[i] != "graph" or any_sub) and (headers[i] != "note" or any_fail)
+            ]
+            table = tabulate(
+                [[r[i] for i in keep] for r in rows],
+                headers=[headers[i] for i in keep],
+                tablefmt="simple",
+                maxcolwidths=[_WIDTHS[i] for i in keep],
+            )
+            out += ["    " + line for line in table.splitlines()]
+            for ep in plan.accelerators:
+                out.append(f"  {plan.verdict_line(ep)}")
+            out.append("")
+    return "\n".join(out) + "\n"
