@@ -448,6 +448,7 @@ def probe(
     *,
     runner: str | None = None,
     runners: dict[str, str] | None = None,
+    root: str | os.PathLike[str] | None = None,
     opset: int | None = None,
     ops: Sequence[str] | None = None,
     limit: int | None = None,
@@ -462,7 +463,7 @@ def probe(
     from onnxlint.runtime.runners import discover
 
     spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
-    exe = runner or resolve_runner(spec.provider, runners)
+    exe = runner or resolve_runner(spec.provider, runners, root=root)
     info = discover(exe)
     say = progress or (lambda _msg: None)
     if not info.ok:

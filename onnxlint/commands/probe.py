@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 NAME = "probe"
 HELP = "measure a real, installed execution provider op by op (creates real ORT sessions)"
@@ -49,21 +50,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
-def _configured_runners() -> dict[str, str]:
+def _configured_runners() -> tuple[dict[str, str], Path | None]:
+    """``[tool.onnxlint.runners]`` from the configuration that applies here."""
     try:
         from onnxlint import config
-    except ImportError:
-        return {}
-    for name in ("load_runners", "runners"):
-        fn = getattr(config, name, None)
-        if callable(fn):
-            try:
-                value = fn()
-            except Exception:
-                return {}
-            if isinstance(value, dict):
-                return {str(k): str(v) for k, v in value.items()}
-    return {}
+
+        cfg = config.discover(Path.cwd())
+    except Exception as exc:  # a broken config must not stop a measurement
+        print(f"onnxlint probe: ignoring configuration: {exc}", file=sys.stderr)
+        return {}, None
+    return {str(k): str(v) for k, v in cfg.runners.items()}, cfg.root
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,11 +68,13 @@ def run(args: argparse.Namespace) -> int:
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    runners, root = _configured_runners()
     try:
         report = probe(
             args.ep,
             runner=args.runner,
-            runners=_configured_runners(),
+            runners=runners,
+            root=root,
             opset=args.opset,
             ops=args.op,
             limit=args.limit,
