@@ -162,11 +162,35 @@ def _iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
                     yield from _iter_graphs(g)
 
 
+#: ops whose output sizes nobody can infer statically: ORT would only invent names for them
+_UNFILLABLE = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit"})
+
+
+def symbolic_could_help(
+    model: onnx.ModelProto, table: dict[str, ValueType], gaps: set[str]
+) -> bool:
+    """Whether some gap that matters (a value something reads) starts at a node whose inputs
+    are all known: only there can ORT's symbolic inference add anything."""
+    graphs = list(_iter_graphs(model.graph))
+    read = {i for g in graphs for n in g.node for i in n.input if i}
+    read |= {o.name for g in graphs for o in g.output}
+    for g in graphs:
+        for node in g.node:
+            if node.op_type in _UNFILLABLE or not any(o in gaps and o in read for o in node.output):
+                continue
+            if all(
+                not i or (i in table and i not in gaps and not table[i].has_unknown)
+                for i in node.input
+            ):
+                return True
+    return False
+
+
 def _produced(model: onnx.ModelProto) -> list[str]:
     return [o for g in _iter_graphs(model.graph) for n in g.node for o in n.output if o]
 
 
-def _collect(model: onnx.ModelProto) -> dict[str, ValueType]:
+def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
     """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
     table: dict[str, ValueType] = {}
     for g in _iter_graphs(model.graph):
@@ -314,14 +338,15 @@ class Shapes:
 
     def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
         inferred, self.errors = infer_model(model)
-        table = _collect(inferred)
+        table = collect_value_types(inferred)
         # graph inputs are what the model declares, never what inference guessed
         for vi in model.graph.input:
             if vi.HasField("type") and not (vi.name in table and table[vi.name].is_static):
                 table[vi.name] = value_type_of(vi.type)
         gaps = [n for n, vt in table.items() if vt.kind == "tensor" and vt.has_unknown]
         gaps += [n for n in _produced(model) if n not in table]  # ops ONNX has no schema for
-        if gaps:
+        # importing ORT's tool costs seconds (it pulls in sympy): only pay when it can help
+        if gaps and symbolic_could_help(inferred, table, set(gaps)):
             if node_count > SYMBOLIC_MAX_NODES:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
             elif model.ByteSize() > SYMBOLIC_MAX_BYTES:
@@ -330,7 +355,7 @@ class Shapes:
                 ort = symbolic_infer(inferred)
                 if ort is not None:
                     self.used_symbolic = True
-                    ort_table = _collect(ort)
+                    ort_table = collect_value_types(ort)
                     for name in gaps:
                         if name in ort_table:
                             mine = table.get(name)

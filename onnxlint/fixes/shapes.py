@@ -28,8 +28,10 @@ from onnx import numpy_helper
 
 from onnxlint.analyses.shapes import (
     Dim,
+    collect_value_types,
     infer_model,
     is_generated_dim,
+    symbolic_could_help,
     symbolic_infer,
     value_type_of,
 )
@@ -332,15 +334,16 @@ def _fill_from_ort(model: onnx.ModelProto) -> None:
         vi.name: value_type_of(vi.type) for vi in (*model.graph.value_info, *model.graph.output)
     }
     produced = [o for n in model.graph.node for o in n.output if o]
-    if all(name in known and known[name].is_static for name in produced):
-        return
+    gaps = {name for name in produced if name not in known or known[name].has_unknown}
+    if not gaps or not symbolic_could_help(model, collect_value_types(model), gaps):
+        return  # nothing ORT could add: skip its (slow) import
     ort = symbolic_infer(model)
     if ort is None:
         return
     outputs = {o.name for o in model.graph.output}
     for vi in ort.graph.value_info:
         vt = value_type_of(vi.type)
-        if vi.name in outputs or vi.name not in produced or not vt.is_static:
+        if vi.name in outputs or vi.name not in produced or vt.has_unknown:
             continue
         if vi.name in known and not known[vi.name].has_unknown:
             continue
