@@ -115,7 +115,8 @@ def lint(
         # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
         diagnostics += ctx.diagnostics
     report.fatal = loaded.fatal
-    report.diagnostics = _finish(diagnostics, config, loaded, label)
+    ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
+    report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
     return report
 
 
@@ -167,8 +168,13 @@ REPORT_HOOKS: list[Any] = []
 
 
 def _finish(
-    diagnostics: list[Diagnostic], config: Config, loaded: LoadedModel, label: str | None
+    diagnostics: list[Diagnostic],
+    config: Config,
+    loaded: LoadedModel,
+    label: str | None,
+    ep_ids: dict[str, str] | None = None,
 ) -> list[Diagnostic]:
+    """Apply selection, suppressions and severity overrides; name EPs by profile id; sort."""
     from dataclasses import replace
 
     rules = {r.code: r for r in all_rules()}
@@ -212,6 +218,8 @@ def _finish(
             d = replace(d, severity=overrides[d.code])
         if label is not None and d.path is None:
             d = replace(d, path=label)
+        if d.ep and ep_ids and d.ep in ep_ids and ep_ids[d.ep] != d.ep:
+            d = replace(d, ep=ep_ids[d.ep])
         key = (d.code, d.location, d.ep, d.message)
         if key in seen:
             continue
