@@ -465,7 +465,10 @@ class EpConfirmation:
 
 
 def _model_for_worker(ctx: LintContext) -> Any:
-    return str(ctx.loaded.path.resolve()) if ctx.loaded.path is not None else ctx.model
+    """The file itself when ORT can read it (sidecars resolve next to it), else the proto."""
+    if ctx.loaded.path is not None and not ctx.loaded.is_text:
+        return str(ctx.loaded.path.resolve())
+    return ctx.model  # ONNX text, bytes or a ModelProto: the worker gets a binary copy
 
 
 def _unsafe_reason(ctx: LintContext) -> str | None:
@@ -783,8 +786,15 @@ def report_hook(ctx: LintContext, report: Report) -> None:
     """Run the source check and, when asked for, the confirmation of one model."""
     from onnxlint.rules import compiled_model, confirmation
 
-    for d in compiled_model.CompiledSourceMismatch.check(ctx):
-        ctx.emit(d)
+    try:
+        for d in compiled_model.CompiledSourceMismatch.check(ctx):
+            ctx.emit(d)
+    except Exception as exc:  # a hook never takes the lint down
+        ctx.emit(
+            confirmation.ConfirmSkipped.make(
+                Location(), ep_name="source check", why=f"internal error: {exc}"
+            )
+        )
     settings = ConfirmSettings.from_config(ctx.config)
     if settings.mode == "off":
         return

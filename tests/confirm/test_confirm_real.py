@@ -133,3 +133,16 @@ def test_openvino_confirm_with_configured_runner(model_file: Path, tmp_path: Pat
     assert levels["disabled"]["status"] == "ok"
     assert levels["disabled"]["versions"]["onnxruntime"] != ""
     assert levels["disabled"]["compared"] == 2
+
+
+def test_cpu_confirm_of_an_onnx_text_model(tmp_path: Path) -> None:
+    """ORT cannot read ONNX text: the worker gets a binary copy."""
+    require_ep("cpu")
+    path = tmp_path / "relu.onnxtxt"
+    path.write_text(
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "g (float[1,4] x) => (float[1,4] y) {\n    [r] y = Relu(x)\n}\n"
+    )
+    report, levels = _confirm(path, "cpu", tmp_path / "c", cache=False, levels=["disabled"])
+    assert levels["disabled"]["status"] == "ok" and levels["disabled"]["agreement"] == 1.0
+    assert not [c for c, _ in _codes(report) if c == "OL903"]
