@@ -938,13 +938,16 @@ def _attr(reason: str, name: str, prov: str = "qnn-measured", **kw: Any) -> dict
 
 
 _REDUCE_AXES = _const("QNN takes a reduction's axes only as a constant", [1])
+_REDUCE_NOOP = _attr(
+    "QNN has no no-op reduction (noop_with_empty_axes=1)", "noop_with_empty_axes", allowed=[0]
+)
 _AT_LEAST_2 = _c("min_inputs", "QNN needs at least two inputs here", "qnn-measured", value=2)
 _DILATIONS_1 = "QNN pools only with all dilations equal to 1"
 
 # Refusal reasons QNN logged in the probe, restated as constraints.
 _QNN_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
     **{
-        ("ai.onnx", op): {"constraints": [_REDUCE_AXES]}
+        ("ai.onnx", op): {"constraints": [_REDUCE_AXES, _REDUCE_NOOP]}
         for op in (
             "ReduceL2",
             "ReduceLogSumExp",
@@ -1110,6 +1113,11 @@ _QNN_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
             )
         ]
     },
+    ("ai.onnx", "RoiAlign"): {
+        "constraints": [
+            _attr("QNN HTP's RoiAlign only averages", "mode", allowed=["avg"], default="avg")
+        ]
+    },
     ("ai.onnx", "GatherND"): {
         "constraints": [_attr("QNN GatherND supports only batch_dims=0", "batch_dims", allowed=[0])]
     },
@@ -1129,7 +1137,10 @@ _QNN_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
         "constraints": [_attr("QNN supports only layout=0 recurrent ops", "layout", allowed=[0])]
     },
     ("ai.onnx", "LSTM"): {
-        "constraints": [_attr("QNN supports only layout=0 recurrent ops", "layout", allowed=[0])]
+        "constraints": [
+            _attr("QNN supports only layout=0 recurrent ops", "layout", allowed=[0]),
+            _const("QNN needs LSTM's sequence lengths to be a constant", [4]),
+        ]
     },
     ("ai.onnx", "Attention"): {
         "constraints": [
