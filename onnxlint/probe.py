@@ -134,6 +134,23 @@ class ProbeReport:
             }
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProbeReport:
+        """Read back a measured file (``rules/measured/<ep>.json``)."""
+        rows = []
+        for row in data.get("cases", []):
+            full = {"since": None, "claimed": None, "dtypes": [], "domain": "", **row}
+            rows.append(Measurement(**full))
+        return cls(
+            ep=data["ep"],
+            provider=data["provider"],
+            options=dict(data.get("options", {})),
+            date=data["date"],
+            versions=dict(data.get("versions", {})),
+            optimization=data.get("optimization", "disabled"),
+            measurements=rows,
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": MEASURED_SCHEMA,
@@ -173,7 +190,19 @@ def write_report(report: ProbeReport, path: str | os.PathLike[str]) -> None:
 
 def load_measured(path: str | os.PathLike[str]) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+        return json.load(fh)  # type: ignore[no-any-return]
+
+
+# Statuses that say something about the machine at the time, not about the EP:
+# worth measuring again.
+RETRY_STATUSES = ("runner-error", "timeout")
+
+
+def merge_remeasured(report: ProbeReport, again: ProbeReport) -> ProbeReport:
+    """Replace the measurements of ``report`` that ``again`` re-measured."""
+    redo = {m.name: m for m in again.measurements}
+    report.measurements = [redo.get(m.name, m) for m in report.measurements]
+    return report
 
 
 # -- building the cases ---------------------------------------------------------
@@ -282,6 +311,7 @@ def build_cases(
     max_ir: int | None = None,
     opset: int | None = None,
     ops: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
     limit: int | None = None,
     variants: bool = True,
 ) -> list[ProbeCase]:
@@ -290,7 +320,8 @@ def build_cases(
     ``max_opset`` and ``max_ir`` are the runner's ORT limits (models above them
     are lowered when the op's revision allows; the IR version is lowered too,
     and a dtype that needs the newer IR then fails to load, which is recorded); ``opset`` keeps only cases at or below that
-    opset; ``ops`` restricts to these op types.
+    opset; ``ops`` restricts to these op types and ``names`` to these case
+    names (e.g. to re-measure the cases a loaded machine timed out on).
     """
     import onnx
     from onnx.backend.test.case.node import collect_testcases
@@ -350,6 +381,9 @@ def build_cases(
                         opset_lowered_from=base.opset_lowered_from,
                     )
                 )
+    if names is not None:
+        wanted_names = set(names)
+        cases = [c for c in cases if c.name in wanted_names]
     if limit is not None:
         cases = cases[:limit]
     return cases
@@ -451,6 +485,7 @@ def probe(
     root: str | os.PathLike[str] | None = None,
     opset: int | None = None,
     ops: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
     limit: int | None = None,
     variants: bool = True,
     optimization: str = "disabled",
@@ -479,6 +514,7 @@ def probe(
         max_ir=max_ir,
         opset=opset,
         ops=ops,
+        names=names,
         limit=limit,
         variants=variants,
     )
@@ -501,6 +537,7 @@ def probe(
             runner=exe,
             timeout_s=timeout_s,
             memory_cap_mb=memory_cap_mb,
+            startup_timeout_s=300.0,
         )
         for case, res in zip(part, results, strict=True):
             report.measurements.append(_measure(case, res, spec.provider))

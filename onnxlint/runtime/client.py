@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 WORKER_PATH = Path(__file__).with_name("_worker.py")
 PROTOCOL = 1
 DEFAULT_TIMEOUT_S = 120.0
-DEFAULT_STARTUP_TIMEOUT_S = 60.0
+DEFAULT_STARTUP_TIMEOUT_S = 120.0
+START_ATTEMPTS = 3  # a worker that does not reach its first request is restarted this often
 DEFAULT_MEMORY_CAP_MB = 8192
 OPT_LEVELS = ("disabled", "basic", "extended", "layout", "default")
 
@@ -122,13 +123,17 @@ def run_sessions(
     memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
     max_items_per_worker: int | None = None,
     root: str | os.PathLike[str] | None = None,
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
 ) -> list[SessionResult]:
     """Create one real session per request on ``ep``; never raises for EP faults.
 
     ``runner`` is the interpreter to use; if omitted it is resolved from the
     ``runners`` table (``[tool.onnxlint.runners]``) for the EP. ``timeout_s`` is
     a wall-clock limit per request; ``memory_cap_mb`` caps the worker's address
-    space (``RLIMIT_AS``; ``None`` for no cap). Results come back in request order.
+    space (``RLIMIT_AS``; ``None`` for no cap). A worker that does not reach its
+    first request within ``startup_timeout_s`` is restarted (up to
+    ``START_ATTEMPTS`` times) before the requests fail as ``runner-error``.
+    Results come back in request order.
     """
     spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
     exe = runner or resolve_runner(spec.provider, runners, root=root)
@@ -161,6 +166,7 @@ def run_sessions(
             timeout_s=timeout_s,
             memory_cap_mb=memory_cap_mb,
             max_items_per_worker=max_items_per_worker,
+            startup_timeout_s=startup_timeout_s,
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -319,18 +325,25 @@ def run_items(
     results: list[SessionResult | None] = [None] * len(items)
     pending = list(range(len(items)))
     log_dir = Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+    failed_starts = 0
     try:
         while pending:
             chunk = pending[: max_items_per_worker or len(pending)]
-            done = _run_chunk(
+            done, start_error = _run_chunk(
                 items, chunk, results, spec, runner, timeout_s, memory_cap_mb,
                 startup_timeout_s, log_dir,
             )  # fmt: skip
             pending = [i for i in pending if results[i] is None]
-            if not done and pending:
-                # Nothing progressed: should not happen, but never loop forever.
+            if done:
+                failed_starts = 0
+                continue
+            failed_starts += 1
+            # A worker that is merely slow to start (a loaded machine, a cold
+            # venv) gets another chance; a runner that keeps failing does not.
+            if pending and (start_error is None or failed_starts >= START_ATTEMPTS):
+                msg = start_error or "worker made no progress"
                 for i in pending:
-                    results[i] = _failure(items[i], spec, STATUS_RUNNER, "worker made no progress")
+                    results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
                 pending = []
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
@@ -355,8 +368,12 @@ def _run_chunk(
     memory_cap_mb: int | None,
     startup_timeout_s: float,
     log_dir: Path,
-) -> int:
-    """Run ``chunk`` in one worker; return how many items got a result."""
+) -> tuple[int, str | None]:
+    """Run ``chunk`` in one worker.
+
+    Returns how many items got a result and, when the worker did not get as
+    far as its first item in time, why (no item is blamed for that).
+    """
     request = {
         "protocol": PROTOCOL,
         "ep": spec.to_json(),
@@ -369,7 +386,7 @@ def _run_chunk(
         msg = f"runner interpreter {runner!r} cannot be started: {exc.strerror or exc}"
         for i in chunk:
             results[i] = _failure(items[i], spec, STATUS_RUNNER, msg, error_kind="runner-missing")
-        return len(chunk)
+        return len(chunk), None
 
     got = 0
     versions: dict[str, Any] = {}
@@ -384,12 +401,9 @@ def _run_chunk(
             except TimeoutError:
                 worker.kill()
                 if current is None:
-                    msg = f"worker did not start within {startup_timeout_s:g} s"
-                    for i in chunk:
-                        if results[i] is None:
-                            results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
-                            got += 1
-                    return got
+                    when = "its next request" if hello else "its first request"
+                    limit = timeout_s if hello else startup_timeout_s
+                    return got, f"worker did not reach {when} within {limit:g} s"
                 i = chunk[current]
                 results[i] = _failure(
                     items[i], spec, STATUS_TIMEOUT,
@@ -397,7 +411,7 @@ def _run_chunk(
                     log_tail=_read_tail(log_path), versions=versions,
                     worker_pid=worker.proc.pid,
                 )  # fmt: skip
-                return got + 1
+                return got + 1, None
             if ev is None:
                 break
             kind = ev.get("event")
@@ -412,7 +426,7 @@ def _run_chunk(
                             items[i], spec, STATUS_RUNNER, msg, error_kind="ort-missing",
                             versions=versions,
                         )  # fmt: skip
-                    return len(chunk)
+                    return len(chunk), None
             elif kind == "start":
                 current = int(ev["index"])
                 log_path = ev.get("log_path")
@@ -434,7 +448,7 @@ def _run_chunk(
                         results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
                         got += 1
                 worker.kill()
-                return got
+                return got, None
         # EOF or done: did the worker die on an item?
         rc = worker.proc.wait()
         if current is not None:
@@ -458,7 +472,7 @@ def _run_chunk(
                 if results[i] is None:
                     results[i] = _failure(items[i], spec, STATUS_RUNNER, msg, log_tail=tail)
                     got += 1
-        return got
+        return got, None
     finally:
         worker.close()
 

@@ -147,6 +147,28 @@ def test_fake_runner_that_hangs(tmp_path: Path) -> None:
     assert ok.status == STATUS_OK
 
 
+def test_runner_that_never_starts_is_retried_then_reported(tmp_path: Path) -> None:
+    marker = tmp_path / "starts"
+    runner = _fake_runner(
+        tmp_path,
+        f"""
+        import time
+        with open({str(marker)!r}, "a") as fh:
+            fh.write("x")
+        time.sleep(600)
+        """,
+    )
+    results = run_sessions(
+        [SessionRequest(relu_model(), id="a"), SessionRequest(relu_model(), id="b")],
+        "cpu",
+        runner=runner,
+        startup_timeout_s=1,
+    )
+    assert [r.status for r in results] == [STATUS_RUNNER, STATUS_RUNNER]
+    assert "did not reach its first request within 1 s" in (results[0].error or "")
+    assert marker.read_text() == "xxx"  # START_ATTEMPTS tries, not one per request
+
+
 def test_missing_runner_interpreter(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-venv" / "bin" / "python")
     results = run_sessions(

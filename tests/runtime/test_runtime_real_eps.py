@@ -270,3 +270,21 @@ def test_openvino_drops_single_node_clusters() -> None:
     assert placed["add_u64"] == CPU
     assert placed["relu_a"] == CPU  # the dropped single-node cluster
     assert placed["relu_b"] == OV
+
+
+@pytest.mark.ort_qnn
+def test_qnn_float64_add_is_refused() -> None:
+    # EP-BEHAVIOUR.md says float64 is accepted (mapped to float32); measured with
+    # onnxruntime-qnn 2.7.0 on the HTP simulator, a float64 Add graph input is
+    # refused ("Failed to add node."), at optimizations disabled and default
+    # alike, as are most float64 node test cases (rules/measured/qnn.json).
+    runner = require_ep("qnn")
+    model = _model(
+        [oh.make_node("Add", ["x", "x"], ["y"], name="add64")],
+        [vi("x", TP.DOUBLE, [1, 8])],
+        [vi("y", TP.DOUBLE, [1, 8])],
+    )
+    res = _one(model, "qnn", runner)
+    assert res.status == STATUS_OK
+    assert not res.nodes_on(QNN)
+    assert _refused(res, "Add") == ["Failed to add node."]
