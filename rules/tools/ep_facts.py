@@ -209,7 +209,8 @@ HEADERS: dict[str, dict[str, Any]] = {
             _measured(
                 "ort-max-opset",
                 "highest ai.onnx opset each ORT release loads, measured from the wheels",
-            )
+            ),
+            _measured("ort-cpu-measured", "CPU EP sessions, optimizations disabled"),
         ],
         "kind": "kernel",
         "requires_static_shapes": False,
@@ -1609,6 +1610,17 @@ _TRT: dict[tuple[str, str], dict[str, Any]] = {
 }
 OVERLAYS["tensorrt"] = _TRT
 OVERLAYS["nvtensorrtrtx"] = _TRT
+
+
+_RNN_LAYOUT = _c(
+    "attribute",
+    "the CPU kernel rejects batch-first recurrent layouts (layout=1) when the session starts",
+    "ort-cpu-measured",
+    effect="fails_after_claim",
+    name="layout",
+    allowed=[0],
+)
+OVERLAYS["cpu"] = {("ai.onnx", op): {"constraints": [_RNN_LAYOUT]} for op in ("GRU", "LSTM", "RNN")}
 
 
 def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, Any]]:
