@@ -327,6 +327,15 @@ class Shapes:
         self.symbolic_skipped: str | None = None
         self._table: dict[str, ValueType] = {}
         self._compute(ctx.model, len(ctx.index.nodes))
+        if ctx.config.assume_dims:
+            self._assume(ctx.config.assume_dims)
+
+    def _assume(self, dims: dict[str, int]) -> None:
+        """Dims the user pins at deployment (``assume-dims``) count as those values everywhere."""
+        for name, vt in self._table.items():
+            if vt.shape is not None and any(isinstance(d, str) and d in dims for d in vt.shape):
+                shape = tuple(dims.get(d, d) if isinstance(d, str) else d for d in vt.shape)
+                self._table[name] = ValueType(vt.dtype, shape, vt.kind)
 
     @classmethod
     def of_model(cls, model: onnx.ModelProto) -> Shapes:

@@ -421,8 +421,8 @@ class StaticLoop(Rule):
         rewrite recurrent layers as their ONNX ops (LSTM, GRU) where the EP supports them.
 
     Execution providers:
-        A warning when no EP is selected or an EP requires static control flow; info
-        otherwise (CPU, CUDA and TensorRT run loops).
+        Error for EPs that require static control flow; a warning when no EP is selected;
+        info when the selected EPs run loops (CPU, CUDA, TensorRT).
     """
 
     code = "OL404"

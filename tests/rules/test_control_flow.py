@@ -388,6 +388,22 @@ CASES = [
         ],
     ),
     (
+        "if-on-dynamic-dim-assumed-at-deployment",
+        "OL4",
+        [],
+        IF_DYNAMIC_SHAPE,
+        [
+            (
+                "OL402",
+                "main/if",
+                "warning",
+                None,
+                "If condition 'c' is known before the model runs (from static shapes); fold "
+                "the branch away before deployment",
+            )
+        ],
+    ),
+    (
         "if-inside-loop-body",
         "OL401",
         [],
@@ -586,7 +602,8 @@ def _where(d: onnxlint.Diagnostic) -> str:
     ("case_id", "select", "eps", "text", "expected"), CASES, ids=[c[0] for c in CASES]
 )
 def test_control_flow_rule(case_id: str, select: str, eps: list, text: str, expected: list) -> None:
-    report = onnxlint.lint(parse(text), eps=eps, config={"select": [select]})
+    extra = {"assume-dims": {"batch": 1}} if case_id.endswith("assumed-at-deployment") else {}
+    report = onnxlint.lint(parse(text), eps=eps, config={"select": [select], **extra})
     got = [
         (d.code, _where(d), d.severity.label, d.ep, d.message)
         for d in report.diagnostics
