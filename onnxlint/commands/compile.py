@@ -53,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="lint the result and run one inference with random inputs (default: yes)",
     )
+    parser.add_argument(
+        "--optimization",
+        choices=("disabled", "basic", "extended", "default"),
+        default="disabled",
+        help="graph optimizations before compiling (ModelCompiler's default: disabled)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
     parser.add_argument("--runner", default=None, help="Python interpreter that has the EP")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before giving up")
@@ -122,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
                         "model_path": str(source.resolve()),
                         "output_path": str(staged),
                         "embed": bool(args.embed),
+                        "optimization": args.optimization,
                     },
                 )
             ],
@@ -153,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
                 "ep": spec.provider,
                 "options": spec.options,
                 "embed": bool(args.embed),
+                "optimization": args.optimization,
                 "onnxruntime": res.versions.get("onnxruntime"),
                 "packages": res.versions.get("packages", {}),
                 "source_name": source.name,

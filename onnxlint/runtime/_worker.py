@@ -90,6 +90,10 @@ _FALLBACK_RE = re.compile(r"Falling back to \[([^\]]*)\]")
 _EP_REJECTS_MODEL_RE = re.compile(
     r"(?P<ep>\w+ExecutionProvider) cannot be used with this model[^\n\x1b]*"
 )
+# A classic EP whose factory failed (bad option, absent device): ORT warns and
+# quietly builds the session without it.
+_EP_CREATE_FAILED_RE = re.compile(r"Failed to create (?P<ep>\w+ExecutionProvider)[^\n\x1b]*")
+_EP_FACTORY_ERROR_RE = re.compile(r"\[E:onnxruntime:[^\]]*\] (?P<msg>[^\n\x1b]*provider_factory[^\n\x1b]*)")
 _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 
 _proto_out: Any = None
@@ -220,6 +224,13 @@ def scan_log(text: str) -> dict[str, Any]:
     m = _EP_REJECTS_MODEL_RE.search(text)
     if m:
         facts["model_rejected"] = {"ep": m.group("ep"), "message": m.group(0).strip()}
+    m = _EP_CREATE_FAILED_RE.search(text)
+    if m:
+        failed = {"ep": m.group("ep"), "message": m.group(0).strip()}
+        e = _EP_FACTORY_ERROR_RE.search(text)
+        if e:
+            failed["error"] = e.group("msg").strip()
+        facts["ep_create_failed"] = failed
     m = _OV_SUBGRAPHS_RE.search(text)
     if m:
         facts["openvino_subgraphs"] = int(m.group(1))
@@ -640,9 +651,15 @@ def run_compile(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                 return res
             _inject_fault(item.get("fault"))
             t0 = time.perf_counter()
-            compiler = ort.ModelCompiler(
-                so, item["model_path"], embed_compiled_data_into_model=bool(item.get("embed"))
-            )
+            kwargs: dict[str, Any] = {"embed_compiled_data_into_model": bool(item.get("embed"))}
+            level = item.get("optimization")
+            if level:
+                # ModelCompiler optimizes nothing by default (ORT_DISABLE_ALL); "basic" folds
+                # constants first, so weights computed by ConstantOfShape become initializers
+                kwargs["graph_optimization_level"] = getattr(
+                    ort.GraphOptimizationLevel, _OPT_LEVELS[level]
+                )
+            compiler = ort.ModelCompiler(so, item["model_path"], **kwargs)
             compiler.compile_to_file(item["output_path"])
             res["compile_s"] = round(time.perf_counter() - t0, 6)
             res["output_path"] = item["output_path"]

@@ -116,6 +116,7 @@ def test_qnn_compile_records_hash_options_and_validates(
     assert meta[SOURCE_HASH_KEY] == hashlib.sha256(Path(src).read_bytes()).hexdigest()  # type: ignore[arg-type]
     options = json.loads(meta[COMPILE_OPTIONS_KEY])
     assert options["ep"] == "QNNExecutionProvider" and options["embed"] is embed
+    assert options["optimization"] == "disabled" and options["options"]["soc_model"] == "60"
     assert "ep_compatibility_info.QNNExecutionProvider" in meta
     ctx_nodes = [n for n in model.graph.node if n.op_type == "EPContext"]
     assert len(ctx_nodes) == 1
