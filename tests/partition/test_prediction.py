@@ -1,0 +1,270 @@
+"""Partition prediction on hand-built graphs whose real ORT behaviour was measured.
+
+Every QNN expectation below was first confirmed with real sessions on the QNN
+HTP simulator (onnxruntime 1.31.1, onnxruntime-qnn 2.7.0, soc_model 60) via
+``benchmarks/partition_agreement.py``; the slow test at the end re-checks
+them against the real EP where it is installed. The CUDA expectations follow
+ORT's GetCpuPreferredNodes rule (no CUDA device here to confirm them).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from onnxlint.analyses.assignment import CPU_EP, topological_order
+from onnxlint.analyses.partition import (
+    ByteCount,
+    greedy_groups,
+    qdq_units,
+)
+
+from .conftest import context, partition_models, partitions
+
+QNN = "QNNExecutionProvider"
+OV = "OpenVINOExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+
+
+def _labels(paths: list[str]) -> set[str]:
+    return {p.split("/", 1)[1] for p in paths}
+
+
+# (model, level, QNN partitions, nodes expected on CPU) -- measured on the QNN simulator
+QNN_CASES = [
+    ("alternating", "exported", 4, {"erf0", "erf1", "erf2"}),
+    ("alternating", "optimized", 4, {"erf0", "erf1", "erf2"}),
+    (
+        "loop_fallback",
+        "exported",
+        1,
+        {"loop", "post_relu", "loop:body/body_add", "loop:body/body_erf", "loop:body/body_cond"},
+    ),
+    ("encoder_static", "exported", 1, set()),
+    ("encoder_static", "optimized", 1, set()),
+    (
+        "causal_mask",
+        "exported",
+        2,
+        {"shape_x", "range", "unsq_row", "unsq_col", "less", "where", "add_mask"},
+    ),
+    ("causal_mask", "optimized", 1, set()),
+]
+
+
+def _model(name: str):
+    return dict(partition_models.transformer_blocks())[name]
+
+
+@pytest.mark.parametrize(("name", "level", "parts", "cpu"), QNN_CASES, ids=lambda v: str(v))
+def test_qnn_prediction_matches_measurement(
+    name: str, level: str, parts: int, cpu: set[str]
+) -> None:
+    plan = partitions(_model(name), ["qnn"]).plan(level)
+    assert plan is not None
+    assert len(plan.partitions_on(QNN)) == parts
+    on_cpu = {p for p, ep in plan.node_ep.items() if ep == CPU_EP}
+    assert _labels(sorted(on_cpu)) == cpu
+
+
+def test_dynamic_encoder_leaves_qnn_only_the_shape_chain() -> None:
+    """A symbolic batch/sequence makes QNN refuse every float node ('Cannot get shape')."""
+    plan = partitions(_model("encoder_dynamic"), ["qnn"]).plan("exported")
+    assert plan is not None
+    on_qnn = _labels([p for p, ep in plan.node_ep.items() if ep == QNN])
+    assert on_qnn == {"gather_b", "gather_s", "concat_split", "concat_merge"}
+
+
+def test_assume_dim_moves_the_dynamic_encoder_onto_qnn() -> None:
+    plan = partitions(
+        _model("encoder_dynamic"), ["qnn"], assume_dims={"batch": 1, "sequence": 16}
+    ).plan("exported")
+    assert plan is not None
+    assert plan.nodes_on(QNN) > 0.9 * len(plan.node_ep)
+
+
+def test_erf_gelu_is_fused_only_when_its_pattern_is_claimed() -> None:
+    static = partitions(_model("encoder_static"), ["qnn"]).plan("exported")
+    dynamic = partitions(_model("encoder_dynamic"), ["qnn"]).plan("exported")
+    assert static is not None and dynamic is not None
+    assert static.node_ep["main/gelu_erf"] == QNN
+    assert dynamic.node_ep["main/gelu_erf"] == CPU_EP
+
+
+def test_qdq_units_group_dq_target_q() -> None:
+    ctx = context(_model("qdq_conv"), ["qnn"])
+    g = ctx.index.main
+    units = qdq_units(g, g.nodes)
+    assert [p.split("/")[1] for p in units["main/conv1"]] == ["dq_in", "dq_w1", "conv1", "q_c1"]
+    assert [p.split("/")[1] for p in units["main/conv2"]] == ["dq_c1", "dq_w2", "conv2", "q_c2"]
+
+
+def test_qnn_drops_a_lone_dequantize_partition() -> None:
+    text = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y) {
+    s = Constant <value = float {0.1}> ()
+    zp = Constant <value = uint8 {128}> ()
+    q = QuantizeLinear(x, s, zp)
+    d = DequantizeLinear(q, s, zp)
+    y = Erf(d)
+}
+"""
+    plan = partitions(text, ["qnn"]).plan("exported")
+    assert plan is not None
+    assert plan.nodes_on(QNN) == 0
+    assert "single DequantizeLinear" in plan.released["main/DequantizeLinear_3"]
+
+
+# greedy grouping: (edges as "a>b", supported nodes, expected groups)
+GROUPING_CASES = [
+    # a chain cut by an unsupported node in the middle: two groups
+    (["a>b", "b>c"], {"a", "c"}, [["a"], ["c"]]),
+    # an unsupported side branch that does not consume the group joins nothing; the group stays whole
+    (["a>b", "a>c", "c>d"], {"a", "c", "d"}, [["a", "c", "d"]]),
+    # a diamond whose one arm is unsupported: the join waits for the next wave
+    (["a>b", "a>c", "b>d", "c>d"], {"a", "b", "d"}, [["a", "b"], ["d"]]),
+    # independent supported nodes share a wave
+    ([], {"a", "b"}, [["a", "b"]]),
+]
+
+
+@pytest.mark.parametrize(("edges", "supported", "expected"), GROUPING_CASES)
+def test_greedy_groups(edges: list[str], supported: set[str], expected: list[list[str]]) -> None:
+    names = sorted({x for e in edges for x in e.split(">")} | supported)
+    producers = {}
+    lines = []
+    inputs = []
+    for n in names:
+        ins = [f"{e.split('>')[0]}_out" for e in edges if e.split(">")[1] == n]
+        if not ins:
+            ins = [f"in_{n}"]
+            inputs.append(f"float[1] in_{n}")
+        producers[n] = f"{n}_out"
+        lines.append(f"    {n}_out = Sum({', '.join(ins)})")
+    outs = ", ".join(
+        f"float[1] {n}_out" for n in names if not any(e.startswith(n + ">") for e in edges)
+    )
+    text = (
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        f"g ({', '.join(inputs)}) => ({outs}) {{\n" + "\n".join(lines) + "\n}\n"
+    )
+    ctx = context(text, [])
+    g = ctx.index.main
+    order = topological_order(g, g.nodes)
+    by_label = {f"{n}": f"main/Sum_{i}" for i, n in enumerate(names)}
+    groups = greedy_groups(g, order, {by_label[s] for s in supported})
+    back = {v: k for k, v in by_label.items()}
+    assert [sorted(back[p] for p in grp) for grp in groups] == expected
+
+
+def test_cuda_moves_the_shape_chain_to_cpu_but_not_reshape() -> None:
+    """GetCpuPreferredNodes: Shape's output is CPU memory; Gather/Unsqueeze/Concat follow it;
+    Reshape reads its shape input from CPU by design and stays on CUDA."""
+    text = """\
+<ir_version: 10, opset_import: ["" : 23]>
+g (float[N,16] x) => (float[N,16] y) {
+    s = Shape(x)
+    i = Constant <value = int64[1] {0}> ()
+    b = Gather <axis = 0> (s, i)
+    c = Constant <value = int64[1] {16}> ()
+    shp = Concat <axis = 0> (b, c)
+    r = Reshape(x, shp)
+    y = Relu(r)
+}
+"""
+    plan = partitions(text, ["cuda"]).plan("exported")
+    assert plan is not None
+    eps = {p.split("/")[1]: e for p, e in plan.node_ep.items()}
+    assert eps == {
+        "Shape_0": CUDA,
+        "Gather_2": CPU_EP,
+        "Concat_4": CPU_EP,
+        "Reshape_5": CUDA,
+        "Relu_6": CUDA,
+    }
+    assert "GetCpuPreferredNodes" in plan.released["main/Gather_2"]
+    crossing = [c for c in plan.crossings if c.crosses_eps]
+    assert {c.kind for c in crossing} == {"memcpy"}
+
+
+def test_openvino_drops_single_node_clusters_and_breaks_at_nonzero() -> None:
+    text = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (int64[2,?] y, float[1,16] z, double[1,16] w) {
+    a = Relu(x)
+    y = NonZero(a)
+    z = Sigmoid(a)
+    w = Cast <to = 11> (a)
+}
+"""
+    plan = partitions(text, ["openvino"]).plan("exported")
+    assert plan is not None
+    # measured with onnxruntime-openvino 1.24.1: Relu + Sigmoid form one cluster, NonZero and
+    # the float64 Cast stay on CPU
+    assert plan.node_ep["main/NonZero_1"] == CPU_EP
+    assert plan.node_ep["main/Cast_3"] == CPU_EP
+    assert "NonZero" in plan.released["main/NonZero_1"]
+    assert {plan.node_ep["main/Relu_0"], plan.node_ep["main/Sigmoid_2"]} == {OV}
+    assert len(plan.partitions_on(OV)) == 1
+
+
+def test_crossing_bytes_and_island() -> None:
+    plan = partitions(_model("alternating"), ["qnn"]).plan("exported")
+    assert plan is not None
+    # 3 Erf islands, each with a [1,64] float in and out: 6 x 256 B
+    assert len(plan.islands()) == 3
+    assert plan.crossing_bytes().exact == 6 * 256
+    line = plan.verdict_line(QNN)
+    assert line.startswith("QNN: 4 partitions, 57% of nodes (4/7), 3 CPU islands, 1.5 KiB")
+    assert "partition switches" in line
+
+
+BYTE_CASES = [
+    ("float", (2, 3), {}, 24, "24 B"),
+    ("float16", ("batch", 8), {}, None, "16 B·batch"),
+    ("float16", ("batch", 8), {"batch": 4}, 64, "64 B"),
+    ("int4", (3,), {}, None, "1.5 B"),
+    ("float", (1 << 62, 1 << 62, 1 << 62), {}, None, "≥ 16384.0 PiB"),
+    ("string", (2,), {}, None, "1 tensor of unknown size"),
+    ("float", None, {}, None, "1 tensor of unknown size"),
+]
+
+
+@pytest.mark.parametrize(("dtype", "shape", "assume", "exact", "text"), BYTE_CASES)
+def test_byte_counts(dtype, shape, assume, exact, text) -> None:
+    b = ByteCount.of(dtype, shape, assume)
+    if exact is not None:
+        assert b.exact == exact
+    assert b.describe() == text
+
+
+def test_byte_sums_stay_bounded() -> None:
+    huge = ByteCount.of("double", (1 << 62, 1 << 62), {})
+    total = huge
+    for _ in range(100):
+        total = total + huge
+    assert total.capped
+    assert total.describe().startswith("≥")
+
+
+def test_loop_body_edges_carry_a_multiplier() -> None:
+    plan = partitions(_model("loop_fallback"), ["cuda"]).plan("exported")
+    assert plan is not None
+    body = [c for c in plan.crossings if c.graph.startswith("main/loop:body")]
+    assert body and all(c.repeat == "x4 per inference (inside a loop body)" for c in body)
+
+
+def test_level1_graph_is_made_in_a_temp_dir_and_the_model_is_untouched(tmp_path) -> None:
+    model = _model("causal_mask")
+    before = model.SerializeToString()
+    parts = partitions(model, ["qnn"])
+    assert parts.plan("optimized") is not None
+    assert parts.deployment_level == "optimized"
+    assert model.SerializeToString() == before
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_graph_level_setting_keeps_the_exported_graph() -> None:
+    parts = partitions(_model("causal_mask"), ["qnn"], partition={"graph-level": "exported"})
+    assert parts.deployment_level == "exported"
+    assert [p.level for p in parts.plans()] == ["exported"]
