@@ -93,7 +93,9 @@ _EP_REJECTS_MODEL_RE = re.compile(
 # A classic EP whose factory failed (bad option, absent device): ORT warns and
 # quietly builds the session without it.
 _EP_CREATE_FAILED_RE = re.compile(r"Failed to create (?P<ep>\w+ExecutionProvider)[^\n\x1b]*")
-_EP_FACTORY_ERROR_RE = re.compile(r"\[E:onnxruntime:[^\]]*\] (?P<msg>[^\n\x1b]*provider_factory[^\n\x1b]*)")
+_EP_FACTORY_ERROR_RE = re.compile(
+    r"\[E:onnxruntime:[^\]]*\] (?P<msg>[^\n\x1b]*provider_factory[^\n\x1b]*)"
+)
 _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 
 _proto_out: Any = None

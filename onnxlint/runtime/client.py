@@ -508,6 +508,7 @@ def _from_event(
             "assignment_error",
             "assignment_all_on",
             "model_rejected",
+            "ep_create_failed",
             "ep_subgraphs",
             "compile_s",
             "info",
@@ -532,6 +533,9 @@ def _from_event(
             msg = f"ORT fell back to {fb_to} after {provider} failed"
         elif missing:
             msg = f"{provider} is not among the session's providers {session_providers}"
+            failed = ev.get("ep_create_failed")
+            if failed:
+                msg += f": {failed.get('error') or failed.get('message')}"
         elif zero:
             msg = f"session created, but {provider} was assigned none of {len(counted)} nodes"
         fallback = Fallback(

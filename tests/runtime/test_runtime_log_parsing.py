@@ -115,5 +115,23 @@ def test_scan_log_finds_a_whole_model_refusal() -> None:
     }
 
 
+def test_scan_log_finds_an_ep_that_could_not_be_created() -> None:
+    # onnxruntime-openvino 1.24.1 with device_type GPU on a machine without one.
+    log = (
+        "\x1b[1;31m2026-11-29 15:11:12.262314624 [E:onnxruntime:Default, provider_bridge_ort.cc:2310 "
+        "Create] /onnxruntime/onnxruntime/core/providers/openvino/openvino_provider_factory.cc:141 "
+        "std::string onnxruntime::openvino_ep::ParseDeviceType(...) [OpenVINO-EP] Specified device "
+        "- GPU is not part of available devices\n\x1b[m\n"
+        "\x1b[0;93m2026-11-29 15:11:12.262372359 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:"
+        "1066 CreateExecutionProviderFactoryInstance] Failed to create OpenVINOExecutionProvider. "
+        "Please refer https://onnxruntime.ai/docs/execution-providers/OpenVINO-ExecutionProvider.html"
+        "#requirements to ensure all dependencies are met.\x1b[m\n"
+    )
+    failed = _worker.scan_log(log)["ep_create_failed"]
+    assert failed["ep"] == "OpenVINOExecutionProvider"
+    assert failed["message"].startswith("Failed to create OpenVINOExecutionProvider.")
+    assert "ParseDeviceType" in failed["error"]
+
+
 def test_scan_log_on_a_quiet_log() -> None:
     assert _worker.scan_log("nothing to see") == {}

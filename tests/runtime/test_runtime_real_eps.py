@@ -12,7 +12,7 @@ import onnx.helper as oh
 import pytest
 from runtime_helpers import TP, relu_model, require_ep
 
-from onnxlint.runtime import SessionRequest, run_sessions
+from onnxlint.runtime import EpSpec, SessionRequest, run_sessions
 from onnxlint.runtime.normalise import NHWC_DOMAIN, match_assignment
 from onnxlint.runtime.results import STATUS_ERROR, STATUS_OK
 
@@ -288,3 +288,37 @@ def test_qnn_float64_add_is_refused() -> None:
     assert res.status == STATUS_OK
     assert not res.nodes_on(QNN)
     assert _refused(res, "Add") == ["Failed to add node."]
+
+
+@pytest.mark.ort_openvino
+def test_openvino_that_cannot_be_created_is_a_silent_fallback() -> None:
+    # An absent device (or a bad option) makes ORT drop the EP with a warning
+    # and build a CPU-only session: no error, so it must be flagged.
+    runner = require_ep("openvino")
+    [res] = run_sessions(
+        [SessionRequest(relu_model())],
+        EpSpec.for_ep("openvino", {"device_type": "GPU.9"}),
+        runner=runner,
+        timeout_s=120,
+    )
+    assert res.status == STATUS_OK
+    assert res.session_providers == [CPU]
+    assert res.fallback.ep_missing_from_session
+    assert res.facts["ep_create_failed"]["ep"] == OV
+    assert "Failed to create" in res.fallback.message or "openvino" in res.fallback.message
+
+
+@pytest.mark.ort_openvino
+def test_openvino_ignores_an_unknown_device_type_silently() -> None:
+    # Measured with onnxruntime-openvino 1.24.1: device_type "XYZ" is accepted,
+    # the EP stays in the session, and claims nothing.
+    runner = require_ep("openvino")
+    [res] = run_sessions(
+        [SessionRequest(relu_model())],
+        EpSpec.for_ep("openvino", {"device_type": "XYZ"}),
+        runner=runner,
+        timeout_s=120,
+    )
+    assert res.status == STATUS_OK
+    assert not res.nodes_on(OV)
+    assert res.fallback.zero_accelerator_nodes
