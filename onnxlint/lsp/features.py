@@ -573,8 +573,16 @@ def code_actions(
         if not data or diag.source != SOURCE:
             continue
         fix = data.get("fix") or {}
-        if fix_available and fix.get("action"):
-            title = f"{fix['title']} (writes a new model next to the original)"
+        dims = (fix.get("args") or {}).get("dims") or {}
+        # only fixes the server can apply unattended: fix-shapes with a value for every dim
+        applicable = (
+            fix.get("action") == "fix-shapes"
+            and dims
+            and all(isinstance(v, int) for v in dims.values())
+        )
+        if fix_available and applicable:
+            pins = ", ".join(f"{k}={v}" for k, v in dims.items())
+            title = f"Fix dynamic dims ({pins}): write a new model next to the original"
             if title not in seen:
                 seen.add(title)
                 actions.append(

@@ -172,6 +172,8 @@ class OnnxLintServer(LanguageServer):
             state = await self.service.analyse_now(uri, path)
             if state is not None:
                 self._publish(state)
+                if self.settings.confirm:
+                    self.spawn(self.service.confirm(uri, path))
             if token:
                 self.work_done_progress.report(
                     token,
@@ -295,7 +297,10 @@ def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> Non
     path = uri_to_path(uri)
     if path is not None and is_model(path):
         # back to the file on disk (the unsaved edits are gone)
-        ls.schedule(uri, delay=0) if path.exists() else ls._send(uri, [])
+        if path.exists():
+            ls.schedule(uri, delay=0)
+        else:
+            ls._send(uri, [])
 
 
 def relint_all(ls: OnnxLintServer) -> None:
@@ -486,26 +491,54 @@ def relint_command(ls: OnnxLintServer, *args: Any) -> None:
 
 @server.command(APPLY_FIX_COMMAND)
 async def apply_fix_command(ls: OnnxLintServer, *args: Any) -> dict[str, Any]:
-    """Apply a graph fix; the fixes package writes a NEW model, never the original."""
+    """Apply a graph fix: the result is a NEW model next to the original, never an overwrite."""
     arg = args[0] if args and isinstance(args[0], dict) else {}
     path = uri_to_path(arg.get("model_uri", ""))
     fix = arg.get("fix") or {}
     if path is None or not fix_available():
         return {"ok": False, "error": "automated fixes are not available in this build"}
     try:
-        import onnxlint.fixes as fixes  # type: ignore[import-not-found]
-
-        apply = fixes.apply_fix
         out = await asyncio.get_running_loop().run_in_executor(
-            ls.service.executor, lambda: apply(path, fix.get("action"), fix.get("args") or {})
+            ls.service.executor, lambda: apply_fix(path, fix)
         )
     except Exception as exc:
-        ls.window_show_message(
-            lsp.ShowMessageParams(lsp.MessageType.Error, f"onnxlint: fix failed: {exc}")
-        )
+        msg = f"onnxlint: fix failed: {exc}"
+        ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Error, msg))
         return {"ok": False, "error": str(exc)}
     ls.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Info, f"onnxlint: wrote {out}"))
-    return {"ok": True, "path": str(out)}
+    uri = path_to_uri(out)
+    ls.schedule(uri, delay=0)
+    return {"ok": True, "path": str(out), "uri": uri}
+
+
+def apply_fix(model: Path, fix: dict[str, Any]) -> Path:
+    """Run the fix a diagnostic names and write the result beside ``model`` (a new file)."""
+    from onnxlint.fixes import fix_shapes
+    from onnxlint.fsutil import atomic_write_bytes
+    from onnxlint.loader import load
+
+    if fix.get("action") != "fix-shapes":
+        raise ValueError(f"no automated fix for {fix.get('action')!r}")
+    dims = (fix.get("args") or {}).get("dims") or {}
+    if not dims or not all(isinstance(v, int) for v in dims.values()):
+        raise ValueError("the fix needs a value for each dynamic dimension: run the command shown")
+    loaded = load(model)  # never reads external data: references are kept as they are
+    if loaded.model is None:
+        raise ValueError(f"cannot load {model.name}")
+    result = fix_shapes(loaded.model, dims=dims)
+    out = new_file_beside(model, ".static")
+    atomic_write_bytes(out, result.model.SerializeToString())
+    return out
+
+
+def new_file_beside(model: Path, tag: str) -> Path:
+    """``model.static.onnx``, or ``model.static-2.onnx`` ... when that exists: never overwrite."""
+    candidate = model.with_name(f"{model.stem}{tag}{model.suffix}")
+    n = 2
+    while candidate.exists():
+        candidate = model.with_name(f"{model.stem}{tag}-{n}{model.suffix}")
+        n += 1
+    return candidate
 
 
 # -- rule docs ----------------------------------------------------------------------------

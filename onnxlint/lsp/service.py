@@ -89,6 +89,33 @@ class LintService:
         result = self.publish(state)
         if asyncio.iscoroutine(result):
             await result
+        await self.confirm(uri, path, gen)
+
+    async def confirm(self, uri: str, path: Path | None, gen: int | None = None) -> None:
+        """With ``onnxlint.confirm`` on: real ORT sessions after the static results are out.
+
+        Runs in the same worker; its diagnostics replace the predictions when they
+        arrive, unless the model changed meanwhile.
+        """
+        state = self.states.get(uri)
+        if not self.settings.confirm or path is None or state is None or state.report.fatal:
+            return
+        gen = self._generation.get(uri, 0) if gen is None else gen
+        settings = self.settings
+        data = state.content_hash
+        loop = asyncio.get_running_loop()
+        confirmed = await loop.run_in_executor(
+            self.executor,
+            lambda: analyse(
+                uri, path, path.read_bytes(), settings, version=state.version, confirm_mode="run"
+            ),
+        )
+        if self._generation.get(uri, 0) != gen or confirmed.content_hash != data:
+            return  # the model changed while its sessions ran: that result is stale
+        self.states[uri] = confirmed
+        result = self.publish(confirmed)
+        if asyncio.iscoroutine(result):
+            await result
 
     async def analyse_now(
         self, uri: str, path: Path | None, gen: int | None = None
@@ -97,18 +124,26 @@ class LintService:
         loop = asyncio.get_running_loop()
         opened = self.open_text(uri)
         version: int | None = None
+        text: str | None = None
         if opened is not None:
             text, version = opened
-            data = text.encode("utf-8")
-        elif path is not None:
-            try:
-                data = await loop.run_in_executor(self.executor, path.read_bytes)
-            except OSError:
-                data = b""
-        else:
+        elif path is None:
             return None
+
+        def prepare() -> tuple[bytes, tuple[object, ...]]:
+            # file reads and the config lookup touch the disk: keep them off the loop too
+            if text is not None:
+                data = text.encode("utf-8")
+            else:
+                try:
+                    data = path.read_bytes()  # type: ignore[union-attr]
+                except OSError:
+                    data = b""
+            return data, _config_stamp(path)
+
+        data, stamp = await loop.run_in_executor(self.executor, prepare)
         settings = self.settings
-        key = (str(path), content_hash(data), settings.key(), _config_stamp(path))
+        key = (str(path), content_hash(data), settings.key(), settings.confirm, stamp)
         timing = self.timings.setdefault(uri, Timing(scheduled=time.monotonic()))
         timing.started = time.monotonic()
         state = self._cache.get(key)
@@ -116,8 +151,11 @@ class LintService:
             if not data and path is not None and not path.exists():
                 return self._forget(uri)
             self.runs += 1
+            # cached confirmations are free to show; sessions only run in ``confirm``
+            mode = "cache-only" if settings.confirm else "off"
             state = await loop.run_in_executor(
-                self.executor, lambda: analyse(uri, path, data, settings, version=version)
+                self.executor,
+                lambda: analyse(uri, path, data, settings, version=version, confirm_mode=mode),
             )
             self._remember(key, state)
         state.version = version

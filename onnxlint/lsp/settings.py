@@ -36,12 +36,18 @@ class Settings:
         """What a cached lint result depends on."""
         return (self.eps, self.select, self.ignore)
 
-    def apply(self, config: Config) -> Config:
-        """The configuration file's values, overridden by the editor's."""
+    def apply(self, config: Config, confirm_mode: str = "off") -> Config:
+        """The configuration file's values, overridden by the editor's.
+
+        Real ORT sessions only run when the editor asks (``onnxlint.confirm``), so the
+        confirmation mode comes from the server, never from the configuration file:
+        ``off``, ``cache-only`` (show earlier results, no session) or ``run``.
+        """
         return config.merged(
             eps=self.eps or None,
             select=self.select,
             ignore=self.ignore,
+            confirm={**(config.confirm or {}), "mode": confirm_mode},
         )
 
 

@@ -117,7 +117,9 @@ class ModelState:
         return f"{self.content_hash[:32]}-{key}"
 
 
-def config_for(path: Path | None, settings: Settings) -> tuple[Config, list[str]]:
+def config_for(
+    path: Path | None, settings: Settings, confirm_mode: str = "off"
+) -> tuple[Config, list[str]]:
     """The configuration that applies to ``path`` with the editor settings on top.
 
     An invalid configuration file is reported and the defaults are used.
@@ -129,7 +131,7 @@ def config_for(path: Path | None, settings: Settings) -> tuple[Config, list[str]
             base = discover(path)
         except ConfigError as exc:
             notes.append(f"invalid onnxlint configuration, using defaults: {exc}")
-    return settings.apply(base), notes
+    return settings.apply(base, confirm_mode), notes
 
 
 def analyse(
@@ -139,6 +141,7 @@ def analyse(
     settings: Settings,
     *,
     version: int | None = None,
+    confirm_mode: str = "off",
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
@@ -149,7 +152,7 @@ def analyse(
 
     is_text = path is not None and is_text_model(path)
     label = str(path) if path is not None else uri
-    config, notes = config_for(path, settings)
+    config, notes = config_for(path, settings, confirm_mode)
     digest = content_hash(data)
     model: onnx.ModelProto | None = None
     text = ""
@@ -185,6 +188,7 @@ def analyse(
             map_text_source(text, state.index) if is_text else render_graph_view(state.index)
         )
         state.value_types = infer_value_types(model, state.index)
+        state.confirmed = confirmed_eps(report)
     except Exception as exc:  # a model the index or printer cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
@@ -206,6 +210,22 @@ def _lint(engine: object, source: object, config: Config, label: str, notes: lis
     except Exception as exc:
         notes.append(f"onnxlint failed on {label}: {type(exc).__name__}: {exc}")
         return Report(path=label)
+
+
+def confirmed_eps(report: Report) -> dict[str, str]:
+    """Node path -> the EP a real session put it on, where it differs from the prediction.
+
+    Read from the confirmation stage's report data (``--confirm``), when it ran.
+    """
+    out: dict[str, str] = {}
+    for conf in report.stats.get("confirmation") or []:
+        for level in conf.get("levels") or []:
+            if level.get("level") != "disabled":
+                continue  # node for node only where the graph is the one exported
+            for node, pair in (level.get("mismatches") or {}).items():
+                if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[1]:
+                    out[node] = str(pair[1])
+    return out
 
 
 def infer_value_types(model: onnx.ModelProto, index: ModelIndex) -> dict[tuple[str, str], str]:

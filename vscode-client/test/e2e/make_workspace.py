@@ -19,7 +19,7 @@ from onnxlint.engine import lint
 
 MODEL = """<ir_version: 8, opset_import: ["" : 17]>
 detector (float[1,3,8,8] pixels) => (float[1,3,8,8] features, int64[4,?] boxes)
-   <float[4,3,1,1] w = {...}>
+   <float[4,3,1,1] w = {0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5}, float zero = {0.0}>
 {
    [conv0] conv = Conv (pixels, w)
    [relu0] act = Relu (conv)
@@ -39,20 +39,12 @@ detector (float[1,3,8,8] pixels) => (float[1,3,8,8] features, int64[4,?] boxes)
 """
 
 
-def build() -> onnx.ModelProto:
-    text = MODEL.replace(
-        "<float[4,3,1,1] w = {...}>",
-        "<float[4,3,1,1] w = {" + ",".join(["0.5"] * 12) + "}, float zero = {0.0}>",
-    )
-    return onnx.parser.parse_model(text)
-
-
 def main() -> int:
     ws = Path(sys.argv[1])
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "onnxlint.toml").write_text('eps = ["qnn"]\n')
     path = ws / "detector.onnx"
-    onnx.save(build(), str(path))
+    onnx.save(onnx.parser.parse_model(MODEL), str(path))
     report = lint(path, config=discover(path), path_label=str(path))
     node_diags = [d for d in report.diagnostics if d.location.node_path]
     if not node_diags:
@@ -62,8 +54,10 @@ def main() -> int:
             )
         )
         return 1
-    # prefer an EP finding (a fallback), then the most severe
-    node_diags.sort(key=lambda d: (d.ep is None, -int(d.severity)))
+    # prefer a CPU fallback (ep-support), then any EP finding, then the most severe
+    node_diags.sort(
+        key=lambda d: (d.category.value != "ep-support", d.ep is None, -int(d.severity))
+    )
     d = node_diags[0]
     print(
         json.dumps(
