@@ -88,7 +88,8 @@ def assert_deployable(
     EPs in priority order. ``fail_on`` is the lowest severity that fails.
     ``config`` is a ``Config`` or a ``[tool.onnxlint]``-shaped mapping; when
     omitted, the configuration is discovered from the model's folder. Returns
-    the report when the model passes, so a test can inspect it further.
+    the report when the model passes, so a test can inspect it further. A report
+    passed as ``model`` is judged as it is: its EPs were fixed when it was made.
     """
     level = Severity.parse(fail_on) if isinstance(fail_on, str) else fail_on
     eps = resolve_eps(ep)

@@ -48,7 +48,7 @@ def _pytest(folder: Path, *args: str, ini: str = "") -> subprocess.CompletedProc
         capture_output=True,
         text=True,
         cwd=folder,
-        timeout=300,
+        timeout=600,
         env=env,
         check=False,
     )
