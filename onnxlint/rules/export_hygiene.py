@@ -142,7 +142,8 @@ def _graph_chains(g: GraphRef, df: Dataflow, shapes: Shapes) -> Iterator[Foldabl
                 readers = g.consumers.get(o, [])
                 if o in g.outputs or any(id(r) not in inside for r in readers):
                     results.append(o)
-        yield FoldableChain(g, nodes, results, from_shapes)
+        if results:  # a chain nobody reads is dead code (OL107), not a folding opportunity
+            yield FoldableChain(g, nodes, results, from_shapes)
 
 
 def _results(chain: FoldableChain) -> str:

@@ -180,6 +180,13 @@ CASES = [
     ("qdq-weight-kept-on-purpose", "OL8", QDQ_WEIGHT, []),
     ("constant-of-shape-fill", "OL8", FILL, []),
     ("loop-body-inputs-are-not-constants", "OL8", LOOP_BODY, []),
+    # nothing reads the cast: dead code is OL107's finding, not a folding opportunity
+    (
+        "dead-chain",
+        "OL8",
+        CONSTANT_CAST.replace("[y] y = Add(x, f)", "[y] y = Relu(x)"),
+        [],
+    ),
 ]
 
 
