@@ -3,6 +3,7 @@ symbolic dims left for the fixed names, and computes what the original computes.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 import onnxlint
-from onnxlint.fixes import FixShapesError, fix_shapes
+from onnxlint.fixes import FixShapesError, fix_shapes, request_from_fix_args
 
 from .conftest import parse, run_cli
 
@@ -183,6 +184,32 @@ def test_dims_left_dynamic_are_reported() -> None:
 def test_bad_requests_are_explained(text: str, dims: dict, inputs: dict, message: str) -> None:
     with pytest.raises(FixShapesError, match=message.replace("(", r"\(").replace(")", r"\)")):
         fix_shapes(parse(text), dims, inputs)
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "missing"),
+    [
+        (TRANSFORMER, {"sequence": 8}, None),
+        (TRANSFORMER, {}, "no value chosen for: sequence"),
+        (IMAGE, {"x[2]": 5, "x[3]": 7}, None),
+        (IMAGE, {"x[2]": 5}, "no value chosen for: x[3]"),
+        (H + "g (float[] x) => (float[] y) {\n y = Relu(x)\n}", {"x": (2, 3)}, None),
+    ],
+)
+def test_a_findings_fix_args_drive_the_rewrite(
+    text: str, values: dict, missing: str | None
+) -> None:
+    """What a code action does: read the finding's fix back, ask for the open values, apply."""
+    model = parse(text)
+    report = onnxlint.lint(model, eps=["qnn"], config={"select": ["OL301", "OL302"]})
+    args = report.diagnostics[0].fix.args
+    if missing is not None:
+        with pytest.raises(FixShapesError, match=re.escape(missing)):
+            request_from_fix_args(args, values)
+        return
+    dims, inputs = request_from_fix_args(args, values)
+    fixed = fix_shapes(model, dims, inputs).model
+    assert onnxlint.lint(fixed, eps=["qnn"], config={"select": ["OL3"]}).diagnostics == []
 
 
 # -- the command ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from onnxlint.fixes.shapes import (
     fix_command,
     fix_shapes,
     ort_session_options,
+    request_from_fix_args,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "fix_command",
     "fix_shapes",
     "ort_session_options",
+    "request_from_fix_args",
 ]

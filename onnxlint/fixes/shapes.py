@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -44,6 +45,7 @@ __all__ = [
     "fix_command",
     "fix_shapes",
     "ort_session_options",
+    "request_from_fix_args",
     "suggested_value",
 ]
 
@@ -175,6 +177,53 @@ def ort_session_options(dims: Mapping[str, int | str]) -> str:
     for name, value in dims.items():
         lines.append(f"so.add_free_dimension_override_by_name({name!r}, {value})")
     return "\n".join(lines)
+
+
+def request_from_fix_args(
+    args: Mapping[str, Any], values: Mapping[str, Any] | None = None
+) -> tuple[dict[str, int], dict[str, tuple[int, ...]]]:
+    """``(dims, inputs)`` for :func:`fix_shapes` from a ``fix-shapes`` Fix's ``args``.
+
+    ``values`` supplies what the finding could only propose (the ``N`` placeholders): a dim
+    name (``"sequence"``), ``"input[i]"`` for an unnamed dim of an input, or the input's
+    name with a whole shape when its rank is unknown. A front end
+    (a code action) asks the user for those; a missing one raises :class:`FixShapesError`.
+    """
+    values: dict[str, Any] = dict(values or {})
+    dims: dict[str, int] = {}
+    missing: list[str] = []
+    for name, proposed in dict(args.get("dims", {})).items():
+        chosen = values.get(name, proposed)
+        if isinstance(chosen, int) and not isinstance(chosen, bool):
+            dims[name] = chosen
+        else:
+            missing.append(name)
+    inputs: dict[str, tuple[int, ...]] = {}
+    for name, shape in dict(args.get("inputs", {})).items():
+        if shape is None:  # unknown rank: only the user can give the whole shape
+            if name in values:
+                inputs[name] = tuple(int(v) for v in values[name])  # type: ignore[union-attr]
+            else:
+                missing.append(name)
+            continue
+        if None not in shape:
+            continue  # only named dims: ``dims`` covers them
+        full: list[int] = []
+        for i, d in enumerate(shape):
+            key = f"{name}[{i}]"
+            if isinstance(d, int):
+                full.append(d)
+            elif isinstance(d, str) and d in dims:
+                full.append(dims[d])
+            elif key in values:
+                full.append(int(values[key]))
+            else:
+                missing.append(key)
+        if len(full) == len(shape):
+            inputs[name] = tuple(full)
+    if missing:
+        raise FixShapesError("no value chosen for: " + ", ".join(missing))
+    return dims, inputs
 
 
 # ---------------------------------------------------------------------------

@@ -598,32 +598,30 @@ g (float[8] x) => (float[8] y) {
         targets = ep_targets(ctx, "requires_static_shapes", "static shapes", self.severity)
         slot, value = dd[0]
         where = node.location(tensor=value, slot=f"input {slot}")
+        content_slot = 1 if node.op_type == "Compress" else 0
+        if node.op_type in DATA_DEPENDENT_SHAPE_OPS and slot == content_slot:
+            msg, args = "content", {"op": node.op_type, "value": value}
+        else:
+            source = _why_dynamic(ctx, value, node.graph)
+            msg, args = "size", {"op": node.op_type, "slot": slot, "value": value, "source": source}
+        fix = Fix(title=_STATIC_SIZE_ADVICE.get(node.op_type, _STATIC_SIZE_DEFAULT))
         for t in targets:
-            if node.op_type in DATA_DEPENDENT_SHAPE_OPS and slot == (
-                1 if node.op_type == "Compress" else 0
-            ):
-                ctx.emit(
-                    self.make(
-                        where,
-                        "content",
-                        severity=t.severity,
-                        ep=t.ep,
-                        why=t.why,
-                        op=node.op_type,
-                        value=value,
-                    )
-                )
-            else:
-                ctx.emit(
-                    self.make(
-                        where,
-                        "size",
-                        severity=t.severity,
-                        ep=t.ep,
-                        why=t.why,
-                        op=node.op_type,
-                        slot=slot,
-                        value=value,
-                        source=_why_dynamic(ctx, value, node.graph),
-                    )
-                )
+            ctx.emit(
+                self.make(where, msg, severity=t.severity, ep=t.ep, why=t.why, fix=fix, **args)
+            )
+
+
+_STATIC_SIZE_DEFAULT = (
+    "compute the size from shapes (Shape) or constants rather than from tensor values, or "
+    "give it a fixed upper bound and mask the unused part"
+)
+_STATIC_SIZE_ADVICE = {
+    "NonZero": "keep the full tensor and mask it (Where with the condition) instead of "
+    "gathering the non-zero positions",
+    "Compress": "keep the full tensor and mask it (Where with the condition) instead of "
+    "compressing it",
+    "Unique": "use a fixed-size formulation (sort and mask duplicates) or move it out of the model",
+    "NonMaxSuppression": "give NMS a constant max_output_boxes_per_class and pad its output to "
+    "that size, or run NMS outside the model",
+    "TopK": "make K a constant (an initializer) at export",
+}

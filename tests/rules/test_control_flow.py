@@ -594,6 +594,10 @@ CASES = [
 ]
 
 
+#: configuration beyond ``select`` for the cases that need it
+CONFIG = {"if-on-dynamic-dim-assumed-at-deployment": {"assume-dims": {"batch": 1}}}
+
+
 def _where(d: onnxlint.Diagnostic) -> str:
     return d.location.node_path or d.location.tensor or d.location.graph
 
@@ -602,7 +606,7 @@ def _where(d: onnxlint.Diagnostic) -> str:
     ("case_id", "select", "eps", "text", "expected"), CASES, ids=[c[0] for c in CASES]
 )
 def test_control_flow_rule(case_id: str, select: str, eps: list, text: str, expected: list) -> None:
-    extra = {"assume-dims": {"batch": 1}} if case_id.endswith("assumed-at-deployment") else {}
+    extra = CONFIG.get(case_id, {})
     report = onnxlint.lint(parse(text), eps=eps, config={"select": [select], **extra})
     got = [
         (d.code, _where(d), d.severity.label, d.ep, d.message)
@@ -632,3 +636,13 @@ def test_light_models_have_no_control_flow_findings(path) -> None:
     # no EP: the findings are the same, only their severity depends on EPs
     report = onnxlint.lint(path, config={"select": ["OL4"]})
     assert [d.code for d in report.diagnostics] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "advice"),
+    [(NONZERO_RESHAPE, "Where"), (TOPK_RUNTIME_K, "make K a constant"), (RANGE_RUNTIME, "Shape")],
+)
+def test_data_dependent_shape_suggests_a_static_formulation(text: str, advice: str) -> None:
+    report = onnxlint.lint(parse(text), config={"select": ["OL410"]})
+    (diag,) = report.diagnostics
+    assert diag.fix is not None and advice in diag.fix.title
