@@ -43,6 +43,11 @@ async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.Fix
     ws.mkdir()
     (ws / "resnet.onnx").write_bytes(RESNET.read_bytes())
     lsp_client.ws = ws  # type: ignore[attr-defined]
+
+    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def _register(params: lsp.RegistrationParams) -> None:
+        """The watcher registration; this test sends the change events itself."""
+
     await lsp_client.initialize_session(
         lsp.InitializeParams(
             capabilities=client_capabilities("visual-studio-code"),
