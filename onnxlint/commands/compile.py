@@ -202,6 +202,7 @@ def _record_metadata(
 
     from onnxlint.fsutil import atomic_write_bytes
 
+    mode = path.stat().st_mode & 0o777  # ORT created it with the user's umask; keep that
     model = onnx.load(str(path), load_external_data=False)
     wanted = {**props, options_key: json.dumps(options, sort_keys=True)}
     kept = [p for p in model.metadata_props if p.key not in wanted]
@@ -210,6 +211,7 @@ def _record_metadata(
     for key, value in wanted.items():
         model.metadata_props.add(key=key, value=value)
     atomic_write_bytes(path, model.SerializeToString())
+    path.chmod(mode)
     count = sum(
         1 for n in model.graph.node if n.op_type == "EPContext" and n.domain == "com.microsoft"
     )

@@ -126,6 +126,11 @@ def test_qnn_compile_records_hash_options_and_validates(
     assert isinstance(payload["compile_s"], float) and payload["compile_s"] > 0
     sidecars = [Path(f) for f in payload["files"] if not str(f).endswith(".onnx")]  # type: ignore[union-attr]
     assert (len(sidecars) == 0) is embed
+    # the rewritten model keeps the permissions ORT gave the files it wrote
+    assert (
+        Path(target).stat().st_mode & 0o777
+        == (Path(target).parent / "model.onnx").stat().st_mode & 0o777
+    )
     # no staging folder is left behind
     assert not [p for p in Path(target).parent.iterdir() if p.name.startswith(".onnxlint-compile")]
 
