@@ -36,3 +36,36 @@ def test_fuzz_regression(build: Callable[[], bytes], exit_code: int) -> None:
     start = time.perf_counter()
     assert check_input(build()) == exit_code
     assert time.perf_counter() - start < 10
+
+
+_FUNCTION_CALL = """\
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[{dim}] x) => (float[{dim}] y) {{
+    [call] y = local.Double(x)
+}}
+<domain: "local", opset_import: ["" : 17]>
+Double (a) => (b) {{
+    b = Add(a, a)
+}}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="onnxlint/analyses/shapes.py (owner: shapes analysis) runs ONNX shape inference "
+    "with data_prop=True; ONNX's data propagation through a model-local function allocates "
+    "~200 bytes per element of a 1-D input (10^9 elements: 18 GB, OOM-killed the fuzz run). "
+    "Fix: data_prop=False when the model has functions, or inline them first",
+)
+def test_huge_tensor_into_a_local_function_stays_bounded() -> None:
+    """Found by the fuzzer (dims mutation on the 'function' seed). Under the memory
+    ceiling of conftest.py the allocation fails inside onnx and shows up as bad_alloc."""
+    import onnxlint
+
+    model = onnx.parser.parse_model(_FUNCTION_CALL.format(dim=10**9))
+    start = time.perf_counter()
+    report = onnxlint.lint(model, config={})
+    messages = [d.message for d in report.diagnostics]
+    assert not any("bad_alloc" in m for m in messages), messages
+    assert time.perf_counter() - start < 10

@@ -293,6 +293,17 @@ class CliRun:
         return [d["code"] for f in json.loads(self.stdout)["files"] for d in f["diagnostics"]]
 
 
+#: address-space ceiling for CLI subprocesses (Python + onnx + onnxruntime map ~1 GB), so
+#: a hostile input that makes a library allocate without bound fails here, not the machine
+CLI_MEMORY_CAP = 4 * 2**30
+
+
+def _cap_memory() -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    soft = CLI_MEMORY_CAP if hard == resource.RLIM_INFINITY else min(CLI_MEMORY_CAP, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = CLI_TIMEOUT_S) -> CliRun:
     """Run ``python -m onnxlint ... --format json`` with a timeout; measure time and peak RSS.
 
@@ -318,6 +329,7 @@ def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = CLI_TIM
         timeout=timeout,
         env=env,
         check=False,
+        preexec_fn=_cap_memory,
     )
     seconds = time.perf_counter() - start
     # an uncaught exception prints its traceback after the marker line, so cut the line out
