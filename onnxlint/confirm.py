@@ -491,7 +491,12 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
     from onnxlint.runtime.runners import EpSpec, resolve_runner
 
     options = dict((profile.variant or {}).get("provider_options") or {})
-    spec = EpSpec.for_ep(profile.ep, {str(k): str(v) for k, v in options.items()})
+    try:
+        spec = EpSpec.for_ep(profile.ep, {str(k): str(v) for k, v in options.items()})
+    except ValueError:  # a user profile for an EP onnxlint cannot create sessions on
+        out = EpConfirmation(ep=profile.ep, profile_id=profile.id, runner="")
+        out.skipped = f"onnxlint does not know how to create a session on {profile.ep}"
+        return out
     runner = resolve_runner(spec.provider, settings.runners, root=settings.root)
     out = EpConfirmation(ep=spec.provider, profile_id=profile.id, runner=runner)
     free_dims = {str(k): int(v) for k, v in (ctx.config.assume_dims or {}).items()}

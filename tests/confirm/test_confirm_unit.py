@@ -397,3 +397,13 @@ def test_unsafe_model_is_not_handed_to_ort(tmp_path: Path) -> None:
     skipped = [d for d in report.diagnostics if d.code == "OL908"]
     assert len(skipped) == 1 and "external-data" in skipped[0].message
     assert os.path.exists(path)
+
+
+def test_profile_for_an_ep_onnxlint_cannot_run_is_skipped() -> None:
+    from dataclasses import replace
+
+    from onnxlint.confirm import confirm_ep
+
+    madeup = replace(get_profile("qnn"), ep="MadeUpExecutionProvider", id="madeup")
+    conf = confirm_ep(_ctx(), madeup, ConfirmSettings(mode="run", use_cache=False))
+    assert conf.skipped and "MadeUpExecutionProvider" in conf.skipped and not conf.levels
