@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +27,7 @@ def _tool() -> ModuleType:
     spec = importlib.util.spec_from_file_location("onnxlint_agreement_tool", TOOL)
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve string annotations through it
     spec.loader.exec_module(mod)
     return mod
 
