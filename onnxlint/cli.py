@@ -89,6 +89,23 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
+        "--report",
+        choices=("partitions",),
+        help="also print the predicted ORT partitions per EP list and a one-line verdict",
+    )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write a self-contained HTML page of the predicted partitions (graph coloured by EP)",
+    )
+    p.add_argument(
+        "--assume-dim",
+        action="append",
+        dest="assume_dims",
+        metavar="NAME=VALUE",
+        help="give a symbolic input dimension a value (like a free dimension override; repeatable)",
+    )
+    p.add_argument(
         "--confirm",
         action="store_true",
         help="create real ORT sessions on each EP (isolated workers) and diff them with the prediction",
@@ -125,6 +142,20 @@ def _parse_severity(items: Sequence[str] | None) -> dict[str, str] | None:
                 f"onnxlint: error: --severity expects CODE=error|warning|info|hint, got {item!r}"
             )
         out[code.strip()] = level.strip().lower()
+    return out
+
+
+def _parse_dims(items: Sequence[str] | None) -> dict[str, int] | None:
+    if not items:
+        return None
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip().isdigit() or int(value) < 1:
+            from onnxlint.engine import UsageError
+
+            raise UsageError(f"--assume-dim expects NAME=POSITIVE_INT, got {item!r}")
+        out[name.strip()] = int(value)
     return out
 
 
@@ -170,7 +201,9 @@ class _ConfigCache:
         if extend:
             ignore = (*(ignore if ignore is not None else base.ignore), *extend)
         severity = _parse_severity(a.severity)
+        dims = _parse_dims(getattr(a, "assume_dims", None))
         return base.merged(
+            assume_dims={**base.assume_dims, **dims} if dims else None,
             select=_csv(a.select),
             ignore=ignore,
             severity={**base.severity, **severity} if severity else None,
@@ -257,6 +290,21 @@ def run_lint(args: argparse.Namespace) -> int:
         fmt == "table" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     )
     text = render(reports, fmt, color=color)
+    if getattr(args, "report", None) == "partitions" and fmt == "table":
+        from onnxlint.render.partitions import render_partitions
+
+        text = render_partitions(reports) + "\n" + text
+    if getattr(args, "html", None):
+        from onnxlint.fsutil import atomic_write_text
+        from onnxlint.render.html import render_html
+
+        try:
+            atomic_write_text(Path(args.html), render_html(reports))
+        except OSError as exc:
+            print(
+                f"onnxlint: error: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr
+            )
+            return EXIT_USAGE
     if args.output:
         from onnxlint.fsutil import atomic_write_text
 
