@@ -276,11 +276,19 @@ def build_level_graph(
             if n.name:
                 by_name.setdefault((n.name, n.op_type), n.path)
         callers = {n.name: n.path for n in source.nodes if n.name}
+        # unnamed nodes keep no name in ORT's output either: pair them by op type, in order
+        unnamed: dict[tuple[str, str], list[str]] = {}
+        for n in source.nodes:
+            if not n.name and not n.graph.is_function:
+                unnamed.setdefault((n.graph.path.split("/")[0], n.op_type), []).append(n.path)
         for n in index.nodes:
             hit = by_name.get((n.name, n.op_type)) if n.name else None
             if hit is None and "/" in n.name:
                 # a node inlined from a function call ("swish0/Sigmoid"): the call is its place
                 hit = callers.get(n.name.split("/", 1)[0])
+            if hit is None and not n.name:
+                queue = unnamed.get((n.graph.path.split("/")[0], n.op_type))
+                hit = queue.pop(0) if queue else None
             if hit is not None:
                 lg.source_path[n.path] = hit
     return lg

@@ -97,6 +97,16 @@ def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
                     }
                 },
                 "results": results,
+                # predicted ORT partitions per model (``--ep``); SARIF has no slot for them
+                "properties": {
+                    "partitions": {
+                        r.path or "<model>": [
+                            p.to_dict() if hasattr(p, "to_dict") else p for p in r.partitions
+                        ]
+                        for r in reports
+                        if r.partitions
+                    }
+                },
             }
         ],
     }
