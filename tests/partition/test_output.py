@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -103,7 +104,7 @@ def test_json_and_sarif_carry_the_partitions(cli, island_model: Path) -> None:
     res = cli(str(island_model), "--ep", "qnn", "--format", "sarif", "--isolated")
     sarif = json.loads(res.stdout)
     parts = sarif["runs"][0]["properties"]["partitions"]
-    assert list(parts.values())[0][0]["eps"] == ["QNNExecutionProvider", "CPUExecutionProvider"]
+    assert next(iter(parts.values()))[0]["eps"] == ["QNNExecutionProvider", "CPUExecutionProvider"]
 
 
 def test_layout_handles_a_500_node_model_quickly() -> None:
@@ -121,7 +122,7 @@ def test_layout_handles_a_500_node_model_quickly() -> None:
     assert len(coords) == 500
     # no two nodes overlap, and every edge points downwards
     boxes = sorted(coords.values())
-    for (x1, y1), (x2, y2) in zip(boxes, boxes[1:], strict=False):
+    for (x1, y1), (x2, y2) in itertools.pairwise(boxes):
         assert not (abs(x1 - x2) < NODE_W and abs(y1 - y2) < NODE_H)
     assert all(coords[a][1] < coords[b][1] for a, b in edges)
 
