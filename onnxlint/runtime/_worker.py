@@ -100,6 +100,7 @@ _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 
 _proto_out: Any = None
 _registered: dict[str, str] = {}
+_plugin_errors: dict[str, str] = {}  # plugin module -> why it could not be registered
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -328,25 +329,32 @@ def _register_plugin(module_name: str) -> list[str]:
 
 
 def _ensure_plugins(provider: str, plugin_package: str | None) -> str | None:
-    """Register the plugin package for ``provider`` if one is installed."""
+    """Register the plugin package for ``provider`` if one is installed.
+
+    A package that fails to import or register (missing or broken library) is
+    remembered in ``_plugin_errors`` so the session can say why the EP is absent.
+    """
     if not hasattr(_ort(), "register_execution_provider_library"):
         return None
     if plugin_package:
-        _register_plugin(plugin_package)
-        return plugin_package
+        return plugin_package if _try_register(plugin_package) is not None else None
     pkgs = _plugin_packages()
     if provider in pkgs:
-        _register_plugin(pkgs[provider])
-        return pkgs[provider]
+        return pkgs[provider] if _try_register(pkgs[provider]) is not None else None
     for key, mod in pkgs.items():
         if key.startswith("?"):
-            try:
-                names = _register_plugin(mod)
-            except Exception:
-                continue
-            if provider in names:
+            names = _try_register(mod)
+            if names and provider in names:
                 return mod
     return None
+
+
+def _try_register(module_name: str) -> list[str] | None:
+    try:
+        return _register_plugin(module_name)
+    except Exception as exc:
+        _plugin_errors[module_name] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 def _devices_for(provider: str) -> list[Any]:
@@ -507,6 +515,12 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                         ", ".join(ort.get_available_providers()),
                         f"; plugin package {plugin} registered no device" if plugin else "",
                     )
+                    if _plugin_errors:
+                        res["error_kind"] = "ep-library"
+                        res["plugin_errors"] = dict(_plugin_errors)
+                        res["error"] += "; plugin packages that failed to register: " + "; ".join(
+                            f"{mod}: {err}" for mod, err in sorted(_plugin_errors.items())
+                        )
                     return res
             res["mode"] = mode
             _inject_fault(item.get("fault"))

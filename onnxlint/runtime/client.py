@@ -509,6 +509,7 @@ def _from_event(
             "assignment_all_on",
             "model_rejected",
             "ep_create_failed",
+            "plugin_errors",
             "ep_subgraphs",
             "compile_s",
             "info",

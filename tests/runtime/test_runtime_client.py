@@ -27,7 +27,7 @@ from onnxlint.runtime.results import (
     STATUS_RUNNER,
     STATUS_TIMEOUT,
 )
-from onnxlint.runtime.runners import discover
+from onnxlint.runtime.runners import EpSpec, discover
 
 CPU = "CPUExecutionProvider"
 
@@ -189,6 +189,37 @@ def test_runner_that_dies_at_start_up(tmp_path: Path) -> None:
     assert res.status == STATUS_RUNNER
     assert "exited with 7" in (res.error or "")
     assert "broken venv" in (res.error or "")
+
+
+def test_broken_plugin_ep_library_is_reported(tmp_path: Path) -> None:
+    # A plugin EP package whose native library is missing: the session says why
+    # the EP is absent instead of failing somewhere inside ORT.
+    site = tmp_path / "site" / "onnxruntime_ep_broken"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        "def get_library_path():\n    return '/nonexistent/libonnxruntime_ep_broken.so'\n"
+        "def get_ep_name():\n    return 'BrokenExecutionProvider'\n"
+    )
+    runner = _fake_runner(
+        tmp_path,
+        f"""
+        import runpy, sys
+        sys.path.insert(0, {str(site.parent)!r})
+        sys.argv = sys.argv[1:]
+        runpy.run_path(sys.argv[0], run_name="__main__")
+        """,
+    )
+    [res, nxt] = run_sessions(
+        [SessionRequest(relu_model()), SessionRequest(relu_model())],
+        EpSpec("BrokenExecutionProvider"),
+        runner=runner,
+        timeout_s=60,
+    )
+    assert res.status == "error"
+    assert res.error_kind == "ep-library"
+    assert "onnxruntime_ep_broken" in res.facts["plugin_errors"]
+    assert "BrokenExecutionProvider is not available" in (res.error or "")
+    assert nxt.error_kind == "ep-library"  # the worker carried on
 
 
 def test_unavailable_ep_is_a_session_error_not_a_crash() -> None:
