@@ -27,7 +27,7 @@ from onnxlint.runtime.results import (
     STATUS_RUNNER,
     STATUS_TIMEOUT,
 )
-from onnxlint.runtime.runners import EpSpec, discover
+from onnxlint.runtime.runners import EpSpec, discover, discover_all
 
 CPU = "CPUExecutionProvider"
 
@@ -261,3 +261,14 @@ def test_results_carry_versions_and_timing() -> None:
     assert res.create_s is not None and res.create_s >= 0
     assert res.assignment_source in ("api", "log")
     assert os.getpid() != res.worker_pid
+
+
+def test_discover_all_asks_each_interpreter_once(tmp_path: Path) -> None:
+    infos = discover_all(
+        {"openvino": str(tmp_path / "missing/python")}, eps=["cpu", "qnn", "openvino"]
+    )
+    assert set(infos) == {sys.executable, str(tmp_path / "missing/python")}
+    assert infos[sys.executable].ok
+    missing = infos[str(tmp_path / "missing/python")]
+    assert not missing.ok
+    assert "cannot be started" in (missing.error or "")
