@@ -399,11 +399,17 @@ def test_unsafe_model_is_not_handed_to_ort(tmp_path: Path) -> None:
     assert os.path.exists(path)
 
 
-def test_profile_for_an_ep_onnxlint_cannot_run_is_skipped() -> None:
+@pytest.mark.slow  # starts a worker that imports onnxruntime
+def test_profile_for_an_ep_no_runner_has_says_so(tmp_path: Path) -> None:
+    """A user profile for an EP that is not installed: one OL906, no traceback."""
     from dataclasses import replace
 
     from onnxlint.confirm import confirm_ep
 
+    ctx = _ctx()
     madeup = replace(get_profile("qnn"), ep="MadeUpExecutionProvider", id="madeup")
-    conf = confirm_ep(_ctx(), madeup, ConfirmSettings(mode="run", use_cache=False))
-    assert conf.skipped and "MadeUpExecutionProvider" in conf.skipped and not conf.levels
+    settings = ConfirmSettings(mode="run", use_cache=False, levels=("disabled",))
+    conf = confirm_ep(ctx, madeup, settings)
+    diags = diagnostics_for(ctx, conf)
+    assert [d.code for d in diags] == ["OL906"]
+    assert "MadeUpExecutionProvider" in diags[0].message
