@@ -423,10 +423,20 @@ class _Redirect:
             os.close(fd)
 
 
-def _read(path: str, limit: int = 8 * 1024 * 1024) -> str:
+def _read(path: str, head: int = 16 * 1024 * 1024, tail: int = 2 * 1024 * 1024) -> str:
+    """The item's log, bounded: the head holds the EP's per-node verdicts
+    (GetCapability runs first), the tail the placements and the final errors."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read(limit)
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(0)
+            if size <= head + tail:
+                data = fh.read()
+            else:
+                data = fh.read(head) + b"\n[... log cut ...]\n"
+                fh.seek(size - tail)
+                data += fh.read()
     except OSError:
         return ""
     return data.decode("utf-8", "replace")
