@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx.reference import ReferenceEvaluator
 
 import onnxlint
@@ -267,7 +269,9 @@ def test_cli_usage_errors_exit_2_and_touch_nothing(
 
 
 def test_cli_in_place_replaces_the_input(model_file: Path) -> None:
+    model_file.chmod(0o640)
     proc = run_cli("fix-shapes", str(model_file), "--in-place", "--dim", "batch=1", "--no-lint")
+    assert model_file.stat().st_mode & 0o777 == 0o640  # the input keeps its permissions
     assert proc.returncode == 0, proc.stderr
     dims = [d.dim_value for d in onnx.load(model_file).graph.input[0].type.tensor_type.shape.dim]
     assert dims == [1, 0, 16]  # 'sequence' stays symbolic (dim_value 0 = unset)
@@ -330,3 +334,15 @@ def test_torch_export_with_dynamic_axes(tmp_path: Path) -> None:
     want = ReferenceEvaluator(original).run(None, feeds)
     got = ReferenceEvaluator(result.model).run(None, feeds)
     np.testing.assert_allclose(want[0], got[0], rtol=1e-5, atol=1e-6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch=st.integers(1, 4), sequence=st.integers(1, 9), fold=st.booleans())
+def test_any_fixed_sizes_keep_the_outputs(batch: int, sequence: int, fold: bool) -> None:
+    original = parse(TRANSFORMER)
+    fixed = fix_shapes(original, {"batch": batch, "sequence": sequence}, fold=fold).model
+    feeds = _random_feeds(original, {"x": (batch, sequence, 16)})
+    want = ReferenceEvaluator(original).run(None, feeds)[0]
+    got = ReferenceEvaluator(fixed).run(None, feeds)[0]
+    assert got.shape == (batch, sequence, 4, 4)
+    np.testing.assert_array_equal(want, got)

@@ -12,6 +12,9 @@ session options are printed for those who would rather not rewrite the model.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -103,6 +106,16 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _mode_for(src: Path, out: Path) -> int:
+    """Permissions for the written model: the input's when replacing it, else the umask's."""
+    if _same_file(src, out):
+        with contextlib.suppress(OSError):
+            return stat.S_IMODE(src.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _err(message: str) -> int:
     print(f"onnxlint fix-shapes: error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -149,10 +162,13 @@ def run(args: argparse.Namespace) -> int:
     except FixShapesError as exc:
         return _err(str(exc))
 
+    mode = _mode_for(src, out)
     if out.suffix.lower() in (".onnxtxt", ".onnxtext"):
         atomic_write_text(out, onnx.printer.to_text(result.model))
     else:
         atomic_write_bytes(out, result.model.SerializeToString())
+    with contextlib.suppress(OSError):
+        os.chmod(out, mode)  # the temporary file behind the atomic write is private (0600)
 
     print(f"wrote {out}")
     for name, value in result.dims.items():
