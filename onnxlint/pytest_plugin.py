@@ -54,11 +54,24 @@ def session_eps(config: pytest.Config) -> list[str]:
     return [e.strip() for item in raw for e in str(item).split(",") if e.strip()]
 
 
+_SAVED_STATE = pytest.StashKey[tuple[list[str], list[object]]]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from onnxlint import testing
 
-    testing.SESSION_EPS[:] = session_eps(config)
-    testing.CHECKED.clear()
+    # a pytest run inside a pytest run (pytester) must not leak its EPs or records outwards
+    config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)
+    testing.SESSION_EPS = session_eps(config)
+    testing.CHECKED = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from onnxlint import testing
+
+    saved = config.stash.get(_SAVED_STATE, None)
+    if saved is not None:
+        testing.SESSION_EPS, testing.CHECKED = saved  # type: ignore[assignment]
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -60,17 +62,39 @@ def write_model(folder: Path, name: str, text: str, metadata: dict[str, str] | N
     return path
 
 
-def run_cli(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "onnxlint", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+def run_cli(
+    *args: str, cwd: Path, subprocess_run: bool = False, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """Run ``onnxlint ARGS`` in ``cwd``; in-process by default (no interpreter start-up).
+
+    ``subprocess_run=True`` runs ``python -m onnxlint`` for the tests that need
+    the real process boundary.
+    """
+    if subprocess_run:
+        env = {**os.environ, "NO_COLOR": "1"}
+        return subprocess.run(
+            [sys.executable, "-m", "onnxlint", *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+    from onnxlint.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse exits on usage errors
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

@@ -129,7 +129,7 @@ def test_bad_baseline_is_a_usage_error_without_traceback(
 ) -> None:
     if content is not None:
         (zoo / "b.json").write_text(content)
-    res = run_cli("models", *SEL, "--baseline", "b.json", cwd=zoo)
+    res = run_cli("models", *SEL, "--baseline", "b.json", cwd=zoo, subprocess_run=True)
     assert res.returncode == 2
     assert needle in res.stderr
     assert "Traceback" not in res.stderr

@@ -1,7 +1,9 @@
-"""The pytest plugin, driven through a real pytest run in a scratch project.
+"""The pytest plugin, driven through real pytest runs in a scratch project.
 
-It runs ``python -m pytest`` in a subprocess so that the plugin is loaded the
-way users get it: through the ``pytest11`` entry point of the installed package.
+One run is a ``python -m pytest`` subprocess, so that the plugin is loaded the
+way users get it (the ``pytest11`` entry point of the installed package); the
+option variants run in-process with ``pytester``, which loads the same entry
+point, to keep the suite fast.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import BAD_TEXT, GOOD_TEXT
+
+pytest_plugins = ["pytester"]
 
 TESTS = f'''
 import onnx
@@ -79,6 +83,12 @@ def test_summary_option_and_failure_message(tmp_path: Path) -> None:
     )
 
 
+def _inprocess(pytester: pytest.Pytester, *args: str, ini: str = "") -> pytest.RunResult:
+    pytester.makeini("[pytest]\n" + ini)
+    pytester.makepyfile(test_models=TESTS)
+    return pytester.runpytest_inprocess("-q", "-s", "-p", "no:cacheprovider", *args)
+
+
 @pytest.mark.parametrize(
     ("args", "ini", "expected"),
     [
@@ -88,17 +98,25 @@ def test_summary_option_and_failure_message(tmp_path: Path) -> None:
     ],
 )
 def test_ep_from_option_or_ini(
-    tmp_path: Path, args: tuple[str, ...], ini: str, expected: str
+    pytester: pytest.Pytester, args: tuple[str, ...], ini: str, expected: str
 ) -> None:
-    res = _pytest(tmp_path, "-k", "session_ep", *args, ini=ini)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert expected in res.stdout
+    res = _inprocess(pytester, "-k", "session_ep", *args, ini=ini)
+    assert res.ret == 0, res.stdout.str()
+    assert expected in res.stdout.str()
 
 
-def test_no_summary_option_and_help(tmp_path: Path) -> None:
-    res = _pytest(tmp_path, "-k", "session_ep", "--onnxlint-ep", "cpu", "--onnxlint-no-summary")
-    assert res.returncode == 0
-    assert "= onnxlint =" not in res.stdout
-    helped = _pytest(tmp_path, "--help")
-    assert "--onnxlint-ep=EP" in helped.stdout
-    assert "onnxlint_ep" in helped.stdout
+def test_no_summary_option_and_help(pytester: pytest.Pytester) -> None:
+    res = _inprocess(pytester, "-k", "session_ep", "--onnxlint-ep", "cpu", "--onnxlint-no-summary")
+    assert res.ret == 0
+    assert "= onnxlint =" not in res.stdout.str()
+    helped = _inprocess(pytester, "--help")
+    assert "--onnxlint-ep=EP" in helped.stdout.str()
+    assert "onnxlint_ep" in helped.stdout.str()
+
+
+def test_inner_run_does_not_leak_into_this_session(pytester: pytest.Pytester) -> None:
+    from onnxlint import testing
+
+    before = (testing.SESSION_EPS, testing.CHECKED)
+    _inprocess(pytester, "--onnxlint-ep", "cpu")
+    assert before == (testing.SESSION_EPS, testing.CHECKED)
