@@ -122,6 +122,7 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     baseline.add_argument(
         "--baseline",
         metavar="FILE",
+        type=_baseline_arg,
         help="report only findings that FILE (written by --write-baseline) does not record",
     )
     baseline.add_argument(
@@ -320,6 +321,16 @@ def run_lint(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
 
 
+def _baseline_arg(value: str) -> Any:
+    """Load --baseline while parsing, so a bad file is a usage error before any linting."""
+    from onnxlint.baseline import Baseline, BaselineError
+
+    try:
+        return Baseline.load(value)
+    except BaselineError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] | int:
     """Write the baseline (--write-baseline) or drop the findings it records (--baseline).
 
@@ -340,14 +351,16 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
             file=sys.stderr,
         )
         return reports
-    if getattr(args, "baseline", None):
-        try:
-            base = Baseline.load(args.baseline)
-        except BaselineError as exc:
-            print(f"onnxlint: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+    base = getattr(args, "baseline", None)
+    if base is not None:
+        if not isinstance(base, Baseline):  # a caller that built the namespace by hand
+            try:
+                base = Baseline.load(base)
+            except BaselineError as exc:
+                print(f"onnxlint: error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
         result = base.filter(reports)
-        print(result.summary(args.baseline), file=sys.stderr)
+        print(result.summary(str(base.source)), file=sys.stderr)
         return result.reports
     return reports
 
