@@ -65,6 +65,8 @@ class Baseline:
     root: Path
     counts: Counter[str] = field(default_factory=Counter)
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the file it was loaded from, if any
+    source: Path | None = None
 
     @classmethod
     def from_reports(cls, reports: Iterable[Report], root: Path) -> Baseline:
@@ -128,7 +130,7 @@ class Baseline:
         findings = raw.get("findings")
         if not isinstance(findings, list):
             raise BaselineError(f'baseline {path}: "findings" must be a list')
-        base = cls(root=path.parent if str(path.parent) else Path("."))
+        base = cls(root=path.parent if str(path.parent) else Path("."), source=path)
         for i, item in enumerate(findings):
             key = item.get("key") if isinstance(item, dict) else None
             count = item.get("count", 1) if isinstance(item, dict) else None
