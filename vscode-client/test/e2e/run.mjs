@@ -3,7 +3,8 @@
 // Usage: node run.mjs EXTENSION.vsix
 // Environment: ONNXLINT_PYTHON (a Python with onnxlint installed; required),
 //              ARTIFACTS (folder for screenshots; default ../../../test-artifacts/vscode-e2e),
-//              CHROMIUM (default /usr/bin/chromium), E2E_TIMEOUT_S (default 300).
+//              CHROMIUM (default /usr/bin/chromium), E2E_TIMEOUT_S (default 300),
+//              CODE_SERVER (default: the one installed next to this script).
 //
 // It opens a workspace with a model that falls back to CPU on QNN, then asserts that
 // onnxlint's finding shows in the Problems panel and as a squiggle on the node's line in
@@ -22,7 +23,7 @@ const python = process.env.ONNXLINT_PYTHON;
 const artifacts = path.resolve(process.env.ARTIFACTS ?? path.join(here, "../../../test-artifacts/vscode-e2e"));
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 300);
-const codeServer = path.join(here, "node_modules", ".bin", "code-server");
+const codeServer = process.env.CODE_SERVER ?? path.join(here, "node_modules", ".bin", "code-server");
 
 let serverProc; // code-server, killed on every way out
 
@@ -117,7 +118,12 @@ async function main() {
       "--extensions-dir", extDir,
       ws,
     ],
-    { stdio: ["ignore", csLog, csLog], detached: true },
+    {
+      stdio: ["ignore", csLog, csLog],
+      detached: true,
+      // no marketplace: gallery queries go to a closed loopback port instead of the internet
+      env: { ...process.env, EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: "http://127.0.0.1:9/gallery" }) },
+    },
   ));
   let browser;
   try {
