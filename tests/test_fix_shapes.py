@@ -156,6 +156,16 @@ def test_size_computations_become_constants_and_their_nodes_go() -> None:
     assert unfolded.folded == [] and len(unfolded.model.graph.node) == 9
 
 
+def test_a_size_read_twice_becomes_one_initializer() -> None:
+    text = TRANSFORMER.replace(
+        "    y = Relu(t)", "    t2 = Reshape(x, shp)\n    u = Add(t, t2)\n    y = Relu(u)"
+    )
+    result = fix_shapes(parse(text), {"batch": 2, "sequence": 8})
+    assert len(result.folded) == 2
+    assert [t.name for t in result.model.graph.initializer] == ["shp__static"]
+    onnx.checker.check_model(result.model, full_check=True)
+
+
 def test_reshape_minus_one_is_resolved() -> None:
     result = fix_shapes(parse(FLATTEN_RESHAPE), {"batch": 3})
     (init,) = [t for t in result.model.graph.initializer if t.name.endswith("__static")]

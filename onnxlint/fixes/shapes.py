@@ -424,6 +424,7 @@ def _fold_size_inputs(model: onnx.ModelProto) -> tuple[list[str], int]:
     )
     folded: list[str] = []
     new_inits: list[onnx.TensorProto] = []
+    made: dict[tuple[str, tuple[int, ...]], str] = {}
     for ref in g.nodes:
         slots = _SIZE_SLOTS.get(ref.op_type) if ref.domain == "ai.onnx" else None
         if not slots:
@@ -435,11 +436,15 @@ def _fold_size_inputs(model: onnx.ModelProto) -> tuple[list[str], int]:
             value = _static_value(ref, s, name, df, shapes, g)
             if value is None:
                 continue
-            new_name = _unique(f"{name}__static", taken)
-            vt = shapes.value_type(name)
-            dtype = _np_dtype(vt.dtype if vt else None)
-            arr = np.array(value, dtype=dtype).reshape(vt.shape if vt and vt.is_static else -1)
-            new_inits.append(numpy_helper.from_array(arr, new_name))
+            key = (name, value)
+            new_name = made.get(key)
+            if new_name is None:  # one initializer per distinct value, however many readers
+                new_name = made[key] = _unique(f"{name}__static", taken)
+                vt = shapes.value_type(name)
+                dtype = _np_dtype(vt.dtype if vt else None)
+                shape = vt.shape if vt and vt.is_static else -1
+                arr = np.array(value, dtype=dtype).reshape(shape)  # type: ignore[arg-type]
+                new_inits.append(numpy_helper.from_array(arr, new_name))
             ref.node.input[s] = new_name
             folded.append(f"{ref.path}: input {s} '{name}' -> {list(value)}")
     model.graph.initializer.extend(new_inits)
