@@ -139,9 +139,9 @@ def _parse_severity(items: Sequence[str] | None) -> dict[str, str] | None:
     for item in items:
         code, sep, level = item.partition("=")
         if not sep or level.strip().lower() not in ("error", "warning", "info", "hint"):
-            raise SystemExit(
-                f"onnxlint: error: --severity expects CODE=error|warning|info|hint, got {item!r}"
-            )
+            from onnxlint.engine import UsageError
+
+            raise UsageError(f"--severity expects CODE=error|warning|info|hint, got {item!r}")
         out[code.strip()] = level.strip().lower()
     return out
 
@@ -309,7 +309,11 @@ def run_lint(args: argparse.Namespace) -> int:
     if args.output:
         from onnxlint.fsutil import atomic_write_text
 
-        atomic_write_text(Path(args.output), text)
+        try:
+            atomic_write_text(Path(args.output), text)
+        except OSError as exc:
+            print(f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     else:
         sys.stdout.write(text)
 

@@ -145,11 +145,6 @@ def test_killed_writer_leaves_original(tmp_path: Path, body: str) -> None:
     assert len(_leftovers(tmp_path, "report.json")) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli.py: an unwritable --output folder raises FileNotFoundError (traceback) "
-    "instead of a usage error with exit code 2; owner: CLI (issue #2)",
-)
 def test_unwritable_output_is_a_usage_error(tmp_path: Path) -> None:
     run = s.run_cli(
         s.REPO / "examples" / "demo.onnx", "-o", tmp_path / "missing" / "out.json", cwd=tmp_path
