@@ -171,7 +171,10 @@ class OpSupport:
     constraints: tuple[Constraint, ...] = ()
     provenance: str = ""
     note: str | None = None
-    index: int = 0  # position in the profile's ``ops`` array, for JSON paths
+    index: int = 0
+    graph_io_types: Mapping[str, frozenset[str]] = field(
+        default_factory=dict, hash=False, compare=False
+    )  # position in the profile's ``ops`` array, for JSON paths
 
     def range_for(self, revision: int) -> OpRange | None:
         if self.ranges is None:
@@ -440,6 +443,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             provenance=o["provenance"],
             note=o.get("note"),
             index=i,
+            graph_io_types=_types(o.get("graph_io_types")),
         )
     domains = frozenset(data.get("domains") or {d for d, _ in ops} or {"ai.onnx"})
     part = data.get("partitioning", {})

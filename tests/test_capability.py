@@ -617,3 +617,22 @@ def test_openvino_claims_then_fails_to_compile(op: str, attrs: dict[str, Any]) -
     assert v.claimed and v.fails_after_claim is not None, v.reason
     ok = evaluate(ov, NodeFacts(op_type=op, opset=21))
     assert ok.claimed and ok.fails_after_claim is None
+
+
+def test_qnn_takes_float64_inside_a_graph_but_not_on_its_boundary() -> None:
+    # EP-BEHAVIOUR: float64 is accepted and run as float32 -- inside the graph. On a graph
+    # input/output the single-node measurements show Add refused.
+    qnn = profiles.load_profile("qnn")
+    inner = NodeFacts(
+        op_type="Add",
+        opset=17,
+        input_dtypes=("double", "double"),
+        output_dtypes=("double",),
+        input_shapes=((2, 3), (2, 3)),
+        output_shapes=((2, 3),),
+    )
+    assert evaluate(qnn, inner).claimed
+    edge = NodeFacts(**{**inner.__dict__, "graph_inputs": frozenset({0, 1})})
+    v = evaluate(qnn, edge)
+    assert (v.claimed, v.kind) == (False, "dtype")
+    assert "graph input" in v.reason

@@ -379,7 +379,8 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
 
     # 5. Element types.
     types: dict[str, frozenset[str]] = {**support.types, **rng.types}
-    if types:
+    io_types = support.graph_io_types
+    if types or io_types:
         for io, dtypes, params in (
             ("input", facts.input_dtypes, facts.input_type_params),
             ("output", facts.output_dtypes, facts.output_type_params),
@@ -389,6 +390,7 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
                 if dtype is None or (io == "input" and not facts.has_input(i)):
                     continue
                 param = params[i] if i < len(params) else None
+                boundary = i in (facts.graph_inputs if io == "input" else facts.graph_outputs)
                 for key in (f"{short}:{i}", param):
                     allowed = types.get(key) if key else None
                     if allowed is not None and dtype not in allowed:
@@ -397,6 +399,14 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
                             "dtype",
                             f"{ep} does not support {op} with {dtype} on {io} {i}{label}; "
                             f"supported: {', '.join(sorted(allowed))}",
+                            support.provenance,
+                        )
+                    io_allowed = io_types.get(key) if key and boundary else None
+                    if io_allowed is not None and dtype not in io_allowed:
+                        return refuse(
+                            "dtype",
+                            f"{ep} does not support {op} with {dtype} on a graph {io} "
+                            f"({io} {i}); supported there: {', '.join(sorted(io_allowed))}",
                             support.provenance,
                         )
 

@@ -1674,11 +1674,12 @@ def _apply_measured(profile_id: str, by_key: dict[tuple[str, str], dict[str, Any
             by_key[(domain, op)] = {"domain": domain, "op": op, "provenance": prov}
     for domain, op in fit["remove_ops"]:
         by_key.pop((domain, op), None)
-    for key, slots in fit["types"].items():
-        domain, op = key.split("::")
-        entry = by_key.get((domain, op))
-        if entry is not None:
-            entry.setdefault("types", {}).update(slots)
+    for field in ("types", "graph_io_types"):
+        for key, slots in fit.get(field, {}).items():
+            domain, op = key.split("::")
+            entry = by_key.get((domain, op))
+            if entry is not None:
+                entry.setdefault(field, {}).update(slots)
 
 
 # Provenance id of the measurement behind each fitted profile.

@@ -780,7 +780,10 @@ def cmd_fit(args: argparse.Namespace) -> None:
             continue
         facts = facts_from_model(case.model, 0)
         rows[(facts.domain, facts.op_type)].append((row, facts))
-    add_ops, remove_ops, types = [], [], {}
+    add_ops: list[list[str]] = []
+    remove_ops: list[list[str]] = []
+    types: dict[str, Any] = {}
+    io_types: dict[str, Any] = {}
     for (domain, op), items in sorted(rows.items()):
         claimed = [f for r, f in items if r["claimed"]]
         refused = [(r, f) for r, f in items if not r["claimed"]]
@@ -795,17 +798,25 @@ def cmd_fit(args: argparse.Namespace) -> None:
                 good[key].add(d)
         claimed_names = {r["name"] for r, _ in items if r["claimed"]}
         bad: dict[str, set[str]] = defaultdict(set)
+        bad_io: dict[str, set[str]] = defaultdict(set)
         for r, f in refused:
             # A dtype variant of a case the EP claimed differs only in its element types.
             variant_of_claimed = "__" in r["name"] and r["name"].split("__")[0] in claimed_names
             if not (variant_of_claimed or DTYPE_REASON_RE.search(r.get("reason") or "")):
                 continue
             for key, d in _slots(f):
-                if d not in good[key] and d not in skip:
+                if d not in good[key] and d in skip and _on_boundary(f, key):
+                    bad_io[key].add(d)
+                elif d not in good[key] and d not in skip:
                     bad[key].add(d)
         fitted = {k: sorted((good[k] | PLAUSIBLE_DTYPES) - v) for k, v in sorted(bad.items()) if v}
         if fitted:
             types[f"{domain}::{op}"] = fitted
+        fitted_io = {
+            k: sorted((good[k] | PLAUSIBLE_DTYPES) - v) for k, v in sorted(bad_io.items()) if v
+        }
+        if fitted_io:
+            io_types[f"{domain}::{op}"] = fitted_io
     out = {
         "generated_by": "rules/tools/gen_profiles.py fit",
         "measured": {
@@ -817,6 +828,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         "add_ops": add_ops,
         "remove_ops": remove_ops,
         "types": types,
+        "graph_io_types": io_types,
     }
     OVERLAY_DIR.mkdir(exist_ok=True)
     path = OVERLAY_DIR / f"{args.profile}.measured.json"
@@ -825,6 +837,11 @@ def cmd_fit(args: argparse.Namespace) -> None:
         f"wrote {path.relative_to(RULES.parent)}: {len(add_ops)} claimed ops, "
         f"{len(remove_ops)} refused ops, {len(types)} type fits"
     )
+
+
+def _on_boundary(f: Any, key: str) -> bool:
+    io, i = key.split(":")
+    return int(i) in (f.graph_inputs if io == "in" else f.graph_outputs)
 
 
 def _slots(f: Any) -> list[tuple[str, str]]:
@@ -892,7 +909,11 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("fit")
     p.add_argument("--measured", required=True)
     p.add_argument("--profile", required=True)
-    p.add_argument("--skip-dtypes", default="", help="dtypes explained EP-wide, not per op")
+    p.add_argument(
+        "--skip-dtypes",
+        default="",
+        help="dtypes refused only on graph inputs/outputs: fitted into graph_io_types",
+    )
     src_cmd("qnn")
     args = ap.parse_args(argv)
     {

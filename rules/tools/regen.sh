@@ -7,7 +7,9 @@
 #              tree and its full history (the ROCm EP is read from the commit before its
 #              deletion); TRT_GIT_DIR: a clone of onnx/onnx-tensorrt.
 # Upstream files are extracted to a temporary folder with `git show` and deleted afterwards;
-# only the facts end up in rules/eps/.
+# only the facts end up in rules/eps/. The QNN HTP overlay fitted to the measurement
+# (rules/tools/overlays/qnn-htp.measured.json) is made separately with:
+#   gen_profiles.py fit --measured rules/measured/qnn.json --profile qnn-htp --skip-dtypes double
 set -euo pipefail
 ORT=${1:?ORT git dir}
 TRT=${2:?onnx-tensorrt git dir}
