@@ -54,9 +54,23 @@ if [[ "${ONNXLINT_SKIP_EDITOR_E2E:-0}" == 1 ]]; then
   stamp "real-editor test skipped (ONNXLINT_SKIP_EDITOR_E2E=1)"
   exit 0
 fi
+# code-server builds native modules for minutes: install it once per lockfile into a cache
+# outside the clone, and link it in (a fresh machine installs it; a rerun reuses it).
 cd test/e2e
-npm ci
-stamp "code-server installed"
+key=$(cat package.json package-lock.json | sha256sum | cut -c1-16)
+cache="${ONNXLINT_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnxlint-vscode-e2e}/$key"
+if [[ ! -x "$cache/node_modules/.bin/code-server" ]]; then
+  stamp "installing code-server into $cache (native builds: several minutes)"
+  rm -rf "$cache.partial"
+  mkdir -p "$cache.partial"
+  cp package.json package-lock.json "$cache.partial/"
+  (cd "$cache.partial" && npm ci)
+  rm -rf "$cache"
+  mv "$cache.partial" "$cache"
+fi
+rm -rf node_modules
+ln -s "$cache/node_modules" node_modules
+stamp "code-server ready"
 ONNXLINT_PYTHON="${ONNXLINT_PYTHON:-$repo/.venv/bin/python}" \
   ARTIFACTS="$repo/test-artifacts/vscode-e2e" \
   node run.mjs ../../onnxlint.vsix
