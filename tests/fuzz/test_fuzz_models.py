@@ -38,7 +38,9 @@ pytestmark = pytest.mark.fuzz
 
 EXAMPLES = int(os.environ.get("ONNXLINT_FUZZ_EXAMPLES", "25"))
 #: per input; the first input of a process also pays for lazy imports
-PER_INPUT_S = float(os.environ.get("ONNXLINT_FUZZ_PER_INPUT_S", "30"))
+#: (typical inputs take 10-50 ms; the slowest seen, ~17 s alone and ~31 s on a loaded machine,
+#: was alexnet with a 2^31 batch dim and two EPs: ORT level-1 session + shape inference)
+PER_INPUT_S = float(os.environ.get("ONNXLINT_FUZZ_PER_INPUT_S", "60"))
 MAX_RSS_MB = float(os.environ.get("ONNXLINT_FUZZ_MAX_RSS_MB", "3000"))
 ARTIFACTS = corpus.REPO / "test-artifacts" / "fuzz"
 
@@ -60,7 +62,13 @@ FUZZ_SETTINGS = settings(
     print_blob=True,
 )
 
-STATS: dict[str, Any] = {"inputs": 0, "max_seconds": 0.0, "total_seconds": 0.0, "exit_codes": {}}
+STATS: dict[str, Any] = {
+    "inputs": 0,
+    "max_seconds": 0.0,
+    "total_seconds": 0.0,
+    "exit_codes": {},
+    "slowest": [],
+}
 
 
 #: EPs the fuzzer lints for (capability, assignment, partition and EP rules only run with one)
@@ -93,6 +101,10 @@ def check_input(
             _save(data, suffix)
             raise
         assert path.read_bytes() == data  # the input is never modified
+    STATS["slowest"] = sorted(
+        [*STATS["slowest"], [round(elapsed, 2), hashlib.sha256(data).hexdigest()[:16], eps]],
+        reverse=True,
+    )[:5]
     STATS["inputs"] += 1
     STATS["max_seconds"] = max(STATS["max_seconds"], elapsed)
     STATS["total_seconds"] += elapsed

@@ -151,3 +151,22 @@ def test_confirm_never_runs_a_session_on_a_forbidden_reference(tmp_path: Path, r
     assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
     assert "OL011" in run.codes
     assert s.snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["initializer", "subgraph", "constant"])
+@pytest.mark.parametrize("ep", ["cpu", "qnn"])
+def test_ep_analyses_never_open_a_forbidden_reference(tmp_path: Path, where: str, ep: str) -> None:
+    """With an EP, the assignment analysis builds ORT's level-1 graph in-process; a tensor
+    whose data lives in a FIFO (in the model folder and in the working folder, where ORT
+    would resolve a model loaded from bytes) must not be opened by it either."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    os.mkfifo(folder / "weights.bin")
+    os.mkfifo(tmp_path / "weights.bin")
+    (folder / "m.onnx").write_bytes(s.external_data_model("weights.bin", where=where))
+    before = s.snapshot(tmp_path)
+    run = s.run_cli(folder / "m.onnx", "--ep", ep, "--fail-on", "hint", cwd=tmp_path)
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 1, (run.stdout[-2000:], run.stderr)
+    assert "OL011" in run.codes and "OL099" not in run.codes, run.codes
+    assert s.snapshot(tmp_path) == before
