@@ -237,7 +237,9 @@ class FoldableConstantComputation(Rule):
     code = "OL802"
     name = "foldable-constant-computation"
     category = Category.EXPORT_HYGIENE
-    severity = Severity.WARNING
+    # ORT folds these itself at session creation (default optimizations): worth knowing,
+    # rarely worth failing a build over, and exporters leave many of them
+    severity = Severity.INFO
     fix_availability = "always"
     messages = {
         "default": "a chain of {count} {nodes} ({ops}) computes {results} from constants "
