@@ -531,8 +531,10 @@ class CompiledSourceMismatch(_CompiledRule):
     @classmethod
     def check(cls, ctx: LintContext) -> list[Diagnostic]:
         source = (ctx.config.confirm or {}).get("source")
+        if not source:
+            return []
         cm = ctx.analysis(CompiledModel)
-        if not source or not cm.is_compiled:
+        if not cm.is_compiled:
             return []
         try:
             actual = file_sha256(source)
