@@ -150,6 +150,17 @@ class LevelGraph:
     source_path: dict[str, str] = field(default_factory=dict)
     note: str | None = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the index holds onnx OpSchema objects, which do not pickle (``--jobs`` sends
+        # reports between processes); it is rebuilt from the model on the other side
+        state = dict(self.__dict__)
+        state.pop("index", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.index = ModelIndex(self.model)
+
     def graphs(self) -> list[GraphRef]:
         """Graphs the partitioner sees: the main graph and control-flow bodies, not functions."""
         return [g for g in self.index.graphs if not g.is_function]

@@ -135,3 +135,19 @@ def test_html_for_the_encoder_block_lists_every_node() -> None:
     report = onnxlint.lint(model, eps=["qnn"])
     page = render_html([report])
     assert page.count('<g class="node">') == 2 * len(model.graph.node)
+
+
+def test_reports_with_partitions_pickle_for_parallel_jobs(island_model: Path) -> None:
+    """``--jobs N`` sends reports between processes; the plans must survive it."""
+    import pickle
+
+    import onnxlint
+
+    report = onnxlint.lint(island_model, eps=["qnn"])
+    back = pickle.loads(pickle.dumps(report))
+    assert [p.level for p in back.partitions] == ["exported", "optimized"]
+    plan = back.partitions[0]
+    assert plan.graph is not None and len(plan.graph.index.nodes) == 3
+    assert plan.verdict_line("QNNExecutionProvider") == report.partitions[0].verdict_line(
+        "QNNExecutionProvider"
+    )
