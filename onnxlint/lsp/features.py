@@ -185,15 +185,42 @@ def _node_findings(state: ModelState, path: str) -> list[Diagnostic]:
     return [d for d in state.report.diagnostics if d.location.node_path == path]
 
 
-def partition_of(state: ModelState, node_path: str) -> tuple[int, Any] | None:
-    """(position, partition) of the predicted partition holding ``node_path``, if filled in."""
-    for i, part in enumerate(state.report.partitions):
-        members = _get(part, "nodes") or _get(part, "node_paths") or ()
-        names = {
-            m if isinstance(m, str) else (_get(m, "path") or _get(m, "node_path")) for m in members
-        }
-        if node_path in names:
-            return i, part
+def predicted_partitions(state: ModelState) -> list[tuple[int, str, list[str], str | None]]:
+    """(number, EP, source node paths, why it would fail) per predicted partition.
+
+    ``Report.partitions`` holds the partition analysis' plans (one per graph level);
+    the plan the deployment prediction uses (``stats['partition_level']``) is shown,
+    with its nodes mapped back to the user's node paths.
+    """
+    plans = list(state.report.partitions)
+    if not plans:
+        return []
+    level = state.report.stats.get("partition_level")
+    plan = next((p for p in plans if _get(p, "level") == level), plans[0])
+    parts = _get(plan, "partitions")
+    if parts is None:  # a flat list of partitions
+        parts = plans
+    out = []
+    for k, part in enumerate(parts):
+        nodes = _get(part, "source_nodes") or _get(part, "nodes") or []
+        paths = [n if isinstance(n, str) else _get(n, "path") for n in nodes]
+        number = _get(part, "id")
+        out.append(
+            (
+                number if isinstance(number, int) else k + 1,
+                str(_get(part, "ep") or "?"),
+                [p for p in paths if p],
+                _get(part, "fails"),
+            )
+        )
+    return out
+
+
+def partition_of(state: ModelState, node_path: str) -> tuple[int, str, int, str | None] | None:
+    """(number, EP, size, failure) of the predicted partition holding ``node_path``."""
+    for number, ep, paths, fails in predicted_partitions(state):
+        if node_path in paths:
+            return number, ep, len(paths), fails
     return None
 
 
@@ -225,8 +252,12 @@ def node_hover_markdown(state: ModelState, path: str) -> str:
         lines.append(f"- predicted EP: **{ep}**")
     part = partition_of(state, path)
     if part is not None:
-        i, p = part
-        lines.append(f"- predicted partition #{i + 1} on {_get(p, 'ep') or '?'}")
+        number, part_ep, size, fails = part
+        lines.append(
+            f"- predicted partition #{number} on {part_ep} ({size} node{'s' if size != 1 else ''})"
+        )
+        if fails:
+            lines.append(f"- this partition is predicted to fail: {fails}")
     confirmed = state.confirmed.get(path)
     if confirmed:
         lines.append(f"- confirmed EP (real session): **{confirmed}**")
@@ -421,19 +452,17 @@ def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
             command=lsp.Command(title=title, command=""),
         )
     ]
-    for i, part in enumerate(state.report.partitions):
-        members = _get(part, "nodes") or _get(part, "node_paths") or ()
-        first = next((m if isinstance(m, str) else _get(m, "path") for m in members), None)
-        entry = smap.nodes.get(first) if first else None
+    for number, ep, paths, fails in predicted_partitions(state):
+        entry = next((smap.nodes[p] for p in paths if p in smap.nodes), None)
         if entry is None:
             continue
+        title = f"partition #{number} · {ep} · {len(paths)} node{'s' if len(paths) != 1 else ''}"
+        if fails:
+            title += f" · predicted to fail: {fails}"
         lenses.append(
             lsp.CodeLens(
                 range=lsp.Range(lsp.Position(entry.line, 0), lsp.Position(entry.line, 0)),
-                command=lsp.Command(
-                    title=f"partition #{i + 1} · {_get(part, 'ep') or '?'} · {len(members)} nodes",
-                    command="",
-                ),
+                command=lsp.Command(title=title, command=""),
             )
         )
     return lenses

@@ -64,10 +64,14 @@ def test_parse_settings(raw: Any, expected: Settings, problems: list[str]) -> No
 def test_settings_override_the_configuration_file() -> None:
     from onnxlint.config import Config
 
-    base = Config(select=("ALL",), ignore=("OL105",), eps=("cuda",))
-    assert Settings().apply(base) == base
-    applied = Settings(eps=("qnn",), ignore=("OL1",)).apply(base)
+    base = Config(select=("ALL",), ignore=("OL105",), eps=("cuda",), confirm={"mode": "run"})
+    kept = Settings().apply(base)
+    assert (kept.eps, kept.select, kept.ignore) == (base.eps, base.select, base.ignore)
+    # real sessions only when the editor asks, whatever the file says
+    assert kept.confirm == {"mode": "off"}
+    applied = Settings(eps=("qnn",), ignore=("OL1",)).apply(base, confirm_mode="cache-only")
     assert (applied.eps, applied.select, applied.ignore) == (("qnn",), ("ALL",), ("OL1",))
+    assert applied.confirm == {"mode": "cache-only"}
 
 
 # -- graph view and text maps -------------------------------------------------------------
@@ -305,3 +309,33 @@ def test_hover_reports_predicted_ep_when_the_partition_analysis_fills_it(tmp_pat
         "predicted: 1 on QNNExecutionProvider, 1 on CPUExecutionProvider"
         in features.code_lenses(state)[0].command.title
     )
+
+
+FALLBACK = """<ir_version: 8, opset_import: ["" : 17]>
+fallback (float[1,4] x) => (int64[2,?] idx) {
+   [relu0] r = Relu (x)
+   [nonzero0] idx = NonZero (r)
+}
+"""
+
+
+def test_partitions_from_the_partition_analysis_in_hover_and_lenses(tmp_path: Path) -> None:
+    (tmp_path / "onnxlint.toml").write_text('eps = ["qnn"]\n')
+    model = write_model(tmp_path / "m.onnx", FALLBACK)
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings())
+    if not state.report.partitions:
+        pytest.skip("the partition analysis filled no partitions for QNN")
+    parts = features.predicted_partitions(state)
+    on_cpu = [p for p in parts if "main/nonzero0" in p[2]]
+    assert on_cpu and on_cpu[0][1] == "CPUExecutionProvider"
+    smap = state.source
+    assert smap is not None
+    entry = smap.nodes["main/nonzero0"]
+    hov = features.hover(state, lsp.Position(entry.line, entry.op_start))
+    assert hov is not None
+    assert (
+        f"predicted partition #{on_cpu[0][0]} on CPUExecutionProvider (1 node)"
+        in hov.contents.value
+    )
+    titles = {lens.range.start.line: lens.command.title for lens in features.code_lenses(state)}
+    assert titles[entry.line].startswith(f"partition #{on_cpu[0][0]} · CPUExecutionProvider")
