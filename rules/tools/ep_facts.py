@@ -1185,144 +1185,152 @@ def _merge_overlays(
     return out
 
 
+# OpenVINO: conditions read from data_ops.cc / capability.cc (all devices) and the
+# claimed-then-failed cases measured on the CPU device.
+_OV_SOURCE: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "Reshape"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "OpenVINO takes a lone Reshape only when its target shape is a constant",
+                "ov-capability",
+                inputs=[1],
+                graph_nodes_at_most=1,
+            )
+        ]
+    },
+    ("ai.onnx", "RoiAlign"): {
+        "constraints": [
+            _c(
+                "always",
+                "OpenVINO takes a lone RoiAlign only with float16 data and rois",
+                "ov-capability",
+                graph_nodes_at_most=1,
+            )
+        ]
+    },
+    ("ai.onnx", "Unsqueeze"): {
+        "constraints": [
+            _c(
+                "constant_input",
+                "OpenVINO cannot build a static graph when Unsqueeze's axes come from a tensor",
+                "ov-data-ops",
+                inputs=[1],
+            )
+        ]
+    },
+    ("ai.onnx", "ReduceMax"): {
+        "types": {
+            "in:0": [
+                "bool",
+                "float",
+                "float16",
+                "int16",
+                "int32",
+                "int64",
+                "int4",
+                "uint16",
+                "uint32",
+                "uint4",
+            ]
+        }
+    },
+    ("ai.onnx", "Resize"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "OpenVINO does not support this coordinate_transformation_mode",
+                "ov-data-ops",
+                name="coordinate_transformation_mode",
+                forbidden=["tf_crop_and_resize", "half_pixel_symmetric"],
+            ),
+            _c(
+                "attribute",
+                "OpenVINO does not support anti-aliased linear/cubic Resize",
+                "ov-data-ops",
+                name="antialias",
+                allowed=[0],
+            ),
+            _c(
+                "attribute",
+                "OpenVINO does not support exclude_outside=1",
+                "ov-data-ops",
+                name="exclude_outside",
+                allowed=[0],
+            ),
+        ]
+    },
+}
+_OV_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "Attention"): {
+        "add": {"domain": "ai.onnx", "op": "Attention", "provenance": "ov-data-ops"},
+        "constraints": [
+            _c(
+                "always",
+                "OpenVINO's ONNX frontend rejects the opset-23 Attention op at "
+                "compile time, and the EP has no fallback",
+                "ov-measured",
+                effect="fails_after_claim",
+            )
+        ],
+    },
+    ("ai.onnx", "BatchNormalization"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "OpenVINO fails to compile BatchNormalization in training mode",
+                "ov-measured",
+                effect="fails_after_claim",
+                name="training_mode",
+                allowed=[0],
+            )
+        ]
+    },
+    ("ai.onnx", "ScatterND"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "OpenVINO fails to compile ScatterND with a reduction",
+                "ov-measured",
+                effect="fails_after_claim",
+                name="reduction",
+                allowed=["none"],
+            )
+        ]
+    },
+    ("ai.onnx", "QuantizeLinear"): {
+        "constraints": [
+            _c(
+                "attribute",
+                "OpenVINO fails to compile blocked quantization (block_size)",
+                "ov-measured",
+                effect="fails_after_claim",
+                name="block_size",
+                allowed=[0],
+            )
+        ]
+    },
+    ("ai.onnx", "If"): {
+        "constraints": [
+            _c(
+                "known_shape",
+                "an If whose outputs have dynamic rank fails to compile in "
+                "OpenVINO, with no fallback",
+                "ov-measured",
+                effect="fails_after_claim",
+                outputs=[0],
+            )
+        ]
+    },
+}
+
 OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
     "qnn-htp": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_HTP_ONLY),
     "qnn-cpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
     "qnn-gpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
-    "openvino-cpu": {
-        ("ai.onnx", "Reshape"): {
-            "constraints": [
-                _c(
-                    "constant_input",
-                    "OpenVINO takes a lone Reshape only when its target shape is a constant",
-                    "ov-capability",
-                    inputs=[1],
-                    graph_nodes_at_most=1,
-                )
-            ]
-        },
-        ("ai.onnx", "RoiAlign"): {
-            "constraints": [
-                _c(
-                    "always",
-                    "OpenVINO takes a lone RoiAlign only with float16 data and rois",
-                    "ov-capability",
-                    graph_nodes_at_most=1,
-                )
-            ]
-        },
-        ("ai.onnx", "Unsqueeze"): {
-            "constraints": [
-                _c(
-                    "constant_input",
-                    "OpenVINO cannot build a static graph when Unsqueeze's axes come from a tensor",
-                    "ov-data-ops",
-                    inputs=[1],
-                )
-            ]
-        },
-        ("ai.onnx", "ReduceMax"): {
-            "types": {
-                "in:0": [
-                    "bool",
-                    "float",
-                    "float16",
-                    "int16",
-                    "int32",
-                    "int64",
-                    "int4",
-                    "uint16",
-                    "uint32",
-                    "uint4",
-                ]
-            }
-        },
-        ("ai.onnx", "Resize"): {
-            "constraints": [
-                _c(
-                    "attribute",
-                    "OpenVINO does not support this coordinate_transformation_mode",
-                    "ov-data-ops",
-                    name="coordinate_transformation_mode",
-                    forbidden=["tf_crop_and_resize", "half_pixel_symmetric"],
-                ),
-                _c(
-                    "attribute",
-                    "OpenVINO does not support anti-aliased linear/cubic Resize",
-                    "ov-data-ops",
-                    name="antialias",
-                    allowed=[0],
-                ),
-                _c(
-                    "attribute",
-                    "OpenVINO does not support exclude_outside=1",
-                    "ov-data-ops",
-                    name="exclude_outside",
-                    allowed=[0],
-                ),
-            ]
-        },
-        ("ai.onnx", "Attention"): {
-            "add": {"domain": "ai.onnx", "op": "Attention", "provenance": "ov-data-ops"},
-            "constraints": [
-                _c(
-                    "always",
-                    "OpenVINO's ONNX frontend rejects the opset-23 Attention op at "
-                    "compile time, and the EP has no fallback",
-                    "ov-measured",
-                    effect="fails_after_claim",
-                )
-            ],
-        },
-        ("ai.onnx", "BatchNormalization"): {
-            "constraints": [
-                _c(
-                    "attribute",
-                    "OpenVINO fails to compile BatchNormalization in training mode",
-                    "ov-measured",
-                    effect="fails_after_claim",
-                    name="training_mode",
-                    allowed=[0],
-                )
-            ]
-        },
-        ("ai.onnx", "ScatterND"): {
-            "constraints": [
-                _c(
-                    "attribute",
-                    "OpenVINO fails to compile ScatterND with a reduction",
-                    "ov-measured",
-                    effect="fails_after_claim",
-                    name="reduction",
-                    allowed=["none"],
-                )
-            ]
-        },
-        ("ai.onnx", "QuantizeLinear"): {
-            "constraints": [
-                _c(
-                    "attribute",
-                    "OpenVINO fails to compile blocked quantization (block_size)",
-                    "ov-measured",
-                    effect="fails_after_claim",
-                    name="block_size",
-                    allowed=[0],
-                )
-            ]
-        },
-        ("ai.onnx", "If"): {
-            "constraints": [
-                _c(
-                    "known_shape",
-                    "an If whose outputs have dynamic rank fails to compile in "
-                    "OpenVINO, with no fallback",
-                    "ov-measured",
-                    effect="fails_after_claim",
-                    outputs=[0],
-                )
-            ]
-        },
-    },
+    "openvino-cpu": _merge_overlays(_OV_SOURCE, _OV_MEASURED),
+    "openvino-gpu": _OV_SOURCE,
+    "openvino-npu": _OV_SOURCE,
 }
 
 
