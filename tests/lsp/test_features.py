@@ -339,3 +339,37 @@ def test_partitions_from_the_partition_analysis_in_hover_and_lenses(tmp_path: Pa
     )
     titles = {lens.range.start.line: lens.command.title for lens in features.code_lenses(state)}
     assert titles[entry.line].startswith(f"partition #{on_cpu[0][0]} · CPUExecutionProvider")
+
+
+def test_confirm_runs_after_the_static_results_and_replaces_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With onnxlint.confirm: static (cached confirmations only) first, then real sessions."""
+    import onnxlint.lsp.service as service_mod
+
+    model = write_model(tmp_path / "m.onnx", BAD)
+    uri = path_to_uri(model)
+    modes: list[str] = []
+    real_analyse = service_mod.analyse
+
+    def spy(*args: Any, confirm_mode: str = "off", **kw: Any) -> Any:
+        modes.append(confirm_mode)
+        return real_analyse(*args, confirm_mode=confirm_mode, **kw)
+
+    monkeypatch.setattr(service_mod, "analyse", spy)
+    published: list[int] = []
+
+    async def scenario(settings: Settings) -> LintService:
+        svc = LintService(lambda s: published.append(id(s)), lambda _u: None, settings)
+        svc.schedule(uri, model, delay=0)
+        await svc.drain()
+        svc.shutdown()
+        return svc
+
+    asyncio.run(scenario(Settings(confirm=False)))
+    assert modes == ["off"] and len(published) == 1
+    modes.clear()
+    published.clear()
+    svc = asyncio.run(scenario(Settings(confirm=True)))
+    assert modes == ["cache-only", "run"]
+    assert len(published) == 2 and published[-1] == id(svc.states[uri])
