@@ -615,9 +615,10 @@ def load_profile_file(path: str | Path) -> Profile:
 
 
 def get_profile(name_or_path: str | Path) -> Profile:
-    """``--ep`` value or ``--ep-profile`` path: a path if it names a .json file, else a name."""
+    """``--ep`` value or ``--ep-profile`` path: a path if it looks like one, else an EP name."""
     s = str(name_or_path)
-    if s.lower().endswith(".json") or Path(s).is_file():
+    # A bare word is always an EP name, even if a file of that name happens to exist.
+    if isinstance(name_or_path, Path) or s.lower().endswith(".json") or "/" in s or "\\" in s:
         return load_profile_file(s)
     return load_profile(s)
 
