@@ -181,10 +181,18 @@ class LevelGraph:
             g = g.outer
         return ValueType()
 
+    @property
+    def inputs_override_initializers(self) -> bool:
+        """From IR 4 an initializer also listed as a graph input is a default the caller
+        may override (not a constant); below IR 4 every initializer is listed there."""
+        return self.model.ir_version >= 4
+
     def is_initializer(self, graph: GraphRef, name: str) -> bool:
         g: GraphRef | None = graph
         while g is not None:
-            if name in g.initializers and name not in g.inputs:
+            if name in g.initializers and (
+                name not in g.inputs or not self.inputs_override_initializers
+            ):
                 return True
             producer = g.producers.get(name)
             if producer is not None:
@@ -216,7 +224,9 @@ class LevelGraph:
         return None
 
     def is_graph_input(self, graph: GraphRef, name: str) -> bool:
-        return name in graph.inputs and name not in graph.initializers
+        if name not in graph.inputs:
+            return False
+        return name not in graph.initializers or self.inputs_override_initializers
 
 
 def _is_constant_node(node: NodeRef) -> bool:
@@ -274,6 +284,8 @@ def build_level_graph(
 ) -> LevelGraph:
     """Index ``model`` after shape inference; map node paths back to ``source`` by name."""
     inferred = _infer(model)
+    if inferred is not model:
+        inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
     index = ModelIndex(inferred)
     lg = LevelGraph(level=level, model=inferred, index=index)
     for g in index.graphs:
