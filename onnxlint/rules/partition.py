@@ -342,9 +342,11 @@ g (float[1,16] x) => (float[1,16] y) {
         if not plan.node_ep:
             return
         la = parts.assignment.level(plan.level)
-        for ep in plan.accelerators:
-            if plan.nodes_on(ep):
-                continue
+        # a later accelerator left idle because an earlier one took everything is fine:
+        # only a model that runs entirely on CPU is a silent CPU run
+        if any(plan.nodes_on(ep) for ep in plan.accelerators):
+            return
+        for ep in plan.accelerators[:1]:
             reasons: dict[str, int] = {}
             if la is not None:
                 for na in la:

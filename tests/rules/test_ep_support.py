@@ -105,6 +105,14 @@ CASES = [
         {"OL501", "OL505"},
     ),
     (
+        "second-accelerator-idle-is-not-a-silent-cpu-run",
+        HEAD + "g (float[1,16] x) => (float[1,16] y) {\n y = Relu(x)\n}\n",
+        ["openvino", "cuda"],
+        {"select": ["OL604"]},
+        set(),
+        {"OL604"},
+    ),
+    (
         "no-accelerator-no-findings",
         HEAD + "g (float[N,16] x) => (float[N,16] y) {\n y = Erf(x)\n}\n",
         [],
