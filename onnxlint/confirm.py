@@ -602,6 +602,12 @@ def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
+def _side(nodes: dict[str, int], parts: dict[str, int], ep: str) -> str:
+    """``QNN 123, CPU 2 nodes, 1 QNN partition``."""
+    n = parts.get(ep, 0)
+    return f"{_counts(nodes)} nodes, {n} {_ep(ep)} partition{'s' if n != 1 else ''}"
+
+
 def _counts(d: dict[str, int]) -> str:
     return ", ".join(f"{_ep(k)} {v}" for k, v in sorted(d.items())) or "none"
 
@@ -768,10 +774,12 @@ def _summary(diff: LevelDiff, conf: EpConfirmation) -> Diagnostic:
             ep=diff.ep,
             ep_name=_ep(diff.ep),
             level=LEVEL_TEXT.get(diff.level, diff.level),
-            predicted=_counts(info["predicted_nodes"]) if diff.predicted else "none",
-            predicted_parts=_counts(diff.predicted_partitions),
-            actual=_counts(info["actual_nodes"]),
-            actual_parts=_counts(info["actual_partitions"]) if info["actual_partitions"] else "n/a",
+            predicted=_side(info["predicted_nodes"], diff.predicted_partitions, diff.ep)
+            if diff.predicted
+            else "nothing (no prediction for this graph)",
+            actual=_side(info["actual_nodes"], info["actual_partitions"], diff.ep)
+            if res.assignment
+            else "nothing reported",
             agree=info["agree"],
             compared=info["compared"],
             pct=_pct(diff.agreement),

@@ -171,9 +171,8 @@ class ConfirmSummary(ConfirmRule):
     name = "confirm-summary"
     severity = Severity.INFO
     messages = {
-        "default": "{ep_name}, {level}: predicted {predicted} nodes in partitions {predicted_parts}; "
-        "actual {actual} nodes in partitions {actual_parts}; {agree}/{compared} nodes agree "
-        "({pct}); session created in {create}{notes}",
+        "default": "{ep_name}, {level}: predicted {predicted}; actual {actual}; "
+        "{agree}/{compared} nodes agree ({pct}); session created in {create}{notes}",
     }
 
 
