@@ -899,6 +899,9 @@ class Partitions:
             opt = self.plan(OPTIMIZED)
             if opt is not None:
                 out.append(opt)
+            elif out and self.assignment.optimized_note:
+                # say why the default-session graph is missing rather than omit it silently
+                out[0].note = f"no level-1 graph: {self.assignment.optimized_note}"
         return out
 
 

@@ -268,3 +268,18 @@ def test_graph_level_setting_keeps_the_exported_graph() -> None:
     parts = partitions(_model("causal_mask"), ["qnn"], partition={"graph-level": "exported"})
     assert parts.deployment_level == "exported"
     assert [p.level for p in parts.plans()] == ["exported"]
+
+
+def test_a_model_ort_cannot_load_is_predicted_on_the_exported_graph_with_a_note() -> None:
+    text = """\
+<ir_version: 8, opset_import: ["" : 17, "zz" : 1]>
+g (float[1,16] x) => (float[1,16] y) {
+    a = Relu(x)
+    y = zz.Frobnicate(a)
+}
+"""
+    parts = partitions(text, ["qnn"])
+    plans = parts.plans()
+    assert [p.level for p in plans] == ["exported"]
+    assert parts.deployment_level == "exported"
+    assert plans[0].note is not None and plans[0].note.startswith("no level-1 graph: ")
