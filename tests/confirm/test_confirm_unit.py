@@ -413,3 +413,31 @@ def test_profile_for_an_ep_no_runner_has_says_so(tmp_path: Path) -> None:
     diags = diagnostics_for(ctx, conf)
     assert [d.code for d in diags] == ["OL906"]
     assert "MadeUpExecutionProvider" in diags[0].message
+
+
+@pytest.mark.parametrize(
+    ("eps", "expected"),
+    [
+        (["cpu"], ["CPUExecutionProvider"]),
+        ([], ["CPUExecutionProvider"]),
+        (["qnn", "cpu"], [QNN]),
+        (["qnn", "openvino"], [QNN, "OpenVINOExecutionProvider"]),
+    ],
+    ids=["cpu-only", "no-ep", "accelerator-and-cpu", "two-accelerators"],
+)
+def test_each_accelerator_is_confirmed_on_its_own(
+    monkeypatch: pytest.MonkeyPatch, eps: list[str], expected: list[str]
+) -> None:
+    import onnxlint.confirm as confirm
+
+    seen: list[str] = []
+
+    def fake(ctx, profile, settings):  # type: ignore[no-untyped-def]
+        seen.append(profile.ep)
+        return EpConfirmation(ep=profile.ep, profile_id=profile.id, runner="python")
+
+    monkeypatch.setattr(confirm, "confirm_ep", fake)
+    ctx = _ctx()
+    ctx.eps = [get_profile(e) for e in eps]
+    confirm.confirm(ctx, ConfirmSettings(mode="run"))
+    assert seen == expected
