@@ -9,6 +9,7 @@ torch and is marked ``torch``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -157,3 +158,33 @@ def test_example_repo_end_to_end(example: Path) -> None:
 
     lint = run_cli("models", "--ep", "qnn", "--format", "github", cwd=example)
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.slow
+def test_hook_under_pre_commit(tmp_path: Path) -> None:
+    """The real thing: ``pre-commit try-repo`` builds the hook from this repository and runs it."""
+    pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install pre-commit)")
+    if not (REPO / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("needs this repository as a git checkout and the git command")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "bad.onnxtxt").write_text(
+        (REPO / "examples" / "training-repo" / "models" / "legacy.onnxtxt")
+        .read_text()
+        .replace('"" : 13', '"" : 99')
+    )
+    (repo / "notes.txt").write_text("not a model")
+
+    def run(*cmd: str) -> subprocess.CompletedProcess[str]:
+        # pre-commit builds the hook's environment under PRE_COMMIT_HOME: keep it in tmp
+        env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+        return subprocess.run(
+            cmd, cwd=repo, capture_output=True, text=True, timeout=900, check=False, env=env
+        )
+
+    run("git", "init", "-q")
+    run("git", "add", "bad.onnxtxt", "notes.txt")
+    res = run(sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "onnxlint", "--all-files")
+    assert res.returncode == 1, res.stdout + res.stderr  # the hook ran and found the error
+    assert "OL201" in res.stdout
+    assert "notes.txt" not in res.stdout  # only models are passed to the hook
