@@ -60,6 +60,7 @@ class Report:
             "counts": self.counts(),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "partitions": [p.to_dict() if hasattr(p, "to_dict") else p for p in self.partitions],
+            "stats": _plain(self.stats),
         }
 
     def to_json(self, indent: int | None = 2) -> str:
@@ -81,3 +82,16 @@ class Report:
             from onnxlint.render.text import render_plain
 
             raise LintError(render_plain([self], min_severity=level))
+
+
+def _plain(value: Any) -> Any:
+    """Stats as JSON-ready data (dataclasses and objects with to_dict are expanded)."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

@@ -52,3 +52,28 @@ def test_lint_never_mutates_the_input_proto() -> None:
     before = model.SerializeToString()
     onnxlint.lint(model, config={})
     assert model.SerializeToString() == before
+
+
+def test_json_report_carries_stats() -> None:
+    doc = json.loads(onnxlint.lint(parse(BAD), config={}).to_json())
+    assert doc["stats"]["nodes"] == 1
+
+
+def test_atomic_write_keeps_permissions(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from onnxlint.fsutil import atomic_write_text
+
+    new = tmp_path / "new.txt"
+    old_umask = os.umask(0o022)
+    try:
+        atomic_write_text(new, "x")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o644
+    existing = tmp_path / "existing.txt"
+    existing.write_text("a")
+    existing.chmod(0o640)
+    atomic_write_text(existing, "b")
+    assert stat.S_IMODE(existing.stat().st_mode) == 0o640 and existing.read_text() == "b"
