@@ -141,3 +141,40 @@ def test_light_models_are_fully_static(path: Path) -> None:
     # every value a node reads has a static type (Dropout's unused mask output may have none)
     read = {i for n in model.graph.node for i in n.input if i}
     assert all((vt := shapes.value_type(name)) is not None and vt.is_static for name in read)
+
+
+FLATTENED = (
+    H
+    + """g (float[1, 3, 1024, 1024] x) => (float[3145728] y) {
+    m = Constant<value = int64[1] {-1}>()
+    r = Reshape(x, m)
+    y = Add(r, r)
+}"""
+)
+ELEMENTWISE = H + "g (float[2, 3] x) => (float[2, 3] y) {\n y = Relu(x)\n}"
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        (SYMBOLIC, [False, True]),  # computes shapes from values: data propagation pays off
+        (ELEMENTWISE, [False]),  # nothing for data propagation to evaluate
+        # ONNX's data propagation costs memory per element of every rank-1 tensor (a
+        # fuzzed 10^9-element input took 18 GB): skipped when rank-1 tensors are large
+        (FLATTENED, [False]),
+    ],
+)
+def test_data_propagation_only_where_useful_and_affordable(
+    monkeypatch, text: str, passes: list[bool]
+) -> None:
+    calls: list[bool] = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(model, check_type=False, strict_mode=False, data_prop=False):  # type: ignore[no-untyped-def]
+        calls.append(data_prop)
+        return real(model, check_type, strict_mode, data_prop)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    shapes = shapes_of(text)
+    assert calls == passes
+    assert shapes.errors == []

@@ -51,13 +51,6 @@ Double (a) => (b) {{
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="onnxlint/analyses/shapes.py (owner: shapes analysis) runs ONNX shape inference "
-    "with data_prop=True; ONNX's data propagation through a model-local function allocates "
-    "~200 bytes per element of a 1-D input (10^9 elements: 18 GB, OOM-killed the fuzz run). "
-    "Fix: data_prop=False when the model has functions, or inline them first",
-)
 def test_huge_tensor_into_a_local_function_stays_bounded() -> None:
     """Found by the fuzzer (dims mutation on the 'function' seed). Under the memory
     ceiling of conftest.py the allocation fails inside onnx and shows up as bad_alloc."""
