@@ -16,6 +16,8 @@ import onnx
 
 from onnxlint.config import discover
 from onnxlint.engine import lint
+from onnxlint.index import ModelIndex
+from onnxlint.lsp.sourcemap import render_graph_view
 
 MODEL = """<ir_version: 8, opset_import: ["" : 17]>
 detector (float[1,3,8,8] pixels) => (float[1,3,8,8] features, int64[4,?] boxes)
@@ -59,6 +61,7 @@ def main() -> int:
         key=lambda d: (d.category.value != "ep-support", d.ep is None, -int(d.severity))
     )
     d = node_diags[0]
+    view = render_graph_view(ModelIndex(onnx.load(str(path))))
     print(
         json.dumps(
             {
@@ -66,6 +69,8 @@ def main() -> int:
                 "code": d.code,
                 "node_path": d.location.node_path,
                 "node_name": d.location.node_name,
+                # 1-based line of the node in the graph view (the editor scrolls there)
+                "graph_line": view.nodes[d.location.node_path].line + 1,
                 "message": d.message,
                 "codes": sorted({x.code for x in report.diagnostics}),
             }

@@ -4,7 +4,8 @@
 // Environment: ONNXLINT_PYTHON (a Python with onnxlint installed; required),
 //              ARTIFACTS (folder for screenshots; default ../../../test-artifacts/vscode-e2e),
 //              CHROMIUM (default /usr/bin/chromium), E2E_TIMEOUT_S (default 300),
-//              CODE_SERVER (default: the one installed next to this script).
+//              E2E_MODULES (node_modules holding code-server and playwright-core; default:
+//              the one next to this script), CODE_SERVER (default: E2E_MODULES/.bin/code-server).
 //
 // It opens a workspace with a model that falls back to CPU on QNN, then asserts that
 // onnxlint's finding shows in the Problems panel and as a squiggle on the node's line in
@@ -14,8 +15,8 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const vsix = path.resolve(process.argv[2] ?? "");
@@ -23,7 +24,10 @@ const python = process.env.ONNXLINT_PYTHON;
 const artifacts = path.resolve(process.env.ARTIFACTS ?? path.join(here, "../../../test-artifacts/vscode-e2e"));
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? 300);
-const codeServer = process.env.CODE_SERVER ?? path.join(here, "node_modules", ".bin", "code-server");
+// code-server and playwright-core live in E2E_MODULES (a cache outside the clone in CI)
+const modules = path.resolve(process.env.E2E_MODULES ?? path.join(here, "node_modules"));
+const codeServer = process.env.CODE_SERVER ?? path.join(modules, ".bin", "code-server");
+const { chromium } = createRequire(path.join(modules, "noop.js"))("playwright-core");
 
 let serverProc; // code-server, killed on every way out
 
@@ -195,9 +199,16 @@ async function run(page, expected) {
   await item.first().dblclick();
   const nodeLabel = `[${expected.node_name}]`;
   const editor = page.locator(".editor-instance .monaco-editor").first();
+  await editor.locator(".view-line", { hasText: "ir_version" }).first().waitFor({ timeout: 60_000 });
+  log("graph view open");
+  // the editor only renders what is visible: go to the node's line first
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 30_000 });
+  await input.fill(`:${expected.graph_line}`);
+  await page.keyboard.press("Enter");
   const nodeLine = editor.locator(".view-line", { hasText: nodeLabel });
   await nodeLine.first().waitFor({ timeout: 60_000 });
-  log("graph view open");
 
   // 3. A squiggle sits on the node's line.
   const squiggles = editor.locator(
@@ -214,13 +225,19 @@ async function run(page, expected) {
   }
   if (!onLine) throw new Error(`no squiggle on the line of ${expected.node_path}`);
   log(`squiggle on the line of ${expected.node_path}`);
-  await nodeLine.first().hover();
-  await page.waitForTimeout(1500);
-  await page.screenshot({ path: path.join(artifacts, "graph-view.png") });
   // the picture for the README: graph view with the squiggle, Problems panel below
   await page.mouse.move(5, 400);
-  await page.waitForTimeout(500);
+  await page.waitForTimeout(1000);
   await page.screenshot({ path: path.join(artifacts, "vscode-problems.png") });
+  // hover on the operator: predicted EP, partition and the EP's refusal reason
+  const label = new RegExp(`^${expected.node_name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+  await nodeLine.first().locator("span", { hasText: label }).last().hover();
+  const hover = page.locator(".monaco-hover-content");
+  await hover.first().waitFor({ timeout: 30_000 });
+  const hoverText = await hover.first().innerText();
+  log(`hover: ${hoverText.replace(/\s+/g, " ").slice(0, 200)}`);
+  if (!hoverText.includes(expected.node_path)) throw new Error("the hover does not name the node");
+  await page.screenshot({ path: path.join(artifacts, "graph-view-hover.png") });
 }
 
 const timer = setTimeout(() => {
