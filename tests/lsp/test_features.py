@@ -373,3 +373,36 @@ def test_confirm_runs_after_the_static_results_and_replaces_them(
     svc = asyncio.run(scenario(Settings(confirm=True)))
     assert modes == ["cache-only", "run"]
     assert len(published) == 2 and published[-1] == id(svc.states[uri])
+
+
+def test_linting_never_blocks_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slow analysis runs in the worker: the loop keeps answering meanwhile."""
+    import time
+
+    import onnxlint.lsp.service as service_mod
+
+    model = write_model(tmp_path / "m.onnx", GOOD)
+    real_analyse = service_mod.analyse
+
+    def slow(*args: Any, **kw: Any) -> Any:
+        time.sleep(0.6)  # a big model
+        return real_analyse(*args, **kw)
+
+    monkeypatch.setattr(service_mod, "analyse", slow)
+
+    async def scenario() -> list[float]:
+        svc = LintService(lambda s: None, lambda _u: None, Settings(debounce_ms=0))
+        task = svc.schedule(path_to_uri(model), model)
+        gaps = []
+        while not task.done():
+            t0 = time.monotonic()
+            await asyncio.sleep(0.01)
+            gaps.append(time.monotonic() - t0)
+        svc.shutdown()
+        return gaps
+
+    gaps = asyncio.run(scenario())
+    assert len(gaps) > 10  # the loop kept turning while the analysis slept in the worker
+    assert max(gaps) < 0.5
