@@ -84,6 +84,11 @@ def check_input(
         path.write_bytes(data)
         if weights:
             (Path(tmp) / "weights.bin").write_bytes(b"\0" * 64)
+        # a crash that kills the process (SIGSEGV in a C extension) leaves this file behind
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        in_flight = ARTIFACTS / f"in-flight{suffix}"
+        in_flight.write_bytes(data)
+        (ARTIFACTS / "in-flight.args").write_text(" ".join(eps))
         out = io.StringIO()
         start = time.perf_counter()
         try:
@@ -101,6 +106,7 @@ def check_input(
             _save(data, suffix)
             raise
         assert path.read_bytes() == data  # the input is never modified
+        in_flight.unlink()
     STATS["slowest"] = sorted(
         [*STATS["slowest"], [round(elapsed, 2), hashlib.sha256(data).hexdigest()[:16], eps]],
         reverse=True,
