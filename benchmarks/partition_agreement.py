@@ -267,9 +267,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="substring filter on model names")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("-o", "--output")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="JSON",
+        help="combine earlier result files (later files win per ep/model/level) and summarise",
+    )
     args = ap.parse_args(argv)
     if args.worker:
         return worker(args.worker)
+    if args.merge:
+        merged: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for f in args.merge:
+            for r in json.loads(Path(f).read_text())["rows"]:
+                merged[(r["ep"], r["model"], r["level"])] = r
+        rows = list(merged.values())
+        summary = summarise(rows)
+        print(format_summary(summary))
+        if args.output:
+            Path(args.output).write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
+        return 0
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     corpus: list[tuple[str, str, Any]] = []
