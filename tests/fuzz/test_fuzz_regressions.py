@@ -38,6 +38,29 @@ def test_fuzz_regression(build: Callable[[], bytes], exit_code: int) -> None:
     assert time.perf_counter() - start < 10
 
 
+def _reference_attribute() -> bytes:
+    """A LeakyRelu whose ``alpha`` is a reference (``ref_attr_name``) outside any function."""
+    model = onnx.parser.parse_model(corpus._TEXT_SEEDS["relu"])
+    node = model.graph.node[0]
+    node.op_type = "LeakyRelu"
+    attr = node.attribute.add(name="alpha", type=onnx.AttributeProto.FLOAT)
+    attr.ref_attr_name = "missing"
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("ep", ["cpu", "qnn"])
+@pytest.mark.xfail(
+    strict=True,
+    reason="onnxlint/analyses/capability.py (_facts) and assignment.py (_attr_plain) (owner: "
+    "EP capability / assignment) call onnx.helper.get_attribute_value, which raises "
+    "ValueError for a ref_attr_name outside a function: OL501 and the assignment rules "
+    "crash (OL099). Fix: catch ValueError and treat the value as unknown",
+)
+def test_reference_attribute_outside_a_function_does_not_crash_ep_rules(ep: str) -> None:
+    """Found by the fuzzer (attribute-type mutation on the 'relu' seed, --ep cpu)."""
+    check_input(_reference_attribute(), eps=(ep,))
+
+
 _FUNCTION_CALL = """\
 <ir_version: 8, opset_import: ["" : 17, "local" : 1]>
 g (float[{dim}] x) => (float[{dim}] y) {{
