@@ -36,6 +36,7 @@ class Case:
     says: str = ""
     #: extra CLI arguments (e.g. EPs, so that partition and transfer analyses run)
     args: tuple[str, ...] = ()
+    slow: bool = False
 
 
 def _write(name: str, data: bytes | str | onnx.ModelProto) -> Callable[[Path], list[str]]:
@@ -144,6 +145,7 @@ CASES = [
         (2,),
         ("OL007",),
         says="over the limit of 2000000",
+        slow=True,  # ~4 s of wire scanning by design
     ),
     Case(
         "nodes-hidden-in-subgraph",
@@ -185,7 +187,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.slow else []) for c in CASES],
+)
 def test_hostile_file(tmp_path: Path, case: Case) -> None:
     folder = tmp_path / "models"
     folder.mkdir()

@@ -159,6 +159,7 @@ def test_modelproto_at_the_depth_cap_lints_without_recursion_error() -> None:
     assert "OL099" not in _codes(report)
 
 
+@pytest.mark.slow
 def test_too_many_nodes_is_refused_before_decoding() -> None:
     """3 million empty nodes: OL007 from the wire count, the decoder never runs."""
     loaded = load(s.many_nodes_model(3_000_000))
