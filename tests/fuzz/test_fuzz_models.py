@@ -109,6 +109,7 @@ def check_input(
             raise
         assert path.read_bytes() == data  # the input is never modified
         in_flight.unlink()
+        (ARTIFACTS / "in-flight.args").unlink()
     STATS["slowest"] = sorted(
         [*STATS["slowest"], [round(elapsed, 2), hashlib.sha256(data).hexdigest()[:16], eps]],
         reverse=True,
@@ -173,7 +174,8 @@ def test_random_bytes(data: bytes) -> None:
     seed=_SEEDS,
     mutations=st.lists(st.sampled_from(sorted(corpus.FIELD_MUTATIONS)), min_size=1, max_size=4),
     rng_seed=_RNG,
-    utf8=st.integers(min_value=0, max_value=9).map(lambda n: n == 0),
+    # not n == 0: hypothesis favours boundary values, which would make most inputs invalid UTF-8
+    utf8=st.integers(min_value=0, max_value=9).map(lambda n: n == 7),
     eps=_EPS,
 )
 def test_field_mutations(
