@@ -99,7 +99,9 @@ def worker(jobs_path: str) -> int:
                 )
             out.update(ok=True, partitions=parts)
         except Exception as exc:
-            out["error"] = f"{type(exc).__name__}: {str(exc)[:500]}"
+            # the temporary folder is machine-specific: keep only the file name
+            text = str(exc).replace(str(Path(job["path"]).parent) + "/", "")
+            out["error"] = f"{type(exc).__name__}: {text[:500]}"
         print(json.dumps(out), flush=True)
     return 0
 

@@ -1,0 +1,779 @@
+"""``python -m benchmarks``: time onnxlint and its peers on the generated corpus.
+
+Every figure is a whole command (a fresh Python process, as a user or CI runs it),
+repeated; the result keeps the median, min and max wall time and the child's peak
+RSS (``os.wait4``). onnxlint figures are reported as ratios against peers timed in
+the same run, on the same file, so a busy machine slows both sides alike:
+
+- ``floor``: ``onnx.checker.check_model(full_check=True)`` +
+  ``onnx.shape_inference.infer_shapes(strict_mode=True)``, what any tool must pay to
+  parse and check a model;
+- ``ort-mobile``: ``python -m onnxruntime.tools.check_onnx_model_mobile_usability``;
+- ``polygraphy``: ``polygraphy check lint``, only when it is installed.
+
+The language-server figures drive the real server (``onnxlint lsp``) over stdio
+with pygls' client. Results go to ``benchmarks/results/`` (``results.*`` for a full
+run, ``quick.*`` for ``--quick``), with the machine and the package versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from benchmarks import corpus
+from onnxlint.fsutil import atomic_write_text
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results"
+PY = sys.executable
+
+FLOOR = (
+    "import sys, onnx\n"
+    "p = sys.argv[1]\n"
+    "onnx.checker.check_model(p, full_check=True)\n"
+    "m = onnx.load(p, load_external_data=False)\n"
+    "onnx.shape_inference.infer_shapes(m, strict_mode=True)\n"
+)
+
+#: a static lint must not load onnxruntime: this prints whether it did
+IMPORT_PROBE = (
+    "import runpy, sys\n"
+    "sys.argv = ['onnxlint', *sys.argv[1:]]\n"
+    "try:\n"
+    "    runpy.run_module('onnxlint', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.__stderr__.write('ORT_IMPORTED=%s\\n' % ('onnxruntime' in sys.modules))\n"
+)
+
+
+@dataclass
+class Measurement:
+    """One command timed ``len(runs)`` times."""
+
+    scenario: str
+    model: str
+    tool: str
+    command: str
+    runs: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    exit_codes: list[int] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.runs) if self.runs else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["median_s"] = self.median
+        d["min_s"] = min(self.runs) if self.runs else None
+        d["max_s"] = max(self.runs) if self.runs else None
+        return d
+
+
+def run_child(
+    cmd: Sequence[str], timeout: float, capture: bool = False
+) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS (MiB), exit code and (when asked) stderr+stdout of one run."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            list(cmd),
+            stdout=out if capture else subprocess.DEVNULL,
+            stderr=out if capture else subprocess.DEVNULL,
+            cwd=tempfile.gettempdir(),  # nothing a tool writes lands in the repository
+        )
+        killer = threading.Timer(timeout, proc.kill)
+        killer.start()
+        try:
+            # wait4 gives this child's own rusage (peak RSS of it and the children it waited for)
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        text = ""
+        if capture:
+            out.seek(0)
+            text = out.read().decode("utf-8", "replace")
+    return wall, usage.ru_maxrss / 1024.0, proc.returncode, text
+
+
+def measure(
+    scenario: str,
+    model: str,
+    tool: str,
+    cmd: Sequence[str],
+    repeat: int,
+    timeout: float,
+    ok_codes: tuple[int, ...] = (0, 1),
+    capture: bool = False,
+) -> Measurement:
+    m = Measurement(scenario, model, tool, _display(cmd))
+    for _ in range(repeat):
+        wall, rss, rc, text = run_child(cmd, timeout, capture)
+        m.exit_codes.append(rc)
+        if rc not in ok_codes:
+            m.error = f"exit code {rc}" + (" (killed at the time limit)" if rc == -9 else "")
+            break
+        m.runs.append(round(wall, 4))
+        m.peak_rss_mb = round(max(m.peak_rss_mb, rss), 1)
+        if capture:
+            m.extra.setdefault("outputs", []).append(text)
+    return m
+
+
+def _display(cmd: Sequence[str]) -> str:
+    """The command with machine paths shortened, for the committed results."""
+    home = str(corpus.default_cache())
+    light = str(corpus.light_dir())
+    out = []
+    for part in cmd:
+        part = part.replace(home, "$CACHE").replace(light, "$LIGHT").replace(PY, "python")
+        out.append("<floor script>" if part == FLOOR else part)
+    return " ".join(out)
+
+
+# -- the scenarios ----------------------------------------------------------------------
+
+
+def onnxlint_cmd(path: Path, eps: Sequence[str], *extra: str) -> list[str]:
+    cmd = [PY, "-m", "onnxlint", str(path), "--no-progress", "--isolated"]
+    for ep in eps:
+        cmd += ["--ep", ep]
+    return cmd + list(extra)
+
+
+def peer_cmds(path: Path) -> dict[str, list[str]]:
+    peers = {
+        "floor": [PY, "-c", FLOOR, str(path)],
+        "ort-mobile": [
+            PY,
+            "-m",
+            "onnxruntime.tools.check_onnx_model_mobile_usability",
+            str(path),
+        ],
+    }
+    poly = shutil.which("polygraphy")
+    if poly:
+        peers["polygraphy"] = [poly, "check", "lint", str(path)]
+    return peers
+
+
+def shipped_eps() -> list[str]:
+    from onnxlint import profiles
+
+    return [p.id for p in profiles.list_profiles()]
+
+
+@dataclass
+class Plan:
+    quick: bool
+    models: dict[str, corpus.CorpusModel]
+    measurements: list[Measurement] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def repeat_for(self, name: str) -> int:
+        big = name in ("synth_100k", "bert_base")
+        if self.quick:
+            return 1 if big else 3
+        return 3 if big else 5
+
+    def add(self, m: Measurement, log: Any) -> None:
+        self.measurements.append(m)
+        med = f"{m.median:.2f} s" if m.median is not None else "-"
+        log(
+            f"  {m.scenario:<14} {m.model:<20} {m.tool:<12} {med:>9}  {m.peak_rss_mb:8.0f} MiB"
+            + (f"  {m.error}" if m.error else "")
+        )
+
+
+def scenario_static(plan: Plan, log: Any) -> None:
+    """Static lint, one EP (QNN HTP), with the peers on the same file."""
+    names = [n for n in plan.models if n != "external_4gb"]
+    if plan.quick:
+        names = [
+            n for n in names if n in ("light_resnet50", "light_squeezenet", "synth_1k", "synth_10k")
+        ]
+    for name in names:
+        cm = plan.models[name]
+        r = plan.repeat_for(name)
+        timeout = 900.0
+        plan.add(
+            measure("lint-1ep", name, "onnxlint", onnxlint_cmd(cm.path, ["qnn"]), r, timeout), log
+        )
+        for tool, cmd in peer_cmds(cm.path).items():
+            plan.add(measure("lint-1ep", name, tool, cmd, r, timeout, ok_codes=(0, 1)), log)
+
+
+def scenario_all_eps(plan: Plan, log: Any) -> None:
+    """Static lint with every shipped profile (the worst case for EP-support rules)."""
+    eps = shipped_eps()
+    names = ["light_resnet50", "synth_1k", "synth_10k", "synth_100k", "bert_base", "external_4gb"]
+    for name in [n for n in names if n in plan.models]:
+        cm = plan.models[name]
+        r = plan.repeat_for(name)
+        plan.add(measure("lint-all-eps", name, "onnxlint", onnxlint_cmd(cm.path, eps), r, 900), log)
+        if name == "external_4gb":
+            # the mobile checker loads external data (onnx.load): it would read all 4 GiB
+            plan.add(
+                measure("lint-all-eps", name, "floor", peer_cmds(cm.path)["floor"], r, 900), log
+            )
+        elif name.startswith("synth") or name == "bert_base":
+            # lint-1ep already timed the peers on the light models
+            for tool, cmd in peer_cmds(cm.path).items():
+                if tool == "floor" or not plan.quick:
+                    plan.add(measure("lint-all-eps", name, tool, cmd, r, 900), log)
+
+
+def scenario_imports(plan: Plan, log: Any) -> None:
+    """Start-up: ``onnxlint --version`` and whether a static lint imports onnxruntime."""
+    plan.add(
+        measure("startup", "-", "onnxlint", [PY, "-m", "onnxlint", "--version"], 5, 60, (0,)), log
+    )
+    plan.add(measure("startup", "-", "python", [PY, "-c", "pass"], 5, 60, (0,)), log)
+    cm = plan.models["light_resnet50"]
+    m = measure(
+        "imports",
+        "light_resnet50",
+        "onnxlint",
+        [PY, "-c", IMPORT_PROBE, str(cm.path), "--no-progress", "--isolated", "--ep", "qnn"],
+        1,
+        300,
+        capture=True,
+    )
+    text = "".join(m.extra.pop("outputs", []))
+    m.extra["onnxruntime_imported"] = "ORT_IMPORTED=True" in text
+    plan.add(m, log)
+
+
+def scenario_partitions(plan: Plan, log: Any) -> None:
+    names = ["light_resnet50", "synth_10k", "bert_base"]
+    for name in [n for n in names if n in plan.models]:
+        cm = plan.models[name]
+        cmd = onnxlint_cmd(cm.path, ["qnn"], "--report", "partitions")
+        plan.add(measure("partitions", name, "onnxlint", cmd, plan.repeat_for(name), 900), log)
+
+
+def _create_seconds(text: str) -> float | None:
+    """Sum of the session-creation times the OL905 summaries report."""
+    try:
+        data = json.loads(text[text.index("{") :])
+    except ValueError:
+        return None
+    total, seen = 0.0, False
+    for f in data.get("files", []):
+        for d in f.get("diagnostics", []):
+            create = (d.get("args") or {}).get("create")
+            if d.get("code") == "OL905" and isinstance(create, str) and create.endswith(" s"):
+                with contextlib.suppress(ValueError):
+                    total += float(create[:-2])
+                    seen = True
+    return round(total, 3) if seen else None
+
+
+def scenario_confirm(plan: Plan, log: Any) -> None:
+    """``--confirm`` creates real sessions in isolated workers: their creation time apart."""
+    names = ["light_squeezenet"] if plan.quick else ["light_squeezenet", "light_resnet50"]
+    for name in names:
+        cm = plan.models[name]
+        for ep in ("cpu", "qnn"):
+            cmd = onnxlint_cmd(cm.path, [ep], "--confirm", "--no-cache", "--format", "json")
+            m = measure(
+                "confirm-" + ep, name, "onnxlint", cmd, 1 if plan.quick else 3, 900, capture=True
+            )
+            outs = m.extra.pop("outputs", [])
+            creates = [c for c in (_create_seconds(o) for o in outs) if c is not None]
+            if creates:
+                m.extra["session_create_s"] = creates
+                m.extra["session_create_median_s"] = statistics.median(creates)
+                if m.median is not None:
+                    m.extra["ours_median_s"] = round(m.median - statistics.median(creates), 3)
+            plan.add(m, log)
+
+
+# -- the language server --------------------------------------------------------------
+
+
+async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
+    """Change-on-disk -> publishDiagnostics, and graphView round trips, on a copy of ``model``."""
+    import onnx
+    from lsprotocol import types as lsp
+    from pygls.lsp.client import LanguageClient
+
+    from onnxlint.lsp.workspace import path_to_uri
+
+    ws = Path(tempfile.mkdtemp(prefix="onnxlint-bench-lsp-"))
+    target = ws / model.name
+    shutil.copyfile(model, target)
+    uri = path_to_uri(target)
+    published: dict[str, float] = {}
+    client = LanguageClient("onnxlint-bench", "1")
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diags(ls: Any, params: lsp.PublishDiagnosticsParams) -> None:
+        published[params.uri] = time.perf_counter()
+
+    @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def _register(ls: Any, params: Any) -> None:
+        return None
+
+    @client.feature(lsp.WORKSPACE_CONFIGURATION)
+    def _config(ls: Any, params: Any) -> list[Any]:
+        return [{} for _ in params.items]
+
+    async def wait_for(since: float, timeout: float = 300.0) -> float:
+        deadline = time.perf_counter() + timeout
+        while published.get(uri, 0.0) <= since:
+            if time.perf_counter() > deadline:
+                raise TimeoutError("no diagnostics published")
+            await asyncio.sleep(0.001)
+        return published[uri] - since
+
+    out: dict[str, Any] = {}
+    await client.start_io(PY, "-m", "onnxlint", "lsp")
+    try:
+        t0 = time.perf_counter()
+        await client.initialize_async(
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(),
+                root_uri=path_to_uri(ws),
+                workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
+                initialization_options={"debounceMs": 0},
+            )
+        )
+        client.initialized(lsp.InitializedParams())
+        out["first_diagnostics_s"] = round(await wait_for(t0), 4)
+        proto = onnx.load(str(target), load_external_data=False)
+        changes, views_after_change, views_warm = [], [], []
+        for i in range(rounds):
+            proto.producer_version = f"edit-{i}"  # new bytes: the server's cache cannot answer
+            data = proto.SerializeToString()
+            t0 = time.perf_counter()
+            target.write_bytes(data)
+            client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(
+                    changes=[lsp.FileEvent(uri=uri, type=lsp.FileChangeType.Changed)]
+                )
+            )
+            changes.append(await wait_for(t0))
+            t0 = time.perf_counter()
+            reply = await client.protocol.send_request_async("onnxlint/graphView", {"uri": uri})
+            views_warm.append(time.perf_counter() - t0)
+            text = reply["text"] if isinstance(reply, dict) else getattr(reply, "text", "")
+            out["graph_view_chars"] = len(text or "")
+        for i in range(rounds):
+            # opening the view on a model that just changed: the analysis is part of the wait
+            proto.producer_version = f"view-{i}"
+            target.write_bytes(proto.SerializeToString())
+            t0 = time.perf_counter()
+            await client.protocol.send_request_async("onnxlint/graphView", {"uri": uri})
+            views_after_change.append(time.perf_counter() - t0)
+        for key, samples in (
+            ("change_to_diagnostics", changes),
+            ("graph_view_warm", views_warm),
+            ("graph_view_after_change", views_after_change),
+        ):
+            out[key] = {
+                "runs": [round(s, 4) for s in samples],
+                "median_s": round(statistics.median(samples), 4),
+                "min_s": round(min(samples), 4),
+                "max_s": round(max(samples), 4),
+            }
+        await client.shutdown_async(None)
+        client.exit(None)
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.stop(), 10)
+        shutil.rmtree(ws, ignore_errors=True)
+    return out
+
+
+def scenario_lsp(plan: Plan, log: Any) -> dict[str, Any]:
+    name = "synth_10k"
+    rounds = 3 if plan.quick else 5
+    try:
+        got = asyncio.run(_lsp_latency(plan.models[name].path, rounds))
+    except Exception as exc:  # a broken server is a result to report, not a crash
+        got = {"error": f"{type(exc).__name__}: {exc}"}
+    got["model"] = name
+    got["rounds"] = rounds
+    log(
+        f"  lsp            {name:<20} {json.dumps({k: v.get('median_s') if isinstance(v, dict) else v for k, v in got.items()})}"
+    )
+    return got
+
+
+# -- machine, ratios, targets, output -------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gib = None
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for pkg in (
+        "onnxlint",
+        "onnx",
+        "onnxruntime",
+        "onnxruntime-qnn",
+        "pygls",
+        "polygraphy",
+        "numpy",
+        "protobuf",
+    ):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = None
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        out["git_commit"] = (
+            subprocess.run(
+                ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=10,
+            ).stdout.strip()
+            or None
+        )
+    return out
+
+
+def _find(ms: list[Measurement], scenario: str, model: str, tool: str) -> Measurement | None:
+    return next((m for m in ms if (m.scenario, m.model, m.tool) == (scenario, model, tool)), None)
+
+
+def ratios(ms: list[Measurement]) -> list[dict[str, Any]]:
+    """onnxlint / peer, time and peak RSS, for every (scenario, model) both ran."""
+    rows = []
+    for m in ms:
+        if m.tool != "onnxlint" or m.median is None:
+            continue
+        for peer in ("floor", "ort-mobile", "polygraphy"):
+            p = _find(ms, m.scenario, m.model, peer)
+            if p is None or not p.median:
+                continue
+            rows.append(
+                {
+                    "scenario": m.scenario,
+                    "model": m.model,
+                    "peer": peer,
+                    "time_ratio": round(m.median / p.median, 3),
+                    "rss_ratio": round(m.peak_rss_mb / p.peak_rss_mb, 3) if p.peak_rss_mb else None,
+                }
+            )
+    return rows
+
+
+def scaling(ms: list[Measurement], models: dict[str, corpus.CorpusModel]) -> list[dict[str, Any]]:
+    """Seconds per 1k nodes at 1k/10k/100k, start-up subtracted (flat means linear)."""
+    start = _find(ms, "startup", "-", "onnxlint")
+    base = start.median if start and start.median else 0.0
+    rows = []
+    for scenario in ("lint-1ep", "lint-all-eps"):
+        for tool in ("onnxlint", "floor"):
+            for name in ("synth_1k", "synth_10k", "synth_100k"):
+                m = _find(ms, scenario, name, tool)
+                if m is None or m.median is None:
+                    continue
+                nodes = models[name].nodes
+                work = max(m.median - (base if tool == "onnxlint" else 0.0), 0.0)
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "tool": tool,
+                        "model": name,
+                        "nodes": nodes,
+                        "median_s": m.median,
+                        "peak_rss_mb": m.peak_rss_mb,
+                        "s_per_1k_nodes": round(work / nodes * 1000, 4),
+                        "mib_per_1k_nodes": round(m.peak_rss_mb / nodes * 1000, 3),
+                    }
+                )
+    return rows
+
+
+def targets(
+    ms: list[Measurement], lsp_res: dict[str, Any], models: dict[str, corpus.CorpusModel]
+) -> list[dict[str, Any]]:
+    out = []
+
+    def add(name: str, value: Any, target: str, met: bool | None) -> None:
+        out.append({"target": name, "measured": value, "budget": target, "met": met})
+
+    r50 = _find(ms, "lint-1ep", "light_resnet50", "onnxlint")
+    mob = _find(ms, "lint-1ep", "light_resnet50", "ort-mobile")
+    if r50 and r50.median is not None:
+        add(
+            "lint one EP, light_resnet50, whole CLI",
+            f"{r50.median:.2f} s",
+            "< 0.5 s",
+            r50.median < 0.5,
+        )
+        if mob and mob.median:
+            add(
+                "vs ORT mobile usability checker",
+                f"{mob.median / r50.median:.2f}x faster",
+                ">= 5x faster",
+                mob.median / r50.median >= 5,
+            )
+    big = _find(ms, "lint-all-eps", "synth_100k", "onnxlint")
+    floor = _find(ms, "lint-all-eps", "synth_100k", "floor")
+    if big and floor and big.median and floor.median:
+        t = big.median / floor.median
+        r = big.peak_rss_mb / floor.peak_rss_mb
+        add("100k nodes, all EPs: time vs floor", f"{t:.2f}x", "<= 2x", t <= 2)
+        add("100k nodes, all EPs: peak RSS vs floor", f"{r:.2f}x", "<= 2x", r <= 2)
+    ext = _find(ms, "lint-all-eps", "external_4gb", "onnxlint")
+    if ext and ext.runs:
+        size_mib = models["external_4gb"].external_bytes / 2**20
+        share = ext.peak_rss_mb / size_mib
+        add(
+            "4 GiB external weights: peak RSS / weights",
+            f"{ext.peak_rss_mb:.0f} MiB ({share:.1%})",
+            "< 10%",
+            share < 0.10,
+        )
+    if "change_to_diagnostics" in lsp_res:
+        v = lsp_res["change_to_diagnostics"]["median_s"]
+        add("LSP 10k nodes: change -> diagnostics", f"{v * 1000:.0f} ms", "< 300 ms", v < 0.3)
+        g = lsp_res["graph_view_after_change"]["median_s"]
+        add(
+            "LSP 10k nodes: graph view (model just changed)",
+            f"{g * 1000:.0f} ms",
+            "< 500 ms",
+            g < 0.5,
+        )
+        w = lsp_res["graph_view_warm"]["median_s"]
+        add("LSP 10k nodes: graph view (model analysed)", f"{w * 1000:.0f} ms", "< 500 ms", w < 0.5)
+    rows = [
+        r
+        for r in scaling(ms, models)
+        if r["scenario"] == "lint-all-eps" and r["tool"] == "onnxlint"
+    ]
+    if len(rows) >= 2:
+        per = [r["s_per_1k_nodes"] for r in rows]
+        spread = max(per) / min(per) if min(per) > 0 else None
+        add(
+            "scaling 1k/10k/100k (s per 1k nodes)",
+            " / ".join(f"{p:.3f}" for p in per),
+            "flat (max/min <= 2)",
+            spread is not None and spread <= 2,
+        )
+    return out
+
+
+def _fmt_s(v: float | None) -> str:
+    return "-" if v is None else (f"{v * 1000:.0f} ms" if v < 1 else f"{v:.2f} s")
+
+
+def markdown(data: dict[str, Any]) -> str:
+    mach, ver = data["machine"], data["versions"]
+    lines = [
+        f"# onnxlint benchmark ({data['mode']})",
+        "",
+        f"Run {data['started']} to {data['finished']} UTC, {data['duration_s']:.0f} s. "
+        f"Generated by `python -m benchmarks{' --quick' if data['mode'] == 'quick' else ''}`; "
+        "method and budget in `docs/performance.md`.",
+        "",
+        f"Machine: {mach['cpu']}, {mach['cores']} cores, {mach['memory_gib']} GiB, {mach['os']}, "
+        f"Python {mach['python']}; load average at start {mach['load_average']}, "
+        f"at end {data['load_average_end']} (a shared machine: ratios are the figures to read).",
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items() if v),
+        "",
+        "## Budget",
+        "",
+        "| target | measured | budget | met |",
+        "|---|---|---|---|",
+    ]
+    for t in data["targets"]:
+        met = {True: "yes", False: "**no**", None: "-"}[t["met"]]
+        lines.append(f"| {t['target']} | {t['measured']} | {t['budget']} | {met} |")
+    lines += [
+        "",
+        "## Ratios (onnxlint / peer, same file, same run; < 1 means onnxlint is cheaper)",
+        "",
+        "| scenario | model | peer | time | peak RSS |",
+        "|---|---|---|---|---|",
+    ]
+    for r in data["ratios"]:
+        lines.append(
+            f"| {r['scenario']} | {r['model']} | {r['peer']} | {r['time_ratio']:.2f}x | "
+            f"{'-' if r['rss_ratio'] is None else format(r['rss_ratio'], '.2f') + 'x'} |"
+        )
+    lines += [
+        "",
+        "## Scaling (start-up subtracted for onnxlint)",
+        "",
+        "| scenario | tool | model | nodes | median | s per 1k nodes | peak RSS | MiB per 1k nodes |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in data["scaling"]:
+        lines.append(
+            f"| {r['scenario']} | {r['tool']} | {r['model']} | {r['nodes']} | {_fmt_s(r['median_s'])} | "
+            f"{r['s_per_1k_nodes']:.3f} | {r['peak_rss_mb']:.0f} MiB | {r['mib_per_1k_nodes']:.2f} |"
+        )
+    lsp_res = data.get("lsp") or {}
+    lines += [
+        "",
+        f"## Language server ({lsp_res.get('model', '-')}, {lsp_res.get('rounds', '-')} rounds, debounce 0)",
+        "",
+    ]
+    if "error" in lsp_res:
+        lines.append(f"Failed: {lsp_res['error']}")
+    else:
+        lines += ["| measure | median | min | max |", "|---|---|---|---|"]
+        for key in ("change_to_diagnostics", "graph_view_warm", "graph_view_after_change"):
+            if key in lsp_res:
+                v = lsp_res[key]
+                lines.append(
+                    f"| {key.replace('_', ' ')} | {_fmt_s(v['median_s'])} | {_fmt_s(v['min_s'])} | {_fmt_s(v['max_s'])} |"
+                )
+        if "first_diagnostics_s" in lsp_res:
+            lines.append(
+                f"| start-up to first diagnostics | {_fmt_s(lsp_res['first_diagnostics_s'])} | | |"
+            )
+    lines += [
+        "",
+        "## Every command",
+        "",
+        "| scenario | model | nodes | tool | runs | median | min | max | peak RSS | notes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    nodes = data["corpus"]
+    for m in data["measurements"]:
+        notes = []
+        if m["error"]:
+            notes.append(m["error"])
+        ex = m.get("extra") or {}
+        if "session_create_median_s" in ex:
+            notes.append(
+                f"sessions {ex['session_create_median_s']:.2f} s, ours {ex.get('ours_median_s', 0):.2f} s"
+            )
+        if "onnxruntime_imported" in ex:
+            notes.append(f"imports onnxruntime: {'yes' if ex['onnxruntime_imported'] else 'no'}")
+        n = nodes.get(m["model"], {}).get("nodes", "")
+        lines.append(
+            f"| {m['scenario']} | {m['model']} | {n} | {m['tool']} | {len(m['runs'])} | "
+            f"{_fmt_s(m['median_s'])} | {_fmt_s(m['min_s'])} | {_fmt_s(m['max_s'])} | "
+            f"{m['peak_rss_mb']:.0f} MiB | {'; '.join(notes)} |"
+        )
+    lines += ["", "## Corpus", "", "| model | nodes | origin |", "|---|---|---|"]
+    for name, c in nodes.items():
+        extra = (
+            f", {c['external_bytes'] / 2**30:.0f} GiB external (sparse)"
+            if c["external_bytes"]
+            else ""
+        )
+        lines.append(f"| {name} | {c['nodes']} | {c['origin']}{extra} |")
+    return "\n".join(lines) + "\n"
+
+
+SCENARIOS = ("startup", "static", "all-eps", "partitions", "confirm", "lsp")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--quick", action="store_true", help="a short run (a minute or two): no BERT, no 100k"
+    )
+    ap.add_argument(
+        "--cache", type=Path, default=None, help="corpus folder (default: ~/.cache/onnxlint-bench)"
+    )
+    ap.add_argument("--out", type=Path, default=RESULTS, help="where results.json/.md go")
+    ap.add_argument("--only", action="append", choices=SCENARIOS, help="run only these scenarios")
+    args = ap.parse_args(argv)
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    started = time.time()
+    models = {m.name: m for m in corpus.build(args.cache, quick=args.quick, log=log)}
+    plan = Plan(quick=args.quick, models=models)
+    wanted = set(args.only or SCENARIOS)
+    lsp_res: dict[str, Any] = {}
+    mach = machine()
+    log(f"machine: {mach}")
+    steps = [
+        ("startup", scenario_imports),
+        ("static", scenario_static),
+        ("all-eps", scenario_all_eps),
+        ("partitions", scenario_partitions),
+        ("confirm", scenario_confirm),
+    ]
+    for key, fn in steps:
+        if key in wanted:
+            log(f"{key}:")
+            fn(plan, log)
+    if "lsp" in wanted:
+        log("lsp:")
+        lsp_res = scenario_lsp(plan, log)
+    data = {
+        "mode": "quick" if args.quick else "full",
+        "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+        "duration_s": round(time.time() - started, 1),
+        "machine": mach,
+        "load_average_end": [round(x, 2) for x in os.getloadavg()],
+        "versions": versions(),
+        "corpus": {
+            n: {"nodes": m.nodes, "origin": m.origin, "external_bytes": m.external_bytes}
+            for n, m in models.items()
+        },
+        "targets": targets(plan.measurements, lsp_res, models),
+        "ratios": ratios(plan.measurements),
+        "scaling": scaling(plan.measurements, models),
+        "lsp": lsp_res,
+        "measurements": [m.to_dict() for m in plan.measurements],
+    }
+    stem = "quick" if args.quick else "results"
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(args.out / f"{stem}.json", json.dumps(data, indent=1) + "\n")
+    atomic_write_text(args.out / f"{stem}.md", markdown(data))
+    log(f"wrote {args.out / stem}.json and .md in {data['duration_s']:.0f} s")
+    for t in data["targets"]:
+        log(
+            f"  {'MET ' if t['met'] else 'MISS'} {t['target']}: {t['measured']} (budget {t['budget']})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
