@@ -7,10 +7,11 @@ message is the rendered findings (where, what, how to fix) when any is at or
 above ``fail_on``. It works in any test runner; under pytest the onnxlint
 plugin also lists every model checked this way in the session summary.
 
-``confirm=True`` also creates a real ONNX Runtime session on the first EP in
-an isolated worker (``onnxlint.runtime``): a session that fails, or that
-silently runs on CPU only, fails the assertion; nodes that fell back to CPU
-fail it when ``fail_on`` is ``warning`` or lower.
+``confirm=True`` lints with the confirmation stage on (the CLI's
+``--confirm``): real ONNX Runtime sessions on each requested EP, in isolated
+worker processes, compared with the prediction. A session that fails (OL903)
+or that silently runs without the EP (OL904) is an error; a node the EP
+refused although the prediction gave it to the EP (OL901) is a warning.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from onnxlint.config import Config
@@ -61,17 +63,51 @@ def resolve_eps(ep: str | Sequence[str] | None) -> list[str]:
     return [ep] if isinstance(ep, str) else list(ep)
 
 
+def _config_for(model: Any, config: Config | dict[str, Any] | None, confirm: bool) -> Any:
+    """The configuration to lint with; ``None`` keeps the engine's own discovery."""
+    if not confirm:
+        return config
+    from onnxlint import config as config_mod
+
+    if isinstance(config, dict):
+        cfg = config_mod.from_mapping(config)
+    elif config is None:
+        start = Path(model) if isinstance(model, (str, os.PathLike)) else None
+        cfg = config_mod.discover(start)
+    else:
+        cfg = config
+    # the same switch as the CLI's --confirm
+    return cfg.merged(confirm={**(cfg.confirm or {}), "mode": "run"})
+
+
 def lint_model(
     model: Any,
     ep: str | Sequence[str] | None = None,
     config: Config | dict[str, Any] | None = None,
+    confirm: bool = False,
 ) -> Report:
-    """Lint ``model`` for ``ep`` (see :func:`resolve_eps`) and record the report."""
+    """Lint ``model`` for ``ep`` (see :func:`resolve_eps`) and record the report.
+
+    A report is recorded as it is, unless ``confirm`` asks for real sessions:
+    then its model (``check_export`` keeps it) or its file is linted again.
+    """
     import onnxlint
 
     if isinstance(model, Report):
-        return record(model)
-    return record(onnxlint.lint(model, eps=resolve_eps(ep), config=config))
+        if not confirm:
+            return record(model)
+        source = getattr(model, "model", None)
+        if source is None and model.path and Path(model.path).is_file():
+            source = Path(model.path)
+        if source is None:
+            raise ValueError("cannot confirm a report that carries neither its model nor a file")
+        cfg = _config_for(source, config, confirm)
+        from onnxlint.engine import lint
+
+        return record(lint(source, eps=ep or model.eps, config=cfg, path_label=model.path))
+    return record(
+        onnxlint.lint(model, eps=resolve_eps(ep), config=_config_for(model, config, confirm))
+    )
 
 
 def assert_deployable(
@@ -89,67 +125,21 @@ def assert_deployable(
     ``config`` is a ``Config`` or a ``[tool.onnxlint]``-shaped mapping; when
     omitted, the configuration is discovered from the model's folder. Returns
     the report when the model passes, so a test can inspect it further. A report
-    passed as ``model`` is judged as it is: its EPs were fixed when it was made.
+    passed as ``model`` is judged as it is (its EPs were fixed when it was made);
+    with ``confirm=True`` its model is linted again with real sessions.
     """
     level = Severity.parse(fail_on) if isinstance(fail_on, str) else fail_on
     eps = resolve_eps(ep)
-    report = lint_model(model, eps if not isinstance(model, Report) else None, config)
-    problems: list[str] = []
+    given = None if isinstance(model, Report) and ep is None else eps
+    report = lint_model(model, given, config, confirm=confirm)
     try:
         report.raise_for_errors(level)
     except LintError as exc:
-        problems.append(str(exc))
-    if confirm and not report.fatal:
-        problems += confirm_on_ep(model, eps[0] if eps else DEFAULT_EP, level)
-    if problems:
         where = report.path or "model"
         counts = ", ".join(f"{n} {label}" for label, n in report.counts().items() if n)
         head = (
             f"{where} is not deployable on {' > '.join(report.eps or eps)} "
             f"(fail_on={level.label}{'; ' + counts if counts else ''}):"
         )
-        raise LintError("\n".join([head, *problems]))
+        raise LintError(f"{head}\n{exc}") from None
     return report
-
-
-def confirm_on_ep(model: Any, ep: str, fail_on: Severity = Severity.ERROR) -> list[str]:
-    """Create a real session on ``ep`` in an isolated worker; what went wrong, as lines.
-
-    A failed or crashed session and a session that silently ran on CPU only are
-    errors; nodes assigned to CPU are warnings (listed when ``fail_on`` allows).
-    """
-    from onnxlint.runtime.client import SessionRequest, run_sessions
-    from onnxlint.runtime.runners import EpSpec
-
-    # a report from onnxlint.torch.check_export carries its in-memory model
-    source = (getattr(model, "model", None) or model.path) if isinstance(model, Report) else model
-    if source is None:
-        return [f"cannot confirm on {ep}: the report does not carry its model"]
-    if isinstance(source, (str, os.PathLike)):
-        source = os.fspath(source)
-    try:
-        spec = EpSpec.for_ep(ep)
-    except ValueError as exc:
-        return [f"cannot confirm on {ep}: {exc}"]
-    result = run_sessions([SessionRequest(model=source, optimization="disabled")], spec)[0]
-    lines: list[str] = []
-    if not result.ok:
-        lines.append(
-            f"confirm: session on {spec.provider} failed ({result.status}): "
-            f"{result.error or 'no error message'}"
-        )
-        return lines
-    if result.fallback.any:
-        lines.append(
-            f"confirm: the session did not really use {spec.provider}: "
-            f"{result.fallback.message or 'no node was assigned to it'}"
-        )
-    off = [n for n in result.assignment if n.ep != spec.provider]
-    if off and fail_on <= Severity.WARNING:
-        names = ", ".join(f"{n.name or '<unnamed>'} ({n.op_type})" for n in off[:10])
-        more = f" and {len(off) - 10} more" if len(off) > 10 else ""
-        lines.append(
-            f"confirm: {len(off)} of {len(result.assignment)} nodes ran on another EP "
-            f"than {spec.provider}: {names}{more}"
-        )
-    return lines

@@ -98,15 +98,41 @@ def test_bad_fail_on_is_a_value_error() -> None:
         testing.assert_deployable(parse(GOOD_TEXT), ep="cpu", fail_on="fatal")
 
 
-@pytest.mark.slow
-def test_confirm_creates_a_real_session_on_cpu() -> None:
-    report = testing.assert_deployable(parse(GOOD_TEXT), ep="cpu", confirm=True, config=ONLY)
-    assert report.fatal is False
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Confirmation results are cached on disk: keep them out of the user's cache."""
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 @pytest.mark.slow
-def test_confirm_reports_a_failing_session() -> None:
-    # every rule silenced: only the real session notices that ORT does not load opset 30
+def test_confirm_creates_a_real_session_on_cpu(private_cache: Path) -> None:
+    report = testing.assert_deployable(
+        parse(GOOD_TEXT), ep="cpu", confirm=True, config={"select": ["OL105", "OL204", "OL9"]}
+    )
+    # the confirmation stage ran: its summary finding is in the report
+    assert "OL905" in {d.code for d in report.diagnostics}
+
+
+@pytest.mark.slow
+def test_confirm_reports_a_failing_session(private_cache: Path) -> None:
+    # only the confirmation rules: the real session notices that ORT does not load opset 30
     too_new = GOOD_TEXT.replace('"" : 17', '"" : 30')
-    with pytest.raises(AssertionError, match="confirm: session on CPUExecutionProvider failed"):
-        testing.assert_deployable(parse(too_new), ep="cpu", confirm=True, config={"select": []})
+    with pytest.raises(AssertionError, match="OL903"):
+        testing.assert_deployable(
+            parse(too_new), ep="cpu", confirm=True, config={"select": ["OL9"]}
+        )
+    # without confirm the same selection finds nothing
+    testing.assert_deployable(parse(too_new), ep="cpu", config={"select": ["OL9"]})
+
+
+@pytest.mark.slow
+def test_confirm_relints_a_report_from_its_file(tmp_path: Path, private_cache: Path) -> None:
+    path = write_model(tmp_path, "good.onnx", GOOD_TEXT)
+    report = onnxlint.lint(path, eps=["cpu"], config=ONLY)
+    assert "OL905" not in {d.code for d in report.diagnostics}
+    confirmed = testing.assert_deployable(
+        report, confirm=True, config={"select": ["OL105", "OL204", "OL9"]}
+    )
+    assert "OL905" in {d.code for d in confirmed.diagnostics}
+    assert confirmed.path == report.path

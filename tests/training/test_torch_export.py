@@ -130,11 +130,15 @@ def test_report_feeds_assert_deployable() -> None:
 
 
 @pytest.mark.slow
-def test_confirm_uses_the_in_memory_model() -> None:
+def test_confirm_uses_the_in_memory_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "cache"))
     report = olt.check_export(
         TinyNet().eval(), (torch.randn(2, 4),), ep="cpu", opset=17, dynamo=False
     )
-    assert assert_deployable(report, confirm=True) is report
+    confirmed = assert_deployable(report, confirm=True)
+    # re-linted from report.model with real sessions: the confirmation summary is there
+    assert "OL905" in {d.code for d in confirmed.diagnostics}
+    assert confirmed.path == report.path
 
 
 def test_never_a_cuda_build() -> None:
