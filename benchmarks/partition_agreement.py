@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--node-cases", type=int, default=1, help="node test models per operator")
     ap.add_argument("--no-light", action="store_true")
     ap.add_argument("--no-transformers", action="store_true")
-    ap.add_argument("--only", help="substring filter on model names")
+    ap.add_argument("--only", help="comma-separated substrings of model names to keep")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("-o", "--output")
     ap.add_argument(
@@ -299,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.node_cases:
         corpus += [("node", n, m) for n, m in node_cases(args.node_cases)]
     if args.only:
-        corpus = [c for c in corpus if args.only in c[1]]
+        wanted = [w for w in args.only.split(",") if w]
+        corpus = [c for c in corpus if any(w in c[1] for w in wanted)]
     eps = args.ep or ["qnn"]
     levels = args.level or ["disabled", "basic"]
     tmp = Path(tempfile.mkdtemp(prefix="onnxlint-agreement-"))

@@ -26,6 +26,7 @@ bodies are partitioned on their own, before the node that owns the body.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -298,7 +299,8 @@ def build_level_graph(
         for n in source.nodes:
             if n.name:
                 by_name.setdefault((n.name, n.op_type), n.path)
-        callers = {n.name: n.path for n in source.nodes if n.name}
+        callers = {n.label: n.path for n in source.main.nodes}
+        callers.update({n.name: n.path for n in source.nodes if n.name})
         # unnamed nodes keep no name in ORT's output either: pair them by op type, in order
         unnamed: dict[tuple[str, str], list[str]] = {}
         for n in source.nodes:
@@ -375,6 +377,133 @@ def _inline_simple(model: onnx.ModelProto, depth: int = 8) -> onnx.ModelProto:
             break
         del out.graph.node[:]
         out.graph.node.extend(nodes)
+    return out
+
+
+def expand_unclaimed_function_ops(lg: LevelGraph, la: LevelAssignment) -> onnx.ModelProto | None:
+    """Expand main-graph ai.onnx ops that no EP claims into their ONNX function bodies.
+
+    ORT does this before partitioning (an operator defined as a function, such as
+    Mish or GroupNormalization, runs as its body when no EP has a kernel for it).
+    Returns the expanded model, or None when nothing is expanded.
+    """
+    import onnx.defs
+
+    model = lg.model
+    main = lg.index.main
+    replace_at: dict[int, list[onnx.NodeProto]] = {}
+    for node in main.nodes:
+        na = la.get(node)
+        if na is None or node.domain != "ai.onnx" or node.schema is None:
+            continue
+        if not (node.schema.has_function or node.schema.has_context_dependent_function):
+            continue
+        # the CPU profile counts an expanded function op as claimed (it does run); what
+        # decides is whether any EP in the list has a kernel for the op itself
+        if any(v.claimed for v in na.verdicts if v.ep != CPU_EP) or _cpu_has_kernel(
+            node.op_type, node.since_version
+        ):
+            continue
+        opset = node.opset
+        schema = node.schema
+        if schema is None or opset is None:
+            continue
+        fn = onnx.FunctionProto()
+        try:
+            if schema.has_function:
+                fn.ParseFromString(schema.get_function_with_opset_version(opset))
+            elif schema.has_context_dependent_function:
+                types = []
+                for name in node.inputs:
+                    vt = lg.value_type(main, name) if name else ValueType()
+                    t = _type_proto(vt)
+                    types.append(t.SerializeToString())
+                fn.ParseFromString(
+                    schema.get_context_dependent_function_with_opset_version(
+                        opset, node.node.SerializeToString(), types
+                    )
+                )
+            else:
+                continue
+        except Exception:
+            continue
+        if not fn.node:
+            continue
+        replace_at[node.index] = _instantiate(fn, node.node, f"{node.name or node.label}/")
+    if not replace_at:
+        return None
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    nodes: list[onnx.NodeProto] = []
+    for i, n in enumerate(model.graph.node):
+        nodes.extend(replace_at.get(i, [n]))
+    del out.graph.node[:]
+    out.graph.node.extend(nodes)
+    return out
+
+
+@functools.cache
+def _cpu_kernels() -> dict[str, list[tuple[int, int]]] | None:
+    """ai.onnx op -> CPU kernel version ranges of the installed onnxruntime (None if unknown)."""
+    try:
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+
+        out: dict[str, list[tuple[int, int]]] = {}
+        for k in ort_state.get_all_opkernel_def():
+            if k.provider == CPU_EP and k.domain in ("", "ai.onnx"):
+                lo, hi = k.version_range
+                out.setdefault(k.op_name, []).append((int(lo), int(hi)))
+        return out
+    except Exception:
+        return None
+
+
+def _cpu_has_kernel(op_type: str, since: int | None) -> bool:
+    kernels = _cpu_kernels()
+    if kernels is None:
+        return True  # cannot tell: assume ORT runs the op as it is, not expanded
+    ranges = kernels.get(op_type, [])
+    return any(lo <= (since or lo) <= hi for lo, hi in ranges)
+
+
+def _type_proto(vt: ValueType) -> onnx.TypeProto:
+    elem = 0
+    if vt.dtype:
+        try:
+            elem = onnx.TensorProto.DataType.Value(vt.dtype.upper())
+        except ValueError:
+            elem = 0
+    shape = None
+    if vt.shape is not None:
+        shape = [d if isinstance(d, (int, str)) else None for d in vt.shape]
+    return onnx.helper.make_tensor_type_proto(elem, shape)
+
+
+def _instantiate(fn: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> list[onnx.NodeProto]:
+    """The function's nodes with its formal names bound to the call's values."""
+    rename = dict(zip(fn.input, call.input, strict=False))
+    rename.update(zip(fn.output, call.output, strict=False))
+    attrs = {a.name: a for a in call.attribute}
+    out = []
+    for inner in fn.node:
+        m = onnx.NodeProto()
+        m.CopyFrom(inner)
+        m.name = prefix + (inner.name or f"{inner.op_type}_{len(out)}")
+        m.input[:] = [rename.get(x, prefix + x) if x else "" for x in inner.input]
+        m.output[:] = [rename.get(x, prefix + x) if x else "" for x in inner.output]
+        kept = []
+        for a in m.attribute:
+            if a.ref_attr_name:
+                if a.ref_attr_name in attrs:
+                    b = onnx.AttributeProto()
+                    b.CopyFrom(attrs[a.ref_attr_name])
+                    b.name = a.name
+                    kept.append(b)
+            else:
+                kept.append(a)
+        del m.attribute[:]
+        m.attribute.extend(kept)
+        out.append(m)
     return out
 
 
@@ -872,18 +1001,23 @@ class Assignment:
 
     def _build(self, level: str) -> LevelAssignment | None:
         source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
+        note: str | None = None
         if level == EXPORTED:
-            inlined = inline_functions(source)
-            lg = build_level_graph(
-                inlined, EXPORTED, source=None if inlined is source else self.ctx.index
-            )
-            return assign_level(lg, self.profiles)
-        if level == OPTIMIZED:
-            model, note = optimized_model(source)
+            model = inline_functions(source)
+        elif level == OPTIMIZED:
+            got, note = optimized_model(source)
             self.optimized_note = note
-            if model is None:
+            if got is None:
                 return None
-            lg = build_level_graph(model, OPTIMIZED, source=self.ctx.index)
-            lg.note = note
-            return assign_level(lg, self.profiles)
-        raise ValueError(f"unknown graph level {level!r}")
+            model = got
+        else:
+            raise ValueError(f"unknown graph level {level!r}")
+        mapped = level != EXPORTED or model is not source
+        lg = build_level_graph(model, level, source=self.ctx.index if mapped else None)
+        la = assign_level(lg, self.profiles)
+        expanded = expand_unclaimed_function_ops(lg, la)
+        if expanded is not None:
+            lg = build_level_graph(expanded, level, source=self.ctx.index)
+            la = assign_level(lg, self.profiles)
+        lg.note = note
+        return la

@@ -283,3 +283,20 @@ g (float[1,16] x) => (float[1,16] y) {
     assert [p.level for p in plans] == ["exported"]
     assert parts.deployment_level == "exported"
     assert plans[0].note is not None and plans[0].note.startswith("no level-1 graph: ")
+
+
+def test_function_op_without_a_kernel_is_expanded_as_ort_does() -> None:
+    """ORT runs Mish (no CPU kernel) as its function body; QNN takes the body in one
+    partition (measured: onnx node test test_mish, QNN HTP simulator)."""
+    text = """\
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[1,16] x) => (float[1,16] y) {
+    y = Mish(x)
+}
+"""
+    plan = partitions(text, ["qnn"]).plan("exported")
+    assert plan is not None
+    ops = sorted(p.op_types for p in plan.partitions_on(QNN))
+    assert ops == [["Softplus", "Tanh", "Mul"]]
+    # the expanded nodes point back at the Mish node of the user's model
+    assert set(plan.graph.source_path.values()) == {"main/Mish_0"}
