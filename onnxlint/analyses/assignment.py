@@ -350,29 +350,7 @@ def _inline_simple(model: onnx.ModelProto, depth: int = 8) -> onnx.ModelProto:
                 nodes.append(n)
                 continue
             changed = True
-            prefix = f"{n.name or n.op_type + '_' + str(k)}/"
-            rename = {f: a for f, a in zip(fn.input, n.input, strict=False)}
-            rename.update({f: a for f, a in zip(fn.output, n.output, strict=False)})
-            attrs = {a.name: a for a in n.attribute}
-            for inner in fn.node:
-                m = onnx.NodeProto()
-                m.CopyFrom(inner)
-                m.name = prefix + (inner.name or inner.op_type)
-                m.input[:] = [rename.get(x, prefix + x) if x else "" for x in inner.input]
-                m.output[:] = [rename.get(x, prefix + x) if x else "" for x in inner.output]
-                kept = []
-                for a in m.attribute:
-                    if a.ref_attr_name:
-                        if a.ref_attr_name in attrs:
-                            b = onnx.AttributeProto()
-                            b.CopyFrom(attrs[a.ref_attr_name])
-                            b.name = a.name
-                            kept.append(b)
-                    else:
-                        kept.append(a)
-                del m.attribute[:]
-                m.attribute.extend(kept)
-                nodes.append(m)
+            nodes.extend(_instantiate(fn, n, f"{n.name or n.op_type + '_' + str(k)}/"))
         if not changed:
             break
         del out.graph.node[:]
