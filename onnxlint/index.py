@@ -146,6 +146,8 @@ class ModelIndex:
             self.opsets[norm_domain(imp.domain)] = imp.version
         self.graphs: list[GraphRef] = []
         self.nodes: list[NodeRef] = []
+        self._by_path: dict[str, NodeRef] | None = None
+        self._by_path_len = 0
         self.functions: dict[tuple[str, str], GraphRef] = {}
         self.main = self._add_graph(model.graph, "main", self.opsets, depth=0)
         for fn in model.functions:
@@ -234,10 +236,14 @@ class ModelIndex:
                 yield n
 
     def node_by_path(self, path: str) -> NodeRef | None:
-        for n in self.nodes:
-            if n.path == path:
-                return n
-        return None
+        # a dict built on first use: rules and the partition mapping look up every node,
+        # and a scan per lookup made a 10k-node lint quadratic (benchmarks/, docs/performance.md)
+        if self._by_path is None or self._by_path_len != len(self.nodes):
+            self._by_path = {}
+            for n in self.nodes:
+                self._by_path.setdefault(n.path, n)
+            self._by_path_len = len(self.nodes)
+        return self._by_path.get(path)
 
     @property
     def main_graph_nodes(self) -> list[NodeRef]:

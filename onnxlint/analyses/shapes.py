@@ -25,12 +25,16 @@ inferred by ONNX and are not covered.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import io
 import logging
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
@@ -327,9 +331,8 @@ def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     if opset < 7 or _has_external_data(model):
         return None  # ORT's tool refuses old opsets, and would read external weights from disk
-    try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-    except Exception:
+    SymbolicShapeInference = _symbolic_class()
+    if SymbolicShapeInference is None:
         return None
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
     previous = logger.level
@@ -351,6 +354,38 @@ def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
         return None
     finally:
         logger.setLevel(previous)
+
+
+@functools.cache
+def _symbolic_class() -> Any:
+    """ORT's ``SymbolicShapeInference``, loaded from its file when possible.
+
+    Importing ``onnxruntime.tools.symbolic_shape_infer`` runs ``onnxruntime/__init__``
+    and ``onnxruntime/tools/__init__``, which imports torch when it is installed: seconds
+    of start-up for a module that itself needs only onnx, numpy and sympy. Loading the
+    file under a private name skips both (docs/performance.md); the package import is
+    the fallback.
+    """
+    with contextlib.suppress(Exception):
+        spec = importlib.util.find_spec("onnxruntime")  # locates, does not import
+        if spec is not None and spec.origin:
+            path = Path(spec.origin).parent / "tools" / "symbolic_shape_infer.py"
+            name = "onnxlint._ort_symbolic_shape_infer"
+            file_spec = importlib.util.spec_from_file_location(name, path)
+            if file_spec is not None and file_spec.loader is not None:
+                module = importlib.util.module_from_spec(file_spec)
+                sys.modules[name] = module
+                try:
+                    file_spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+                return module.SymbolicShapeInference
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    except Exception:
+        return None
+    return SymbolicShapeInference
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
