@@ -601,7 +601,10 @@ def _attr_plain(a: onnx.AttributeProto) -> Any:
         onnx.AttributeProto.TYPE_PROTOS,
     ):
         return None
-    v = onnx.helper.get_attribute_value(a)
+    try:
+        v = onnx.helper.get_attribute_value(a)
+    except ValueError:  # e.g. a ref_attr_name outside a function: value unknown
+        return None
     if isinstance(v, bytes):
         return v.decode("utf-8", "replace")
     if isinstance(v, list):

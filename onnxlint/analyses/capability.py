@@ -593,7 +593,11 @@ def facts_from_node(
         if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH):
             attrs[a.name] = None
             continue
-        v = onnx.helper.get_attribute_value(a)
+        try:
+            v = onnx.helper.get_attribute_value(a)
+        except ValueError:  # e.g. a ref_attr_name outside a function: value unknown
+            attrs[a.name] = None
+            continue
         if isinstance(v, bytes):
             v = v.decode("utf-8", "replace")
         elif isinstance(v, list):

@@ -49,13 +49,6 @@ def _reference_attribute() -> bytes:
 
 
 @pytest.mark.parametrize("ep", ["cpu", "qnn"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="onnxlint/analyses/capability.py (_facts) and assignment.py (_attr_plain) (owner: "
-    "EP capability / assignment) call onnx.helper.get_attribute_value, which raises "
-    "ValueError for a ref_attr_name outside a function: OL501 and the assignment rules "
-    "crash (OL099). Fix: catch ValueError and treat the value as unknown",
-)
 def test_reference_attribute_outside_a_function_does_not_crash_ep_rules(ep: str) -> None:
     """Found by the fuzzer (attribute-type mutation on the 'relu' seed, --ep cpu). Checked
     directly, because the fuzz run lists this crash as known (KNOWN_FAILURES)."""
