@@ -32,6 +32,6 @@ t1=$(date +%s)
 echo "ci: torch install took $(( t1 - t0 )) s"
 
 # the torch-marked tests, including the example training repo run end to end
-"$PY" -m pytest -m torch tests/training -q -p no:cacheprovider
+"$PY" -m pytest -m torch tests -q -p no:cacheprovider
 t2=$(date +%s)
 echo "ci: torch tests took $(( t2 - t1 )) s (install + tests: $(( t2 - t0 )) s)"
