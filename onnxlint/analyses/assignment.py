@@ -542,6 +542,14 @@ def optimized_model(
     """
     if _has_external_data(model):
         return None, "the model keeps tensors in external data, which onnxlint never reads"
+    nodes = _count_nodes(model.graph)
+    if nodes > OPTIMIZED_MAX_NODES:
+        # ORT's session creation grows faster than the lint itself (17 s for a 10k-node
+        # graph on a 2-core machine, benchmarks/): past the limit it would dominate
+        return None, (
+            f"{nodes} nodes (limit {OPTIMIZED_MAX_NODES} for running ORT's level-1 "
+            "optimizations during a static lint)"
+        )
     tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
     try:
         out = tmp / "level1.onnx"
@@ -568,6 +576,21 @@ def optimized_model(
             return None, f"could not read ORT's optimized model: {exc}"
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: above this many nodes (subgraphs included) the level-1 graph is not built (docs/performance.md)
+OPTIMIZED_MAX_NODES = 20_000
+
+
+def _count_nodes(g: onnx.GraphProto) -> int:
+    total = len(g.node)
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                total += _count_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                total += sum(_count_nodes(s) for s in a.graphs)
+    return total
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:

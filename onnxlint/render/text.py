@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 from tabulate import tabulate
@@ -22,6 +23,50 @@ def _where(d: Diagnostic) -> str:
     return d.location.describe()
 
 
+_HEADERS = ["code", "severity", "where", "ep", "message"]
+_WIDTHS: list[int | None] = [None, None, 40, 14, 80]
+
+
+class _PlainWrap(textwrap.TextWrapper):
+    """tabulate's wrapping for plain ASCII text: a long word is cut at the width, hyphens or not."""
+
+    def _handle_long_word(
+        self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
+    ) -> None:
+        space_left = 1 if width < 1 else width - cur_len
+        if space_left > 0:
+            chunk = reversed_chunks[-1]
+            cur_line.append(chunk[:space_left])
+            reversed_chunks[-1] = chunk[space_left:]
+        elif not cur_line:
+            cur_line.append(reversed_chunks.pop())
+
+
+def _plain(cell: str) -> bool:
+    return cell.isascii() and all(line.isprintable() for line in cell.splitlines())
+
+
+def _table(rows: list[list[str]]) -> str:
+    """The findings table; wrapped here when every cell is plain ASCII.
+
+    tabulate's own wrapping measures every chunk through an ANSI-stripping regex and
+    wcwidth: it took most of the time of a 100k-node lint (docs/performance.md). For
+    plain ASCII the standard wrapper with tabulate's long-word rule gives the same
+    lines; anything else keeps tabulate's wrapping.
+    """
+    wrappers = {i: _PlainWrap(width=w) for i, w in enumerate(_WIDTHS) if w is not None}
+    if not all(_plain(row[i]) for row in rows for i in wrappers):
+        return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=_WIDTHS)
+    wrapped = []
+    for row in rows:
+        new = list(row)
+        for i, wrapper in wrappers.items():
+            lines = ["\n".join(wrapper.wrap(line)) for line in row[i].splitlines() if line.strip()]
+            new[i] = "\n".join(lines)
+        wrapped.append(new)
+    return tabulate(wrapped, headers=_HEADERS, tablefmt="simple")
+
+
 def render_table(reports: Sequence[Report], color: bool = False) -> str:
     out: list[str] = []
     totals = {s: 0 for s in Severity}
@@ -36,14 +81,7 @@ def render_table(reports: Sequence[Report], color: bool = False) -> str:
                 fix = f"\nfix: {d.fix.title}" if d.fix else ""
                 rows.append([d.code, sev, _where(d), d.ep or "", d.message + fix])
                 totals[d.severity] += 1
-            out.append(
-                tabulate(
-                    rows,
-                    headers=["code", "severity", "where", "ep", "message"],
-                    tablefmt="simple",
-                    maxcolwidths=[None, None, 40, 14, 80],
-                )
-            )
+            out.append(_table(rows))
         else:
             out.append("  no findings")
         out.append("")
