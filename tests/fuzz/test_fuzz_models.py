@@ -47,12 +47,9 @@ ARTIFACTS = corpus.REPO / "test-artifacts" / "fuzz"
 #: failures already pinned by an xfail(strict) regression test in test_fuzz_regressions.py,
 #: as (diagnostic code, message fragment): a rule crash (OL099) or a memory blow-up that
 #: the memory ceiling (conftest.py) turned into a bad_alloc inside a library
-KNOWN_FAILURES: list[tuple[str, str]] = [
-    # ONNX data propagation through a model-local function: ~200 bytes per element
-    ("OL300", "bad_alloc"),
-    # EP capability/assignment facts: get_attribute_value on a ref_attr_name outside a function
-    ("OL099", "Cannot get value of reference attribute"),
-]
+#: (empty: both failures found so far, ONNX data propagation through a local function and
+#: get_attribute_value on a ref_attr_name outside a function, were fixed by their owners)
+KNOWN_FAILURES: list[tuple[str, str]] = []
 
 _BLOWUP = ("bad_alloc", "MemoryError", "out of memory")
 
