@@ -9,10 +9,12 @@ one that makes session creation fail is an error.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, source_location
 from onnxlint.analyses.capability import Verdict
+from onnxlint.analyses.dataflow import Constness, Dataflow
 from onnxlint.analyses.partition import Partitions, short_ep
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
@@ -31,6 +33,35 @@ def _fallback(na: NodeAssignment, ep: str) -> str:
         if seen and na.claims(v.ep):
             return short_ep(v.ep)
     return "nowhere"
+
+
+def _folded_by_ort(ctx: LintContext, loc: Location, verdict: Verdict) -> bool:
+    """Whether ORT's level-1 constant folding (on by default) makes this refusal moot.
+
+    True when every output of the node is computable from constants alone (the node is
+    folded away before any EP is asked), or when the EP only wants an input to be a
+    constant and that input is computed from constants (folding turns it into one).
+    """
+    graph = next((g for g in ctx.index.graphs if g.path == loc.graph), None)
+    if graph is None or loc.node_index is None or loc.node_index >= len(graph.nodes):
+        return False
+    node = graph.nodes[loc.node_index]
+    flow = ctx.analysis(Dataflow)
+
+    def constant(names: list[str]) -> bool:
+        names = [n for n in names if n]
+        return bool(names) and all(flow.kind(n, graph) is Constness.CONSTANT for n in names)
+
+    if constant(node.outputs):
+        return True
+    match = _NOT_CONSTANT.search(verdict.reason) if verdict.constraint == "constant_input" else None
+    if match is None:
+        return False
+    slot = int(match.group(1))
+    return slot < len(node.inputs) and constant([node.inputs[slot]])
+
+
+_NOT_CONSTANT = re.compile(r"input (\d+) is not a constant")
 
 
 def _fix_for(verdict: Verdict, op: str, ep: str) -> Fix:
@@ -84,7 +115,15 @@ class _RefusalRule(Rule):
                     continue  # OL508 reports a node nothing runs
                 severity = Severity.WARNING if fallback == "CPU" else Severity.INFO
                 loc = source_location(la.graph, na.node, ctx.index)
-                ctx.emit(self._diag(na, v, fallback, severity, loc))
+                d = self._diag(na, v, fallback, severity, loc)
+                if _folded_by_ort(ctx, loc, v):
+                    d = replace(
+                        d,
+                        severity=Severity.HINT,
+                        message=d.message + "; only with optimizations disabled: ORT folds this "
+                        "constant computation at its default level, so the EP never sees it",
+                    )
+                ctx.emit(d)
 
     def _diag(
         self,
