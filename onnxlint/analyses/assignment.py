@@ -754,7 +754,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            verdicts = tuple(evaluate(p, facts) for p in eps)
+            verdicts = tuple(_epcontext_verdict(p, facts) or evaluate(p, facts) for p in eps)
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
@@ -768,6 +768,24 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
             _apply_cpu_preference(lg, result, p.ep)
     _fill_first_claimer(result, eps)
     return result
+
+
+def _epcontext_verdict(p: Profile, facts: NodeFacts) -> Verdict | None:
+    """An EPContext node holds one EP's compiled binary: ORT gives it to the EP named by its
+    ``source`` attribute and to no other (the compiled-model rules check the node itself)."""
+    if facts.op_type != "EPContext" or facts.domain != "com.microsoft":
+        return None
+    source = str(facts.attributes.get("source") or "").lower()
+    names = {p.ep.lower(), p.ep.lower().removesuffix("executionprovider")}
+    mine = bool(source) and source in names
+    reason = (
+        f"{p.label} runs its own compiled EPContext binary"
+        if mine
+        else f"{p.label} does not run an EPContext node compiled for '{source or 'no source'}'"
+    )
+    return Verdict(
+        ep=p.ep, profile=p.id, claimed=mine, kind="supported" if mine else "domain", reason=reason
+    )
 
 
 #: EPs that claim a node they refuse alone when it is part of a pattern they fuse.
