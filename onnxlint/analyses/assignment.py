@@ -550,24 +550,18 @@ def optimized_model(
             f"{nodes} nodes (limit {OPTIMIZED_MAX_NODES} for running ORT's level-1 "
             "optimizations during a static lint)"
         )
+    from onnxlint.runtime.client import optimize_model
+
     tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
     try:
-        out = tmp / "level1.onnx"
-        try:
-            import onnxruntime as ort
-        except ImportError:  # pragma: no cover - onnxruntime is a dependency
-            return None, "onnxruntime is not installed"
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-        so.optimized_model_filepath = str(out)
-        so.log_severity_level = 4
-        so.intra_op_num_threads = 1
-        so.inter_op_num_threads = 1
-        try:
-            ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        except Exception as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return None, f"ONNX Runtime could not load the model on CPU: {first[:300]}"
+        src, out = tmp / "exported.onnx", tmp / "level1.onnx"
+        src.write_bytes(model.SerializeToString())  # private mkdtemp folder, removed below
+        # in an isolated worker: an ORT crash on a hostile model must not end the linter
+        res = optimize_model(src, out, timeout_s=timeout_s)
+        if not res.ok:
+            first = (res.error or res.status).strip().splitlines()
+            reason = first[0][:300] if first else res.status
+            return None, f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
         if not out.exists():
             return None, "ONNX Runtime wrote no optimized model"
         try:
