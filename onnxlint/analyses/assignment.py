@@ -573,7 +573,7 @@ def optimized_model(
 
 
 #: above this many nodes (subgraphs included) the level-1 graph is not built (docs/performance.md)
-OPTIMIZED_MAX_NODES = 20_000
+OPTIMIZED_MAX_NODES = 5_000
 
 
 def _count_nodes(g: onnx.GraphProto) -> int:

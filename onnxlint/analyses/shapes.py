@@ -55,7 +55,7 @@ Dim = int | str | None
 
 #: ORT's symbolic inference is skipped above these sizes: it is pure Python and
 #: can take minutes on large graphs, for dims that rarely change a verdict.
-SYMBOLIC_MAX_NODES = 20_000
+SYMBOLIC_MAX_NODES = 5_000
 SYMBOLIC_MAX_BYTES = 512 * 1024 * 1024
 
 # ``unk__12`` (ONNX data propagation, ORT), ``Reshape_3_o0__d1`` (ORT), ``_d0`` style
