@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+import tabulate as tabulate_module
 from tabulate import tabulate
 
 from onnxlint.diagnostics import Diagnostic, Severity
@@ -47,24 +48,27 @@ def _plain(cell: str) -> bool:
 
 
 def _table(rows: list[list[str]]) -> str:
-    """The findings table; wrapped here when every cell is plain ASCII.
+    """The findings table, its cells wrapped here rather than by tabulate.
 
     tabulate's own wrapping measures every chunk through an ANSI-stripping regex and
-    wcwidth: it took most of the time of a 100k-node lint (docs/performance.md). For
-    plain ASCII the standard wrapper with tabulate's long-word rule gives the same
-    lines; anything else keeps tabulate's wrapping.
+    wcwidth: it took most of the time of a 100k-node lint (docs/performance.md). Plain
+    ASCII cells go through the standard wrapper with tabulate's long-word rule (the same
+    lines); other cells through tabulate's wrapper, one cell at a time.
     """
-    wrappers = {i: _PlainWrap(width=w) for i, w in enumerate(_WIDTHS) if w is not None}
-    if not all(_plain(row[i]) for row in rows for i in wrappers):
+    custom = getattr(tabulate_module, "_CustomTextWrap", None)
+    if custom is None:  # pragma: no cover - a tabulate without it: its own wrapping
         return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=_WIDTHS)
+    plain = {i: _PlainWrap(width=w) for i, w in enumerate(_WIDTHS) if w is not None}
     wrapped = []
     for row in rows:
         new = list(row)
-        for i, wrapper in wrappers.items():
-            lines = ["\n".join(wrapper.wrap(line)) for line in row[i].splitlines() if line.strip()]
-            new[i] = "\n".join(lines)
+        for i, wrapper in plain.items():
+            cell = row[i]
+            wrap = wrapper.wrap if _plain(cell) else custom(width=_WIDTHS[i]).wrap
+            new[i] = "\n".join("\n".join(wrap(line)) for line in cell.splitlines() if line.strip())
         wrapped.append(new)
-    return tabulate(wrapped, headers=_HEADERS, tablefmt="simple")
+    # every column is text: no number parsing (it cost seconds on large reports)
+    return tabulate(wrapped, headers=_HEADERS, tablefmt="simple", disable_numparse=True)
 
 
 def render_table(reports: Sequence[Report], color: bool = False) -> str:
