@@ -557,7 +557,8 @@ def optimized_model(
         src, out = tmp / "exported.onnx", tmp / "level1.onnx"
         src.write_bytes(model.SerializeToString())  # private mkdtemp folder, removed below
         # in an isolated worker: an ORT crash on a hostile model must not end the linter
-        res = optimize_model(src, out, timeout_s=timeout_s)
+        # folded weights go to a side file that is never read: only the graph is needed
+        res = optimize_model(src, out, timeout_s=timeout_s, external_initializers="level1.weights")
         if not res.ok:
             first = (res.error or res.status).strip().splitlines()
             reason = first[0][:300] if first else res.status

@@ -767,6 +767,17 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
         try:
             so = _session_options(dict(item, log_severity=item.get("log_severity", 2)), True)
             so.optimized_model_filepath = item["output_path"]
+            if item.get("external_initializers"):
+                # large folded weights go to a side file the caller never reads: the graph
+                # is all it needs, and the weights would cost it hundreds of MB
+                so.add_session_config_entry(
+                    "session.optimized_model_external_initializers_file_name",
+                    str(item["external_initializers"]),
+                )
+                so.add_session_config_entry(
+                    "session.optimized_model_external_initializers_min_size_in_bytes",
+                    str(int(item.get("external_min_bytes", 1024))),
+                )
             _inject_fault(item.get("fault"))
             t0 = time.perf_counter()
             ort.InferenceSession(item["model_path"], so, providers=["CPUExecutionProvider"])

@@ -180,8 +180,12 @@ def optimize_model(
     level: str = "basic",
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    external_initializers: str | None = None,
 ) -> SessionResult:
     """Write ORT's optimized graph (level 1 by default) using the CPU EP only.
+
+    With ``external_initializers`` (a file name next to ``output_path``), initializers
+    of 1 KiB or more are written there instead of into the model.
 
     This is what partition prediction starts from: the assignment ORT reports
     is taken after level-1 optimizations. A compiling EP is never used here:
@@ -194,6 +198,7 @@ def optimize_model(
             "model_path": str(Path(model).resolve()),
             "output_path": str(Path(output_path).resolve()),
             "optimization": level,
+            **({"external_initializers": external_initializers} if external_initializers else {}),
         },
     )
     return run_items(
