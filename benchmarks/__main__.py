@@ -328,7 +328,13 @@ def scenario_confirm(plan: Plan, log: Any) -> None:
         for ep in ("cpu", "qnn"):
             cmd = onnxlint_cmd(cm.path, [ep], "--confirm", "--no-cache", "--format", "json")
             m = measure(
-                "confirm-" + ep, name, "onnxlint", cmd, 1 if plan.quick else 2, 900, capture=True
+                "confirm-" + ep,
+                name,
+                "onnxlint",
+                cmd,
+                1 if plan.quick or ep == "qnn" else 2,
+                900,
+                capture=True,
             )
             outs = m.extra.pop("outputs", [])
             creates = [c for c in (_create_seconds(o) for o in outs) if c is not None]
