@@ -122,7 +122,7 @@ def test_claimed_then_failed_from_the_log(add_cases: list[ProbeCase]) -> None:
         ),
         (
             CPU,
-            "Fail: [ONNXRuntimeError] : 1 : FAIL : Load model from /tmp/onnxlint-models-ab12/"
+            "Fail: [ONNXRuntimeError] : 1 : FAIL : Load model from onnxlint-models-ab12/"
             "model-3.onnx failed: Unsupported model IR version: 14, max supported IR version: 13",
             None,
             "load-error",
