@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate
+from onnxlint.analyses.shapes import dtype_name
 from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
 
@@ -178,7 +179,7 @@ class LevelGraph:
                 return vt
             if name in g.initializers:
                 t = g.initializers[name]
-                return ValueType(_dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+                return ValueType(dtype_name(t.data_type), tuple(int(d) for d in t.dims))
             g = g.outer
         return ValueType()
 
@@ -234,21 +235,12 @@ def _is_constant_node(node: NodeRef) -> bool:
     return node.op_type == "Constant" and node.domain == "ai.onnx"
 
 
-def _dtype_name(elem_type: int) -> str | None:
-    if not elem_type:
-        return None
-    try:
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
-    except ValueError:
-        return None
-
-
 def _vi_type(vi: onnx.ValueInfoProto) -> ValueType:
     t = vi.type
     if t.WhichOneof("value") != "tensor_type":
         return ValueType()
     tt = t.tensor_type
-    dtype = _dtype_name(tt.elem_type)
+    dtype = dtype_name(tt.elem_type)
     if not tt.HasField("shape"):
         return ValueType(dtype, None)
     dims: list[int | str | None] = []

@@ -159,15 +159,16 @@ def value_type_of(tp: onnx.TypeProto) -> ValueType:
     return ValueType(None, None, "unknown")
 
 
-def _iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and every If/Loop/Scan body nested in it, depth first."""
     yield graph
     for node in graph.node:
         for attr in node.attribute:
             if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _iter_graphs(attr.g)
+                yield from iter_graphs(attr.g)
             elif attr.type == onnx.AttributeProto.GRAPHS:
                 for g in attr.graphs:
-                    yield from _iter_graphs(g)
+                    yield from iter_graphs(g)
 
 
 #: ops whose output sizes nobody can infer statically: ORT would only invent names for them
@@ -179,7 +180,7 @@ def symbolic_could_help(
 ) -> bool:
     """Whether some gap that matters (a value something reads) starts at a node whose inputs
     are all known: only there can ORT's symbolic inference add anything."""
-    graphs = list(_iter_graphs(model.graph))
+    graphs = list(iter_graphs(model.graph))
     read = {i for g in graphs for n in g.node for i in n.input if i}
     read |= {o.name for g in graphs for o in g.output}
     for g in graphs:
@@ -195,13 +196,13 @@ def symbolic_could_help(
 
 
 def _produced(model: onnx.ModelProto) -> list[str]:
-    return [o for g in _iter_graphs(model.graph) for n in g.node for o in n.output if o]
+    return [o for g in iter_graphs(model.graph) for n in g.node for o in n.output if o]
 
 
 def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
     """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
     table: dict[str, ValueType] = {}
-    for g in _iter_graphs(model.graph):
+    for g in iter_graphs(model.graph):
         for init in g.initializer:
             table[init.name] = ValueType(
                 dtype_name(init.data_type), tuple(int(d) for d in init.dims)
@@ -293,7 +294,7 @@ def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, li
 def _rank1_elements(model: onnx.ModelProto) -> int:
     """Total static length of the rank-1 tensors an inferred model declares (all graphs)."""
     total = 0
-    for g in _iter_graphs(model.graph):
+    for g in iter_graphs(model.graph):
         for vi in (*g.input, *g.output, *g.value_info):
             tt = vi.type.tensor_type
             if vi.type.WhichOneof("value") == "tensor_type" and len(tt.shape.dim) == 1:
@@ -313,7 +314,7 @@ def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     (the input when inference cannot run at all) and the errors of the pass kept.
     """
     base, errors = _infer(model, data_prop=False)
-    ops = {n.op_type for g in _iter_graphs(model.graph) for n in g.node}
+    ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops |= {n.op_type for f in model.functions for n in f.node}
     if not ops & _VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
         return base, errors
@@ -391,7 +392,7 @@ def _symbolic_class() -> Any:
 def _has_external_data(model: onnx.ModelProto) -> bool:
     return any(
         init.data_location == onnx.TensorProto.EXTERNAL
-        for g in _iter_graphs(model.graph)
+        for g in iter_graphs(model.graph)
         for init in g.initializer
     )
 
@@ -439,7 +440,7 @@ class Shapes:
         """The analysis for a bare model (tools that have no lint context)."""
         self = cls.__new__(cls)
         self.errors, self.used_symbolic, self.symbolic_skipped, self._table = [], False, None, {}
-        self._compute(model, sum(len(g.node) for g in _iter_graphs(model.graph)))
+        self._compute(model, sum(len(g.node) for g in iter_graphs(model.graph)))
         return self
 
     def _compute(self, model: onnx.ModelProto, node_count: int) -> None:

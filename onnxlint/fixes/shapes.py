@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from onnxlint.analyses.shapes import (
     collect_value_types,
     infer_model,
     is_generated_dim,
+    iter_graphs,
     symbolic_could_help,
     symbolic_infer,
     value_type_of,
@@ -328,17 +329,6 @@ def _resolve_request(
     return mapping
 
 
-def _iter_graphs(graph: onnx.GraphProto) -> Iterable[onnx.GraphProto]:
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from _iter_graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from _iter_graphs(g)
-
-
 def _apply(
     model: onnx.ModelProto, mapping: Mapping[str, int], inputs: Mapping[str, tuple[int, ...]]
 ) -> bool:
@@ -357,7 +347,7 @@ def _apply(
                 if d.WhichOneof("value") != "dim_value" or d.dim_value != v:
                     d.dim_value = v  # clears dim_param (a oneof)
                     changed = True
-    for g in _iter_graphs(model.graph):
+    for g in iter_graphs(model.graph):
         for vi in (*g.input, *g.output, *g.value_info):
             if vi.type.WhichOneof("value") != "tensor_type":
                 continue
@@ -532,7 +522,7 @@ def _captured(graph: onnx.GraphProto) -> set[str]:
         for attr in node.attribute:
             subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
             for sub in subs:
-                for g in _iter_graphs(sub):
+                for g in iter_graphs(sub):
                     for n in g.node:
                         names.update(i for i in n.input if i)
                     names.update(o.name for o in g.output)
@@ -559,7 +549,7 @@ def _live(graph: onnx.GraphProto) -> set[int]:
         for attr in node.attribute:
             subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
             for sub in subs:
-                for g in _iter_graphs(sub):
+                for g in iter_graphs(sub):
                     for n in g.node:
                         needed += [x for x in n.input if x]
                     needed += [o.name for o in g.output]
