@@ -111,7 +111,10 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         help="create real ORT sessions on each EP (isolated workers) and diff them with the prediction",
     )
     p.add_argument(
-        "--no-cache", action="store_true", help="with --confirm: ignore and do not write the cache"
+        "--no-cache",
+        action="store_true",
+        help="ignore and do not write the caches (--confirm results, ORT's level-1 graph); "
+        "also ONNXLINT_NO_CACHE=1",
     )
     p.add_argument(
         "--source",

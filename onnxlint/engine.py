@@ -77,7 +77,9 @@ def instantiate_rules(config: Config) -> list[Rule]:
         if not is_enabled(cls.code, cls.name, cls.category.value, config.select, config.ignore):
             continue
         options = {**config.rules.get(cls.name, {}), **config.rules.get(cls.code, {})}
-        errors = list(_options_validator(cls).iter_errors(options))
+        # no options: nothing to validate ({} always meets a properties-only schema), and
+        # building 60-odd validators (and importing jsonschema) cost a tenth of a lint
+        errors = list(_options_validator(cls).iter_errors(options)) if options else []
         if errors:
             msgs = "; ".join(
                 f"rules.{cls.code}.{'.'.join(map(str, e.absolute_path)) or '(options)'}: {e.message}"
@@ -107,17 +109,37 @@ def lint(
     report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
     diagnostics = list(loaded.diagnostics)
     ctx: LintContext | None = None
-    if not loaded.fatal:
-        ctx = _run_rules(loaded, config, profiles, rules)
-        report.stats["nodes"] = len(ctx.index.nodes)
-        for hook in _report_hooks():
-            hook(ctx, report)
-        # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
-        diagnostics += ctx.diagnostics
+    # ORT's level-1 graph (partition prediction) comes from a worker process: started
+    # now, it runs while the rules below do; released (worker ended) whatever happens
+    level1 = _start_level1(loaded, config, profiles)
+    try:
+        if not loaded.fatal:
+            ctx = _run_rules(loaded, config, profiles, rules)
+            report.stats["nodes"] = len(ctx.index.nodes)
+            for hook in _report_hooks():
+                hook(ctx, report)
+            # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
+            diagnostics += ctx.diagnostics
+    finally:
+        _end_level1(level1)
     report.fatal = loaded.fatal
     ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
     report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
     return report
+
+
+def _start_level1(loaded: LoadedModel, config: Config, profiles: list[Any]) -> Any:
+    """The level-1 job for this lint, started in the background (None: not needed)."""
+    from onnxlint.analyses import level1
+
+    return level1.prefetch(loaded, config, profiles)
+
+
+def _end_level1(job: Any) -> None:
+    if job is not None:
+        from onnxlint.analyses import level1
+
+        level1.release(job)
 
 
 def _run_rules(

@@ -27,11 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import onnx
@@ -529,40 +526,18 @@ def optimized_model(
 ) -> tuple[onnx.ModelProto | None, str]:
     """The graph after ORT's basic (level-1) optimizations, and a note on how it was made.
 
-    Runs a CPU-only ORT session in a temporary folder (never next to the
-    user's model). Returns ``(None, reason)`` when ORT cannot load the model.
+    From the level-1 cache, or a CPU-only ORT session in an isolated worker reading a
+    copy in a temporary folder (never next to the user's model); see
+    :mod:`onnxlint.analyses.level1`. Returns ``(None, reason)`` when ORT cannot load
+    the model or it is not built (external data, above ``OPTIMIZED_MAX_NODES``).
     """
-    if _has_external_data(model):
-        return None, "the model keeps tensors in external data, which onnxlint never reads"
-    nodes = _count_nodes(model.graph)
-    if nodes > OPTIMIZED_MAX_NODES:
-        # ORT's session creation grows faster than the lint itself (17 s for a 10k-node
-        # graph on a 2-core machine, benchmarks/): past the limit it would dominate
-        return None, (
-            f"{nodes} nodes (limit {OPTIMIZED_MAX_NODES} for running ORT's level-1 "
-            "optimizations during a static lint)"
-        )
-    from onnxlint.runtime.client import optimize_model
+    from onnxlint.analyses.level1 import Level1Job, cache_enabled
 
-    tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
+    job = Level1Job(model, use_cache=cache_enabled(), timeout_s=timeout_s)
     try:
-        src, out = tmp / "exported.onnx", tmp / "level1.onnx"
-        src.write_bytes(model.SerializeToString())  # private mkdtemp folder, removed below
-        # in an isolated worker: an ORT crash on a hostile model must not end the linter
-        # folded weights go to a side file that is never read: only the graph is needed
-        res = optimize_model(src, out, timeout_s=timeout_s, external_initializers="level1.weights")
-        if not res.ok:
-            first = (res.error or res.status).strip().splitlines()
-            reason = first[0][:300] if first else res.status
-            return None, f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
-        if not out.exists():
-            return None, "ONNX Runtime wrote no optimized model"
-        try:
-            return onnx.load(str(out), load_external_data=False), "ORT level-1 (basic), CPU only"
-        except Exception as exc:
-            return None, f"could not read ORT's optimized model: {exc}"
+        return job.result()
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        job.close()
 
 
 #: above this many nodes (subgraphs included) the level-1 graph is not built (docs/performance.md)
@@ -1014,7 +989,10 @@ class Assignment:
         if level == EXPORTED:
             model = inline_functions(source)
         elif level == OPTIMIZED:
-            got, note = optimized_model(source)
+            from onnxlint.analyses.level1 import graph_for
+
+            # collects the worker the engine started right after loading (or the cache's copy)
+            got, note = graph_for(self.ctx.model, self.ctx.config, source)
             self.optimized_note = note
             if got is None:
                 return None

@@ -10,6 +10,8 @@ starts a fresh worker for the rest of the batch.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import select
@@ -18,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -191,6 +194,34 @@ def optimize_model(
     is taken after level-1 optimizations. A compiling EP is never used here:
     ORT cannot serialize a model with compiled nodes.
     """
+    return start_optimize(
+        model,
+        output_path,
+        runner=runner,
+        level=level,
+        timeout_s=timeout_s,
+        memory_cap_mb=memory_cap_mb,
+        external_initializers=external_initializers,
+    ).result()[0]
+
+
+def start_optimize(
+    model: str | os.PathLike[str],
+    output_path: str | os.PathLike[str],
+    *,
+    runner: str | None = None,
+    level: str = "basic",
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    external_initializers: str | None = None,
+) -> PendingRun:
+    """:func:`optimize_model` started now, in the background; ``.result()`` collects it.
+
+    The worker process is spawned before this returns, so its Python start-up and
+    ``import onnxruntime`` overlap whatever the caller does next. The caller must
+    call ``result()`` or ``cancel()`` (both end the worker); ``atexit`` ends any
+    worker still running when the interpreter exits (e.g. after Ctrl-C).
+    """
     item = WorkerItem(
         id="optimize",
         kind="optimize",
@@ -201,13 +232,94 @@ def optimize_model(
             **({"external_initializers": external_initializers} if external_initializers else {}),
         },
     )
-    return run_items(
+    return PendingRun(
         [item],
         spec=EpSpec("CPUExecutionProvider"),
         runner=runner or sys.executable,
         timeout_s=timeout_s,
         memory_cap_mb=memory_cap_mb,
-    )[0]
+    )
+
+
+#: workers started by PendingRun and not yet collected or cancelled (ended at exit)
+_LIVE: set[PendingRun] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+class PendingRun:
+    """``run_items`` whose first worker is started at construction and read later."""
+
+    def __init__(
+        self,
+        items: Sequence[WorkerItem],
+        *,
+        spec: EpSpec,
+        runner: str,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    ) -> None:
+        self.items = list(items)
+        self.spec = spec
+        self.runner = runner
+        self.timeout_s = timeout_s
+        self.memory_cap_mb = memory_cap_mb
+        self.log_dir = Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+        self.worker: _Worker | None = None
+        self._results: list[SessionResult] | None = None
+        request = _request(self.items, range(len(self.items)), spec, self.log_dir)
+        # on OSError, result() starts a worker the ordinary way and reports why it cannot
+        with contextlib.suppress(OSError):
+            self.worker = _Worker(runner, request, memory_cap_mb)
+        _register_live(self)
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and self.worker.proc.poll() is None
+
+    def result(self) -> list[SessionResult]:
+        """Wait for the worker (restarting it like ``run_items`` would) and return the results."""
+        if self._results is None:
+            try:
+                self._results = run_items(
+                    self.items,
+                    spec=self.spec,
+                    runner=self.runner,
+                    timeout_s=self.timeout_s,
+                    memory_cap_mb=self.memory_cap_mb,
+                    log_dir=self.log_dir,
+                    started=self.worker,
+                )
+            finally:
+                self.cancel()
+        return self._results
+
+    def cancel(self) -> None:
+        """End the worker if it still runs and remove its temporary files (idempotent)."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.close()
+        shutil.rmtree(self.log_dir, ignore_errors=True)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
+
+
+def _register_live(run: PendingRun) -> None:
+    global _ATEXIT
+    with _LIVE_LOCK:
+        _LIVE.add(run)
+        if not _ATEXIT:
+            atexit.register(_cancel_live)
+            _ATEXIT = True
+
+
+_ATEXIT = False
+
+
+def _cancel_live() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for run in live:
+        run.cancel()
 
 
 class _Worker:
@@ -325,19 +437,26 @@ def run_items(
     memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
     max_items_per_worker: int | None = None,
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+    log_dir: Path | None = None,
+    started: _Worker | None = None,
 ) -> list[SessionResult]:
-    """Run worker items, restarting the worker after every crash or hang."""
+    """Run worker items, restarting the worker after every crash or hang.
+
+    ``started`` (with the ``log_dir`` its request names) is a worker already given
+    the first chunk of ``items`` (:class:`PendingRun`); it is used for that chunk.
+    """
     results: list[SessionResult | None] = [None] * len(items)
     pending = list(range(len(items)))
-    log_dir = Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
     failed_starts = 0
     try:
         while pending:
             chunk = pending[: max_items_per_worker or len(pending)]
             done, start_error = _run_chunk(
                 items, chunk, results, spec, runner, timeout_s, memory_cap_mb,
-                startup_timeout_s, log_dir,
+                startup_timeout_s, log_dir, started,
             )  # fmt: skip
+            started = None
             pending = [i for i in pending if results[i] is None]
             if done:
                 failed_starts = 0
@@ -353,6 +472,17 @@ def run_items(
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
     return [r for r in results if r is not None]
+
+
+def _request(
+    items: Sequence[WorkerItem], chunk: Iterable[int], spec: EpSpec, log_dir: Path
+) -> dict[str, Any]:
+    return {
+        "protocol": PROTOCOL,
+        "ep": spec.to_json(),
+        "log_dir": str(log_dir),
+        "items": [items[i].to_json() for i in chunk],
+    }
 
 
 def _failure(
@@ -373,20 +503,15 @@ def _run_chunk(
     memory_cap_mb: int | None,
     startup_timeout_s: float,
     log_dir: Path,
+    started: _Worker | None = None,
 ) -> tuple[int, str | None]:
-    """Run ``chunk`` in one worker.
+    """Run ``chunk`` in one worker (``started``, when given, already has the request).
 
     Returns how many items got a result and, when the worker did not get as
     far as its first item in time, why (no item is blamed for that).
     """
-    request = {
-        "protocol": PROTOCOL,
-        "ep": spec.to_json(),
-        "log_dir": str(log_dir),
-        "items": [items[i].to_json() for i in chunk],
-    }
     try:
-        worker = _Worker(runner, request, memory_cap_mb)
+        worker = started or _Worker(runner, _request(items, chunk, spec, log_dir), memory_cap_mb)
     except OSError as exc:
         msg = f"runner interpreter {runner!r} cannot be started: {exc.strerror or exc}"
         for i in chunk:

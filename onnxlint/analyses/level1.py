@@ -1,0 +1,445 @@
+"""ORT's level-1 graph for partition prediction: built once, cached on disk, started early.
+
+The partition rules predict on the graph ORT partitions in a default session:
+the model after ORT's basic (level-1) optimizations. Only ORT itself can produce
+that graph, so an isolated CPU worker (:mod:`onnxlint.runtime.client`) creates a
+basic-level session that writes it. That worker costs a Python start-up, an
+``import onnxruntime`` and a session: about 0.5-0.8 s on ``light_resnet50``, most
+of a static lint. Two things keep it off the critical path:
+
+- **The cache.** ORT's output depends only on the bytes it is given and on the
+  ORT build, so the graph is stored in the user's cache folder (next to the
+  ``--confirm`` cache: ``$ONNXLINT_CACHE_DIR/level1`` or
+  ``$XDG_CACHE_HOME/onnxlint/level1``), keyed by the SHA-256 of the exact model
+  bytes given to ORT (free-dimension overrides from ``--assume-dim`` are already
+  written into them), the ORT package (version, location, size and mtime of its
+  native libraries), the optimization level and the worker options. Only the
+  graph is kept: initializers of 1 KiB or more go to a side file the linter never
+  reads. An entry whose header, key or checksum does not match is deleted and
+  rebuilt, never trusted. ``--no-cache`` (``[tool.onnxlint.confirm] cache =
+  false``) and ``ONNXLINT_NO_CACHE=1`` bypass it: no read, no write.
+- **The early start.** :func:`prefetch` is called by the engine right after the
+  model is loaded; when the lint will need the graph (an EP other than the CPU,
+  the partition level not set to ``exported`` or ``--confirm``) and the cache has
+  no entry, the worker is started in the background, so that it runs while this
+  process builds the index and runs the other rules. The assignment analysis
+  collects it (:func:`graph_for`); the engine closes it after the lint, which
+  kills a worker nobody collected; ``atexit`` covers Ctrl-C.
+
+Nothing is ever written next to the user's model: the worker reads a copy in a
+private temporary folder, which is removed when the job is closed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import importlib.machinery
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from onnxlint.config import Config
+    from onnxlint.loader import LoadedModel
+    from onnxlint.runtime.client import PendingRun
+
+CACHE_SCHEMA = "onnxlint-level1-cache/1"
+#: ORT's optimization level for the prediction graph (what a default session partitions)
+LEVEL = "basic"
+#: initializers at least this large go to the side file the linter never reads
+EXTERNAL_MIN_BYTES = 1024
+WEIGHTS_FILE = "level1.weights"
+NO_CACHE_ENV = "ONNXLINT_NO_CACHE"
+#: entries kept in the cache folder; older ones are removed when a new one is written
+MAX_ENTRIES = 256
+NOTE_OK = "ORT level-1 (basic), CPU only"
+DEFAULT_TIMEOUT_S = 120.0
+
+Graph = tuple[onnx.ModelProto | None, str]
+
+
+# ---------------------------------------------------------------------------
+# Settings
+
+
+def cache_enabled(config: Config | None = None) -> bool:
+    """False with ``ONNXLINT_NO_CACHE`` set (not ``0``/empty) or ``--no-cache`` / ``cache = false``."""
+    env = os.environ.get(NO_CACHE_ENV, "").strip().lower()
+    if env not in ("", "0", "false", "no", "off"):
+        return False
+    return config is None or (config.confirm or {}).get("cache", True) is not False
+
+
+def default_cache_dir() -> Path:
+    """``level1`` beside the ``--confirm`` cache folder (same root, same environment variables)."""
+    from onnxlint.confirm import default_cache_dir as confirm_dir
+
+    return confirm_dir().parent / "level1"
+
+
+def needed(config: Config, profiles: Sequence[Any]) -> bool:
+    """Whether a lint with this configuration and these EPs asks for the level-1 graph.
+
+    Mirrors its consumers: the partition rules and the report's partition hook
+    (any EP but the CPU, unless ``[tool.onnxlint.partition] graph-level`` is
+    ``exported``) and ``--confirm`` (whose default-level sessions are compared with
+    it). ``tests/test_level1_cache.py`` checks this against what a lint really asks for.
+    """
+    if not profiles:
+        return False
+    if str((config.confirm or {}).get("mode", "off")) == "run":
+        return True
+    if str((config.partition or {}).get("graph-level", "optimized")) == "exported":
+        return False
+    return any(getattr(p, "ep", None) != "CPUExecutionProvider" for p in profiles)
+
+
+# ---------------------------------------------------------------------------
+# What the graph depends on
+
+
+_VERSION_RE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.M)
+
+
+@functools.cache
+def ort_identity() -> dict[str, Any] | None:
+    """The ORT package the worker will import, without importing it (None: not installed).
+
+    The worker runs this interpreter with ``-I``, so the working folder is left out
+    of the search path here too. Version, location and the size and mtime of every
+    native library: a reinstalled or rebuilt ORT gets new cache keys.
+    """
+    cwd = os.getcwd()
+    path = [p for p in sys.path if p and os.path.abspath(p) != cwd]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec("onnxruntime", path)
+    except (ImportError, OSError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    pkg = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        head = (pkg / "__init__.py").read_text("utf-8", "replace")
+        found = _VERSION_RE.search(head)
+        libs = []
+        for folder in (pkg / "capi", pkg):
+            if not folder.is_dir():
+                continue
+            for f in sorted(folder.iterdir()):
+                if f.suffix in (".so", ".pyd", ".dll", ".dylib") or ".so." in f.name:
+                    st = f.stat()
+                    libs.append([f.name, st.st_size, st.st_mtime_ns])
+    except OSError:
+        return None
+    return {"package": str(pkg), "version": found.group(1) if found else None, "libs": libs}
+
+
+def key_material(data: bytes) -> dict[str, Any] | None:
+    """What ORT's level-1 output depends on, for ``data`` (None: ORT not found)."""
+    from onnxlint.runtime.client import PROTOCOL
+
+    ort = ort_identity()
+    if ort is None:
+        return None
+    return {
+        "schema": CACHE_SCHEMA,
+        "model_sha256": hashlib.sha256(data).hexdigest(),
+        "model_bytes": len(data),
+        "ort": ort,
+        "level": LEVEL,
+        "external_min_bytes": EXTERNAL_MIN_BYTES,
+        "protocol": PROTOCOL,
+    }
+
+
+def cache_key(material: dict[str, Any]) -> str:
+    blob = json.dumps(material, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# The on-disk cache
+
+
+@dataclass
+class CacheHit:
+    graph: Graph | None
+    discarded: str | None = None  # why an entry was deleted instead of used
+
+
+class Level1Cache:
+    """One file per key: a JSON header line, then ORT's serialized graph (or nothing)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or default_cache_dir()
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}.level1"
+
+    def get(self, key: str, material: dict[str, Any]) -> CacheHit:
+        path = self.path(key)
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return CacheHit(None)
+        except OSError as exc:
+            return CacheHit(None, f"unreadable ({exc.strerror or exc})")
+        try:
+            head, sep, payload = raw.partition(b"\n")
+            if not sep:
+                raise ValueError("no header")
+            entry = json.loads(head)
+            if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
+                raise ValueError("wrong schema")
+            if entry.get("key") != json.loads(json.dumps(material)):
+                raise ValueError("key material does not match")
+            if entry.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
+                raise ValueError("checksum mismatch")
+            note = entry.get("note")
+            if not isinstance(note, str):
+                raise ValueError("no note")
+            if entry.get("status") == "ok":
+                return CacheHit((onnx.load_model_from_string(payload), note))
+            if entry.get("status") == "error" and not payload:
+                return CacheHit((None, note))
+            raise ValueError("unknown status")
+        except Exception as exc:  # any malformed entry is discarded, never trusted
+            why = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return CacheHit(None, why or type(exc).__name__)
+
+    def put(self, key: str, material: dict[str, Any], payload: bytes | None, note: str) -> None:
+        from onnxlint.fsutil import atomic_write_bytes
+
+        body = payload or b""
+        header = {
+            "schema": CACHE_SCHEMA,
+            "key": material,
+            "status": "ok" if payload is not None else "error",
+            "note": note,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "payload_sha256": hashlib.sha256(body).hexdigest(),
+        }
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.path(key), json.dumps(header).encode("utf-8") + b"\n" + body)
+            self._prune()
+        except OSError:
+            pass  # a cache that cannot be written only costs time
+
+    def _prune(self) -> None:
+        entries = []
+        for f in self.folder.glob("*.level1"):
+            with contextlib.suppress(OSError):
+                entries.append((f.stat().st_mtime_ns, f))
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort()
+        for _, f in entries[: len(entries) - MAX_ENTRIES]:
+            with contextlib.suppress(OSError):
+                f.unlink()
+
+
+# ---------------------------------------------------------------------------
+# One level-1 graph, from the cache or a background worker
+
+
+def skip_reason(model: onnx.ModelProto) -> str | None:
+    """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
+    from onnxlint.analyses import assignment as a
+
+    if a._has_external_data(model):
+        return "the model keeps tensors in external data, which onnxlint never reads"
+    nodes = a._count_nodes(model.graph)
+    if nodes > a.OPTIMIZED_MAX_NODES:
+        # ORT's session creation grows faster than the lint itself (17 s for a 10k-node
+        # graph on a 2-core machine, benchmarks/): past the limit it would dominate
+        return (
+            f"{nodes} nodes (limit {a.OPTIMIZED_MAX_NODES} for running ORT's level-1 "
+            "optimizations during a static lint)"
+        )
+    return None
+
+
+class Level1Job:
+    """The level-1 graph of one model: ``start()`` (cache lookup or worker), ``result()``, ``close()``."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        *,
+        use_cache: bool = True,
+        cache_dir: Path | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self.model = model
+        self.use_cache = use_cache
+        self.cache = Level1Cache(cache_dir)
+        self.timeout_s = timeout_s
+        #: how the graph was obtained: "skipped", "cache", "worker" (None: not started)
+        self.source: str | None = None
+        self.discarded: str | None = None
+        self._graph: Graph | None = None
+        self._pending: PendingRun | None = None
+        self._tmp: Path | None = None
+        self._key: str | None = None
+        self._material: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> Level1Job:
+        reason = skip_reason(self.model)
+        if reason is not None:
+            self._graph, self.source = (None, reason), "skipped"
+            return self
+        data = self.model.SerializeToString()
+        if self.use_cache:
+            self._material = key_material(data)
+            if self._material is not None:
+                self._key = cache_key(self._material)
+                hit = self.cache.get(self._key, self._material)
+                self.discarded = hit.discarded
+                if hit.graph is not None:
+                    self._graph, self.source = hit.graph, "cache"
+                    return self
+        from onnxlint.runtime.client import start_optimize
+
+        self._tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
+        src = self._tmp / "exported.onnx"
+        src.write_bytes(data)  # private mkdtemp folder, removed by close()
+        # in an isolated worker: an ORT crash on a hostile model must not end the linter;
+        # folded weights go to a side file that is never read: only the graph is needed
+        self._pending = start_optimize(
+            src,
+            self._tmp / "level1.onnx",
+            timeout_s=self.timeout_s,
+            external_initializers=WEIGHTS_FILE,
+        )
+        self.source = "worker"
+        return self
+
+    def result(self) -> Graph:
+        """The graph (None and why when ORT cannot produce it); waits for the worker."""
+        with self._lock:
+            if self._graph is None:
+                if self._pending is None:
+                    self.start()  # not started, or closed before anyone collected it
+                if self._graph is None:
+                    try:
+                        self._graph = self._collect()
+                    finally:
+                        self.close()
+            return self._graph
+
+    def _collect(self) -> Graph:
+        assert self._pending is not None and self._tmp is not None
+        res = self._pending.result()[0]
+        out = self._tmp / "level1.onnx"
+        if not res.ok:
+            first = (res.error or res.status).strip().splitlines()
+            reason = first[0][:300] if first else res.status
+            note = f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
+            if res.status == "error":  # ORT's own refusal: as deterministic as its output
+                self._store(None, note)
+            return None, note
+        if not out.exists():
+            return None, "ONNX Runtime wrote no optimized model"
+        try:
+            payload = out.read_bytes()
+            graph = onnx.load_model_from_string(payload)
+        except Exception as exc:  # whatever ORT wrote, the lint goes on
+            return None, f"could not read ORT's optimized model: {exc}"
+        self._store(payload, NOTE_OK)
+        return graph, NOTE_OK
+
+    def _store(self, payload: bytes | None, note: str) -> None:
+        if self.use_cache and self._key is not None and self._material is not None:
+            self.cache.put(self._key, self._material, payload, note)
+
+    def close(self) -> None:
+        """End a worker nobody collected and remove the temporary folder (idempotent)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.cancel()
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------
+# Jobs started by the engine, found by the assignment analysis
+
+_ACTIVE: dict[int, tuple[onnx.ModelProto, tuple[tuple[str, int], ...], Level1Job]] = {}
+_ACTIVE_LOCK = threading.Lock()
+
+
+def _dims_key(dims: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted((dims or {}).items()))
+
+
+def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Level1Job | None:
+    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not).
+
+    The caller must ``release()`` the job when the lint ends, whatever happens.
+    """
+    if loaded.fatal or loaded.model is None or not needed(config, profiles):
+        return None
+    from onnxlint.analyses.assignment import override_dims
+
+    source = override_dims(loaded.model, config.assume_dims)
+    job = Level1Job(source, use_cache=cache_enabled(config))
+    with _ACTIVE_LOCK:
+        _ACTIVE[id(loaded.model)] = (loaded.model, _dims_key(config.assume_dims), job)
+    try:
+        job.start()
+    except Exception:
+        # no early start, then: the assignment analysis builds it when asked, and
+        # reports there (as a rule crash, not a traceback) whatever went wrong
+        release(job)
+        return None
+    except BaseException:
+        release(job)
+        raise
+    return job
+
+
+def release(job: Level1Job | None) -> None:
+    """Forget a job started by :func:`prefetch` and end its worker if nobody collected it."""
+    if job is None:
+        return
+    with _ACTIVE_LOCK:
+        for k, (_, _, j) in list(_ACTIVE.items()):
+            if j is job:
+                del _ACTIVE[k]
+    job.close()
+
+
+def graph_for(base: onnx.ModelProto, config: Config, source: onnx.ModelProto) -> Graph:
+    """The level-1 graph of ``source`` (``base`` with ``config.assume_dims`` applied).
+
+    Collects the job :func:`prefetch` started for ``base`` when there is one;
+    otherwise builds it now (through the cache).
+    """
+    with _ACTIVE_LOCK:
+        found = _ACTIVE.get(id(base))
+    if found is not None and found[0] is base and found[1] == _dims_key(config.assume_dims):
+        return found[2].result()
+    job = Level1Job(source, use_cache=cache_enabled(config))
+    try:
+        return job.result()
+    finally:
+        job.close()
