@@ -159,6 +159,7 @@ def test_ratios_targets_and_scaling_from_measurements() -> None:
     ms = [
         _m("startup", "-", "onnxlint", [0.1, 0.1, 0.1], 15),
         _m("lint-1ep", "light_resnet50", "onnxlint", [0.4, 0.3, 0.5], 100),
+        _m("lint-1ep", "light_resnet50", "onnxlint-warm", [0.6, 0.7, 0.6], 100),
         _m("lint-1ep", "light_resnet50", "ort-mobile", [2.0, 2.5, 3.0], 200),
         _m("lint-1ep", "light_resnet50", "floor", [0.2], 50),
         _m("lint-all-eps", "synth_1k", "onnxlint", [1.1], 60),
@@ -167,12 +168,17 @@ def test_ratios_targets_and_scaling_from_measurements() -> None:
         _m("lint-all-eps", "synth_100k", "floor", [40.0], 1000),
         _m("lint-all-eps", "external_4gb", "onnxlint", [0.5], 300),
     ]
-    rows = {(r["model"], r["peer"]): r for r in ratios(ms)}
+    rows = {(r["model"], r["peer"]): r for r in ratios(ms) if r["scenario"] == "lint-1ep"}
     assert rows[("light_resnet50", "ort-mobile")]["time_ratio"] == pytest.approx(0.4 / 2.5, 1e-3)
     assert rows[("light_resnet50", "floor")]["rss_ratio"] == 2.0
+    warm = {(r["model"], r["peer"]): r for r in ratios(ms) if r["scenario"] == "lint-1ep-warm"}
+    assert warm[("light_resnet50", "ort-mobile")]["time_ratio"] == pytest.approx(0.6 / 2.5, 1e-3)
     got = {t["target"]: t for t in targets(ms, {}, _models())}
-    assert got["lint one EP, light_resnet50, whole CLI"]["met"] is True
-    assert got["vs ORT mobile usability checker"]["met"] is True  # 6.25x
+    assert got["lint one EP, light_resnet50, whole CLI (cold)"]["met"] is True
+    assert got["vs ORT mobile usability checker (cold)"]["met"] is True  # 6.25x
+    # the warm row is judged on its own figures (0.6 s, 4.17x), not the cold ones
+    assert got["lint one EP, light_resnet50, whole CLI (warm)"]["met"] is False
+    assert got["vs ORT mobile usability checker (warm)"]["met"] is False
     assert got["100k nodes, all EPs: time vs floor"]["met"] is False  # 2.5x
     assert got["100k nodes, all EPs: peak RSS vs floor"]["met"] is False  # 3x
     assert got["4 GiB external weights: peak RSS / weights"]["met"] is True  # 300 MiB of 4 GiB
