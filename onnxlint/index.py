@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import onnx
 from onnx import defs
@@ -58,8 +58,9 @@ class NodeRef:
     def name(self) -> str:
         return self.node.name
 
-    @property
+    @cached_property
     def path(self) -> str:
+        # cached: every analysis keys its tables by node path (millions of reads on big graphs)
         return f"{self.graph.path}/{self.label}"
 
     @property
@@ -148,6 +149,7 @@ class ModelIndex:
         self.nodes: list[NodeRef] = []
         self._by_path: dict[str, NodeRef] | None = None
         self._by_path_len = 0
+        self._graphs_by_path: dict[str, GraphRef] | None = None
         self.functions: dict[tuple[str, str], GraphRef] = {}
         self.main = self._add_graph(model.graph, "main", self.opsets, depth=0)
         for fn in model.functions:
@@ -244,6 +246,11 @@ class ModelIndex:
                 self._by_path.setdefault(n.path, n)
             self._by_path_len = len(self.nodes)
         return self._by_path.get(path)
+
+    def graph_by_path(self, path: str | None) -> GraphRef | None:
+        if self._graphs_by_path is None or len(self._graphs_by_path) < len(self.graphs):
+            self._graphs_by_path = {g.path: g for g in self.graphs}
+        return self._graphs_by_path.get(path) if path is not None else None
 
     @property
     def main_graph_nodes(self) -> list[NodeRef]:

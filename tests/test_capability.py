@@ -636,3 +636,49 @@ def test_qnn_takes_float64_inside_a_graph_but_not_on_its_boundary() -> None:
     v = evaluate(qnn, edge)
     assert (v.claimed, v.kind) == (False, "dtype")
     assert "graph input" in v.reason
+
+
+def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
+    """The assignment analysis shares verdicts between nodes with equal keys: a field
+    missing from the key would hand one node another node's verdict."""
+    import dataclasses
+
+    base = NodeFacts(
+        op_type="Conv",
+        since_version=11,
+        opset=17,
+        input_dtypes=("float",),
+        output_dtypes=("float",),
+        input_type_params=("T",),
+        output_type_params=("T",),
+        input_shapes=((1, 3, 8, 8),),
+        output_shapes=((1, 3, 8, 8),),
+        attributes={"pads": [0, 0, 0, 0], "group": 1},
+        graph_node_count=5,
+        name="a",
+    )
+    changed = {
+        "op_type": "Relu",
+        "domain": "com.microsoft",
+        "since_version": 1,
+        "opset": 11,
+        "input_dtypes": ("float16",),
+        "output_dtypes": ("float16",),
+        "input_type_params": ("T1",),
+        "output_type_params": ("T1",),
+        "input_shapes": (("N", 3, 8, 8),),
+        "output_shapes": (None,),
+        "constant_inputs": frozenset({0}),
+        "graph_inputs": frozenset({0}),
+        "graph_outputs": frozenset({0}),
+        "absent_inputs": frozenset({0}),
+        "absent_outputs": frozenset({0}),
+        "attributes": {"pads": [1, 1, 1, 1], "group": 1},
+        "graph_node_count": 6,
+    }
+    fields = {f.name for f in dataclasses.fields(NodeFacts)} - {"name"}
+    assert fields == set(changed), "a new NodeFacts field must go into NodeFacts.key()"
+    for name, value in changed.items():
+        assert dataclasses.replace(base, **{name: value}).key() != base.key(), name
+    assert dataclasses.replace(base, name="b").key() == base.key()
+    hash(base.key())

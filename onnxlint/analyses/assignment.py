@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -154,6 +156,8 @@ class LevelGraph:
         # reports between processes); it is rebuilt from the model on the other side
         state = dict(self.__dict__)
         state.pop("index", None)
+        state.pop("_nodes", None)
+        state.pop("_orders", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -165,8 +169,22 @@ class LevelGraph:
         return [g for g in self.index.graphs if not g.is_function]
 
     def nodes(self, graph: GraphRef) -> list[NodeRef]:
-        """Nodes ORT partitions: Constant nodes are initializers by then."""
-        return [n for n in graph.nodes if not _is_constant_node(n)]
+        """Nodes ORT partitions: Constant nodes are initializers by then (a shared list: don't
+        modify it)."""
+        cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_nodes", {})
+        got = cache.get(graph.path)
+        if got is None:
+            got = cache[graph.path] = [n for n in graph.nodes if not _is_constant_node(n)]
+        return got
+
+    def order(self, graph: GraphRef) -> list[NodeRef]:
+        """``topological_order`` of :meth:`nodes`, computed once per graph (CPU preference per
+        EP and the partitioner all walk it)."""
+        cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_orders", {})
+        got = cache.get(graph.path)
+        if got is None:
+            got = cache[graph.path] = topological_order(graph, self.nodes(graph))
+        return got
 
     def value_type(self, graph: GraphRef, name: str) -> ValueType:
         g: GraphRef | None = graph
@@ -270,10 +288,17 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def build_level_graph(
-    model: onnx.ModelProto, level: str, source: ModelIndex | None = None
+    model: onnx.ModelProto,
+    level: str,
+    source: ModelIndex | None = None,
+    inferred: onnx.ModelProto | None = None,
 ) -> LevelGraph:
-    """Index ``model`` after shape inference; map node paths back to ``source`` by name."""
-    inferred = _infer(model)
+    """Index ``model`` after shape inference; map node paths back to ``source`` by name.
+
+    ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
+    """
+    if inferred is None:
+        inferred = _infer(model)
     if inferred is not model:
         inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
     index = ModelIndex(inferred)
@@ -709,6 +734,9 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     """Verdicts of every EP for every partitioned node, plus the CPU preference rule."""
     eps = _with_cpu(profiles)
     result = LevelAssignment(graph=lg, profiles=eps)
+    # evaluate() is pure: nodes with equal facts (most of a large graph) share one
+    # evaluation per EP, and one tuple of verdicts in memory
+    memo: dict[tuple[Any, ...], tuple[Verdict, ...]] = {}
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -716,7 +744,15 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            verdicts = tuple(_epcontext_verdict(p, facts) or evaluate(p, facts) for p in eps)
+            key = facts.key()
+            try:
+                verdicts = memo.get(key)
+            except TypeError:  # an attribute value that does not hash: evaluate it alone
+                key, verdicts = None, None
+            if verdicts is None:
+                verdicts = tuple(_epcontext_verdict(p, facts) or evaluate(p, facts) for p in eps)
+                if key is not None:
+                    memo[key] = verdicts
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
@@ -830,7 +866,7 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
 
     for g in lg.graphs():
         nodes = lg.nodes(g)
-        order = {n.path: i for i, n in enumerate(topological_order(g, nodes))}
+        order = {n.path: i for i, n in enumerate(lg.order(g))}
         tentative = {n.path for n in nodes if (na := result.nodes.get(n.path)) and na.claims(ep)}
         cpu_values: set[str] = set()
         candidates: set[str] = set()
@@ -849,9 +885,11 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
                     candidates.update(c.path for c in consumers(n.outputs[slot]))
         visited: set[str] = set()
         moved: set[str] = set()
-        while candidates:
-            cur = min(candidates, key=lambda p: order.get(p, 0))
-            candidates.discard(cur)
+        # a heap in topological position: taking the min of a set each time was quadratic
+        heap = [(order.get(p, 0), p) for p in candidates]
+        heapq.heapify(heap)
+        while heap:
+            cur = heapq.heappop(heap)[1]
             if cur in visited:
                 continue
             visited.add(cur)
@@ -879,7 +917,8 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
                 cpu_values.update(o for o in n.outputs if o)
                 for o in n.outputs:
                     if o:
-                        candidates.update(c.path for c in consumers(o))
+                        for c in consumers(o):
+                            heapq.heappush(heap, (order.get(c.path, 0), c.path))
         for path in moved:
             na = result.nodes[path]
             result.nodes[path] = replace(na, cpu_preferred_by=(*na.cpu_preferred_by, ep))
@@ -911,7 +950,10 @@ def node_edges(
     return preds, succs
 
 
-def _captured(g: GraphRef) -> set[str]:
+def _captured(g: GraphRef) -> frozenset[str]:
+    got = _CAPTURED.get(g)
+    if got is not None:
+        return got
     names: set[str] = set()
     for n in g.nodes:
         for inp in n.inputs:
@@ -919,7 +961,13 @@ def _captured(g: GraphRef) -> set[str]:
                 names.add(inp)
         for sub in n.subgraphs.values():
             names |= {x for x in _captured(sub) if not g.is_defined_here(x)}
-    return names
+    _CAPTURED[g] = frozenset(names)
+    return _CAPTURED[g]
+
+
+#: names each body reads from outside it; nested bodies are asked once per enclosing graph
+#: walk otherwise (weak keys: entries go with their model's index)
+_CAPTURED: weakref.WeakKeyDictionary[GraphRef, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
@@ -1000,7 +1048,16 @@ class Assignment:
         else:
             raise ValueError(f"unknown graph level {level!r}")
         mapped = level != EXPORTED or model is not source
-        lg = build_level_graph(model, level, source=self.ctx.index if mapped else None)
+        inferred = None
+        if model is self.ctx.model and model.ir_version >= 4:
+            # the exported graph as the user wrote it: the Shapes analysis has inferred it
+            # already (below IR 4 the inference here reads initializers differently)
+            from onnxlint.analyses.shapes import Shapes
+
+            inferred = self.ctx.analysis(Shapes).inferred
+        lg = build_level_graph(
+            model, level, source=self.ctx.index if mapped else None, inferred=inferred
+        )
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)
         if expanded is not None:

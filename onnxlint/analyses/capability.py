@@ -113,6 +113,35 @@ class NodeFacts:
     def qualified_op(self) -> str:
         return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
 
+    def key(self) -> tuple[Any, ...]:
+        """Everything :func:`evaluate` reads, hashable: nodes with equal keys get equal verdicts.
+
+        ``name`` is left out (no profile looks at node names), so the thousands of
+        identical MatMul/Add nodes of a large graph share one evaluation per EP.
+        """
+        attrs = tuple(
+            (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(self.attributes.items())
+        )
+        return (
+            self.op_type,
+            self.domain,
+            self.since_version,
+            self.opset,
+            self.input_dtypes,
+            self.output_dtypes,
+            self.input_type_params,
+            self.output_type_params,
+            self.input_shapes,
+            self.output_shapes,
+            self.constant_inputs,
+            self.graph_inputs,
+            self.graph_outputs,
+            self.absent_inputs,
+            self.absent_outputs,
+            attrs,
+            self.graph_node_count,
+        )
+
 
 @dataclass(frozen=True)
 class Verdict:

@@ -40,7 +40,6 @@ from onnxlint.analyses.assignment import (
     LevelGraph,
     dtype_bytes,
     node_edges,
-    topological_order,
 )
 from onnxlint.index import GraphRef, NodeRef
 
@@ -113,17 +112,24 @@ class ByteCount:
         return cls(terms=((tuple(sorted(syms)), coef),))
 
     def __add__(self, other: ByteCount) -> ByteCount:
-        acc: dict[tuple[str, ...], float] = dict(self.terms)
-        for k, v in other.terms:
-            acc[k] = acc.get(k, 0) + v
-        capped = self.capped or other.capped
+        return ByteCount.total((self, other))
+
+    @classmethod
+    def total(cls, counts: Iterable[ByteCount]) -> ByteCount:
+        """The sum of many counts in one pass (adding them pairwise re-sorts every step)."""
+        acc: dict[tuple[str, ...], float] = {}
+        unknown = 0
+        capped = False
+        for c in counts:
+            for k, v in c.terms:
+                acc[k] = acc.get(k, 0) + v
+            unknown += c.unknown
+            capped = capped or c.capped
         for k, v in acc.items():
             if v > BYTES_CAP:
                 acc[k] = float(BYTES_CAP)
                 capped = True
-        return ByteCount(
-            terms=tuple(sorted(acc.items())), unknown=self.unknown + other.unknown, capped=capped
-        )
+        return cls(terms=tuple(sorted(acc.items())), unknown=unknown, capped=capped)
 
     @property
     def exact(self) -> int | None:
@@ -290,6 +296,22 @@ class PartitionPlan:
     def nodes_on(self, ep: str) -> int:
         return sum(1 for e in self.node_ep.values() if e == ep)
 
+    def crossings_of(self, partition_id: int) -> list[Crossing]:
+        """Crossings that leave or enter a partition, in plan order (indexed on first use:
+        rules ask for every island, and a scan per island was quadratic on big graphs)."""
+        cache = self.__dict__.get("_crossings_by_partition")
+        if cache is None or cache[0] != len(self.crossings):
+            index: dict[int, list[Crossing]] = {}
+            for c in self.crossings:
+                ids = dict.fromkeys(
+                    [*([c.src_partition] if c.src_partition is not None else []), *c.dst_partitions]
+                )
+                for pid in ids:
+                    index.setdefault(pid, []).append(c)
+            cache = (len(self.crossings), index)
+            self.__dict__["_crossings_by_partition"] = cache
+        return cache[1].get(partition_id, [])
+
     def islands(self, max_nodes: int = DEFAULT_ISLAND_MAX_NODES) -> list[Partition]:
         """CPU partitions of at most ``max_nodes`` nodes fed by and feeding accelerator partitions."""
         by_id = {p.id: p for p in self.partitions}
@@ -313,13 +335,11 @@ class PartitionPlan:
 
     def crossing_bytes(self) -> ByteCount:
         """Bytes per inference on edges between partitions of different EPs (graph I/O excluded)."""
-        total = ByteCount()
+        counts = []
         for c in self.crossings:
             if c.crosses_eps:
-                n = len({e for e in c.dst_eps if e != c.src_ep})
-                for _ in range(n):
-                    total = total + c.bytes
-        return total
+                counts += [c.bytes] * len({e for e in c.dst_eps if e != c.src_ep})
+        return ByteCount.total(counts)
 
     def verdict_line(self, ep: str, island_max_nodes: int = DEFAULT_ISLAND_MAX_NODES) -> str:
         """``QNN: 3 partitions, 97% of nodes, 2 CPU islands, 1.2 MiB crossing per inference``."""
@@ -422,6 +442,7 @@ def greedy_groups(
     order: Sequence[NodeRef],
     supported: set[str],
     units: Mapping[str, list[str]] | None = None,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
 ) -> list[list[str]]:
     """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
 
@@ -441,7 +462,7 @@ def greedy_groups(
     for target, members in units.items():
         members_of[target] = list(members)
 
-    preds, succs = node_edges(g, order)
+    preds, succs = edges or node_edges(g, order)
     # unit-level edges with multiplicity, as ORT counts input edges
     in_degree: dict[str, int] = {}
     out_edges: dict[str, list[str]] = {}
@@ -495,6 +516,7 @@ def ov_clusters(
     order: Sequence[NodeRef],
     supported: set[str],
     profile: Profile,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
 ) -> tuple[list[list[str]], dict[str, str]]:
     """OpenVINO's clusters, and why claimed nodes outside every kept cluster were released."""
     released: dict[str, str] = {}
@@ -523,7 +545,7 @@ def ov_clusters(
             cur.append(p)
     if cur:
         runs.append(cur)
-    preds, succs = node_edges(g, order)
+    preds, succs = edges or node_edges(g, order)
     clusters: list[list[str]] = []
     for run in runs:
         remaining = list(run)
@@ -652,7 +674,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         nodes = lg.nodes(g)
         if not nodes:
             continue
-        order = topological_order(g, nodes)
+        order = lg.order(g)
+        # the node edges of a graph are the same for every EP: built once, not once per EP
+        edges = node_edges(g, order)
         by_path = {n.path: n for n in order}
         unassigned = set(by_path)
         for profile in la.profiles:
@@ -669,15 +693,15 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             if not claimed:
                 continue
             if ep == CPU_EP or profile.kind != "compiling":
-                groups = greedy_groups(g, order, claimed)
+                groups = greedy_groups(g, order, claimed, edges=edges)
             elif _uses_ov_clustering(profile):
-                groups, released = ov_clusters(lg, g, order, claimed, profile)
+                groups, released = ov_clusters(lg, g, order, claimed, profile, edges)
                 for p, why in released.items():
                     plan.released.setdefault(p, why)
             else:
                 units = qdq_units(g, order)
                 groups = []
-                for grp in greedy_groups(g, order, claimed, units):
+                for grp in greedy_groups(g, order, claimed, units, edges):
                     why = _keep_group(grp, by_path, profile)
                     if why is None:
                         groups.append(grp)
@@ -694,7 +718,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             rest = [p for p in (n.path for n in order) if p in unassigned]
             for p in rest:
                 plan.node_ep[p] = CPU_EP
-            for grp in greedy_groups(g, order, set(rest)):
+            for grp in greedy_groups(g, order, set(rest), edges=edges):
                 groups_all.append((CPU_EP, g, grp))
     _number_partitions(plan, lg, groups_all)
     _crossings(plan, lg, assume)
@@ -708,7 +732,7 @@ def _number_partitions(
     graph_rank = {g.path: i for i, g in enumerate(lg.graphs())}
     pos: dict[str, int] = {}
     for g in lg.graphs():
-        for i, n in enumerate(topological_order(g, lg.nodes(g))):
+        for i, n in enumerate(lg.order(g)):
             pos[n.path] = i
     by_path = {n.path: n for n in lg.index.nodes}
     groups.sort(key=lambda t: (graph_rank[t[1].path], min(pos[p] for p in t[2])))

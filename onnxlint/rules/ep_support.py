@@ -42,7 +42,7 @@ def _folded_by_ort(ctx: LintContext, loc: Location, verdict: Verdict) -> bool:
     folded away before any EP is asked), or when the EP only wants an input to be a
     constant and that input is computed from constants (folding turns it into one).
     """
-    graph = next((g for g in ctx.index.graphs if g.path == loc.graph), None)
+    graph = ctx.index.graph_by_path(loc.graph)
     if graph is None or loc.node_index is None or loc.node_index >= len(graph.nodes):
         return False
     node = graph.nodes[loc.node_index]
@@ -105,7 +105,12 @@ class _RefusalRule(Rule):
         for na in la:
             if na.node.graph.is_function:
                 continue
+            loc: Location | None = None
             for v in na.verdicts:
+                if v.ep == na.first_claimer:
+                    # ORT offers a node to the EPs in priority order until one takes it:
+                    # the refusals of EPs after that one never happen
+                    break
                 if v.ep == CPU_EP or v.claimed or v.kind not in self.kinds:
                     continue
                 if v.ep in na.in_body_refused_by:
@@ -114,16 +119,12 @@ class _RefusalRule(Rule):
                 if fallback == "nowhere":
                     continue  # OL508 reports a node nothing runs
                 severity = Severity.WARNING if fallback == "CPU" else Severity.INFO
-                loc = source_location(la.graph, na.node, ctx.index)
-                d = self._diag(na, v, fallback, severity, loc)
+                if loc is None:
+                    loc = source_location(la.graph, na.node, ctx.index)
                 if _folded_by_ort(ctx, loc, v):
-                    d = replace(
-                        d,
-                        severity=Severity.HINT,
-                        message=d.message + "; only with optimizations disabled: ORT folds this "
-                        "constant computation at its default level, so the EP never sees it",
-                    )
-                ctx.emit(d)
+                    ctx.emit(self._diag(na, v, fallback, Severity.HINT, loc, _FOLDED))
+                else:
+                    ctx.emit(self._diag(na, v, fallback, severity, loc))
 
     def _diag(
         self,
@@ -132,6 +133,7 @@ class _RefusalRule(Rule):
         fallback: str,
         severity: Severity,
         loc: Location,
+        note: str = "",
     ) -> Diagnostic:
         ep = short_ep(v.ep)
         op = na.facts.qualified_op()
@@ -145,7 +147,13 @@ class _RefusalRule(Rule):
             fallback=fallback,
             opsets=", ".join(str(o) for o in v.supported_opsets[-5:]) or "none",
         )
-        return replace(d, graph_level="exported")
+        return replace(d, graph_level="exported", message=d.message + note)
+
+
+_FOLDED = (
+    "; only with optimizations disabled: ORT folds this constant computation at its "
+    "default level, so the EP never sees it"
+)
 
 
 @register

@@ -17,7 +17,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from onnxlint.analyses.assignment import CPU_EP
-from onnxlint.analyses.partition import Partition, PartitionPlan, Partitions, short_ep
+from onnxlint.analyses.partition import (
+    ByteCount,
+    Partition,
+    PartitionPlan,
+    Partitions,
+    short_ep,
+)
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
 from onnxlint.index import NodeRef
@@ -181,14 +187,11 @@ g (float[1,16] x) => (float[1,16] y) {
         if dep is None:
             return
         parts, plan = dep
+        by_id = {p.id: p for p in plan.partitions}
         for island in plan.islands(parts.island_max_nodes):
-            crossing = [
-                c
-                for c in plan.crossings
-                if c.crosses_eps and (c.src_partition == island.id or island.id in c.dst_partitions)
-            ]
-            total = sum((c.bytes for c in crossing[1:]), crossing[0].bytes) if crossing else None
-            neighbours = _neighbour_eps(plan, island)
+            crossing = [c for c in plan.crossings_of(island.id) if c.crosses_eps]
+            total = ByteCount.total(c.bytes for c in crossing) if crossing else None
+            neighbours = _neighbour_eps(plan, island, by_id)
             memcpy = any(c.kind == "memcpy" for c in crossing)
             loc, _ = _location(ctx, plan, island.first)
             d = self.make(
@@ -205,10 +208,11 @@ g (float[1,16] x) => (float[1,16] y) {
             ctx.emit(_tag(d, plan))
 
 
-def _neighbour_eps(plan: PartitionPlan, island: Partition) -> list[str]:
-    by_id = {p.id: p for p in plan.partitions}
+def _neighbour_eps(
+    plan: PartitionPlan, island: Partition, by_id: dict[int, Partition]
+) -> list[str]:
     eps: list[str] = []
-    for c in plan.crossings:
+    for c in plan.crossings_of(island.id):
         if c.src_partition is None:
             continue
         if island.id in c.dst_partitions:

@@ -113,6 +113,27 @@ CASES = [
         {"OL604"},
     ),
     (
+        # ORT offers a node to the EPs in priority order until one takes it: an EP after
+        # the claimer is never asked, so its refusal (QNN: Erf, dynamic dims) is no finding
+        "refusals-after-the-claimer-never-happen",
+        HEAD + "g (float[N,16] x) => (float[N,16] y) {\n a = Relu(x)\n y = Erf(a)\n}\n",
+        ["openvino", "qnn"],
+        {"select": ["OL5"]},
+        set(),
+        {"OL501", "OL504"},
+    ),
+    (
+        "refusals-before-the-claimer-are-reported",
+        HEAD + "g (float[N,16] x) => (float[N,16] y) {\n a = Relu(x)\n y = Erf(a)\n}\n",
+        ["qnn", "openvino"],
+        {"select": ["OL5"]},
+        {
+            ("OL501", "Erf_1", Severity.INFO),
+            ("OL504", "Relu_0", Severity.INFO),
+        },
+        set(),
+    ),
+    (
         "no-accelerator-no-findings",
         HEAD + "g (float[N,16] x) => (float[N,16] y) {\n y = Erf(x)\n}\n",
         [],
