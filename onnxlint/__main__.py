@@ -1,3 +1,3 @@
-from onnxlint.cli import main
+from onnxlint.cli import run
 
-raise SystemExit(main())
+run()

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from onnxlint import __version__
 
@@ -424,6 +424,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+
+
+def run() -> NoReturn:
+    """The console entry point: :func:`main`, then exit without tearing the interpreter down.
+
+    Freeing every object of a lint one by one at exit (the model, its indexes, the
+    analyses) took 60-150 ms of a 0.5 s static lint; the OS reclaims the memory at
+    once. The exit handlers still run first (they end a level-1 worker nobody
+    collected) and the output is flushed. ``main()`` stays an ordinary function for
+    callers in the same process. Subcommands (the language server's threads among them)
+    exit the ordinary way.
+    """
+    argv = sys.argv[1:]
+    if argv and argv[0] in _command_modules():
+        raise SystemExit(main())
+    code = main()
+    import atexit
+    import contextlib
+
+    getattr(atexit, "_run_exitfuncs", lambda: None)()
+    for stream in (sys.stdout, sys.stderr):
+        # a closed pipe: nothing more can be said
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
