@@ -457,3 +457,18 @@ def test_onnxruntime_is_not_imported(argv: list[str], cache_dir: Path, tmp_path:
     mods = _modules_after(probe)
     assert "onnxruntime" not in mods
     assert "jsonschema" not in mods
+
+
+@pytest.mark.parametrize(("kind", "packages"), [("optimize", False), ("session", True)])
+def test_package_scan_only_where_results_carry_it(
+    kind: str, packages: bool, tmp_path: Path
+) -> None:
+    src = tmp_path / "m.onnx"
+    onnx.save(small_model(), src)
+    if kind == "optimize":
+        res = client.optimize_model(src, tmp_path / "out.onnx")
+    else:
+        [res] = client.run_sessions([client.SessionRequest(src)], "cpu", timeout_s=60)
+    assert res.ok, res.error
+    assert res.versions["onnxruntime"]
+    assert ("packages" in res.versions) is packages

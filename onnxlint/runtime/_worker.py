@@ -260,12 +260,16 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-def versions() -> dict[str, Any]:
+def versions(packages: bool = True) -> dict[str, Any]:
+    """Python and ORT versions; with ``packages``, the installed ORT distributions too
+    (a metadata scan of every path entry: tens of ms, skipped for optimize-only batches)."""
     out: dict[str, Any] = {"python": sys.version.split()[0], "executable": sys.executable}
     try:
         out["onnxruntime"] = _ort().__version__
     except Exception as exc:  # an import failure is reported, not raised
         out["onnxruntime_error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    if not packages:
         return out
     for dist in (
         "onnxruntime",
@@ -814,7 +818,10 @@ def main() -> int:
             error=f"unsupported protocol {request.get('protocol')!r} (worker speaks {PROTOCOL})",
         )
         return 2
-    emit("hello", protocol=PROTOCOL, pid=os.getpid(), versions=versions())
+    # the level-1 graph (optimize items) is on the critical path of a static lint and
+    # needs no package list; sessions report it (confirm's results carry it)
+    kinds = {item.get("kind", "session") for item in request.get("items") or []}
+    emit("hello", protocol=PROTOCOL, pid=os.getpid(), versions=versions(kinds != {"optimize"}))
     log_dir = request.get("log_dir") or tempfile.mkdtemp(prefix="onnxlint-worker-")
     ep = request.get("ep") or {}
     for index, item in enumerate(request.get("items") or []):
