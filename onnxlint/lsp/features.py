@@ -62,11 +62,9 @@ def diagnostic_range(d: Diagnostic, smap: SourceMap | None, *, is_text: bool) ->
     if loc.node_path and loc.node_path in smap.nodes:
         entry = smap.nodes[loc.node_path]
         if loc.tensor:
-            for tok in smap.tokens:
-                if tok.node == loc.node_path and tok.name == loc.tensor:
-                    return lsp.Range(
-                        lsp.Position(tok.line, tok.start), lsp.Position(tok.line, tok.end)
-                    )
+            tok = smap.token_in_node(loc.node_path, loc.tensor)
+            if tok is not None:
+                return lsp.Range(lsp.Position(tok.line, tok.start), lsp.Position(tok.line, tok.end))
         return _line_range(smap, entry.line, entry.start)
     if loc.tensor:
         tok = smap.definition_of(loc.tensor, loc.graph)
@@ -82,8 +80,15 @@ def rule_doc_uri(code: str, docs_dir: Path | None) -> str | None:
     """The page documenting ``code``: a local Markdown file the server wrote, if any."""
     if docs_dir is None:
         return None
-    page = docs_dir / f"{code}.md"
-    return path_to_uri(page) if page.is_file() else None
+    key = (code, docs_dir)
+    if key not in _DOC_URIS:
+        # the server writes the pages once at start-up: one stat per code, not per finding
+        page = docs_dir / f"{code}.md"
+        _DOC_URIS[key] = path_to_uri(page) if page.is_file() else None
+    return _DOC_URIS[key]
+
+
+_DOC_URIS: dict[tuple[str, Path], str | None] = {}
 
 
 def to_lsp(

@@ -6,7 +6,14 @@ restarts) a per-URI task that waits for the debounce delay, then runs
 cancels the waiting task; a run already in the worker finishes, but its result
 is dropped when a newer generation exists ("cancel stale runs"). Results are
 cached by (path, content hash, settings), so re-saving an unchanged file or
-re-opening it costs nothing.
+re-opening it costs nothing, and a run already going for the same key is
+awaited, never started twice.
+
+A binary model's graph view (its text and node <-> line map) depends on the
+bytes only: it is rendered in a second thread, kept by content hash, and never
+waits for a lint (``view``); diagnostics need only the lint, so a change on disk
+is published without rendering anything (``ensure_view`` renders when a view or
+an editor feature first needs the text).
 """
 
 from __future__ import annotations
@@ -14,13 +21,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.workspace import ModelState, analyse, content_hash
+from onnxlint.lsp.sourcemap import SourceMap
+from onnxlint.lsp.workspace import GraphView, ModelState, analyse, build_view, content_hash
 
 #: called on the event loop with each fresh state (publishes diagnostics)
 Publisher = Callable[[ModelState], Awaitable[None] | None]
@@ -28,6 +37,8 @@ Publisher = Callable[[ModelState], Awaitable[None] | None]
 TextSource = Callable[[str], tuple[str, int | None] | None]
 
 CACHE_SIZE = 256
+#: graph views kept by content hash (a 10k-node view is ~1 MB of text plus its map)
+VIEW_CACHE_SIZE = 4
 
 
 @dataclass
@@ -56,7 +67,12 @@ class LintService:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._generation: dict[str, int] = {}
         self._cache: dict[tuple[object, ...], ModelState] = {}
+        self._inflight: dict[tuple[object, ...], asyncio.Future[ModelState]] = {}
         self.runs = 0  # analyses actually executed (cache misses), for tests and logs
+        # views render here, so a view request never queues behind a lint in ``executor``
+        self.view_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="onnxlint-view")
+        self.views: OrderedDict[str, GraphView] = OrderedDict()
+        self.view_runs = 0  # graph views actually rendered (cache misses)
 
     # -- scheduling ---------------------------------------------------------------------
     def schedule(
@@ -150,19 +166,115 @@ class LintService:
         if state is None:
             if not data and path is not None and not path.exists():
                 return self._forget(uri)
-            self.runs += 1
             # cached confirmations are free to show; sessions only run in ``confirm``
             mode = "cache-only" if settings.confirm else "off"
-            state = await loop.run_in_executor(
-                self.executor,
-                lambda: analyse(uri, path, data, settings, version=version, confirm_mode=mode),
+            run = self._start(
+                key, lambda: analyse(uri, path, data, settings, version=version, confirm_mode=mode)
             )
-            self._remember(key, state)
+            # shielded: a caller cancelled by a newer change must not cancel the run that
+            # another caller (a view request, the next change with the same bytes) awaits
+            state = await asyncio.shield(run)
         state.version = version
         timing.finished = time.monotonic()
         if gen is None or self._generation.get(uri) == gen:
             self.states[uri] = state
         return state
+
+    def _start(
+        self, key: tuple[object, ...], work: Callable[[], ModelState]
+    ) -> asyncio.Future[ModelState]:
+        """The run for ``key``: the one in flight, else a new one in the worker.
+
+        Its result goes into the cache when it finishes, even if nobody awaits it
+        any more (the next change may well bring the same bytes back).
+        """
+        run = self._inflight.get(key)
+        if run is None:
+            self.runs += 1
+            run = asyncio.get_running_loop().run_in_executor(self.executor, work)
+            self._inflight[key] = run
+
+            def done(fut: asyncio.Future[ModelState]) -> None:
+                self._inflight.pop(key, None)
+                if not fut.cancelled() and fut.exception() is None:
+                    self._remember(key, fut.result())
+
+            run.add_done_callback(done)
+        return run
+
+    # -- graph views ----------------------------------------------------------------------
+    async def view(self, uri: str, path: Path) -> GraphView | None:
+        """The graph view of ``path``'s current bytes: cached, else rendered now.
+
+        Never waits for a lint: a lint of the same bytes that is already done lends
+        its index; otherwise the model is loaded and rendered in the view thread
+        while its lint runs (or is scheduled by the caller) in the worker. None
+        when the file cannot be read.
+        """
+        loop = asyncio.get_running_loop()
+
+        def read() -> bytes | None:
+            try:
+                return path.read_bytes()
+            except OSError:
+                return None
+
+        data = await loop.run_in_executor(self.view_executor, read)
+        if data is None:
+            return None
+        digest = content_hash(data)
+        view = self.cached_view(digest)
+        if view is not None:
+            return view
+        state = self.states.get(uri)
+        if state is not None and state.content_hash == digest and not state.is_text:
+            await self.ensure_view(state)
+            source = state.source
+            if source is not None:
+                view = GraphView.of(digest, source)
+                self._keep_view(view)
+                return view
+        self.view_runs += 1
+        settings = self.settings
+        view = await loop.run_in_executor(
+            self.view_executor, lambda: build_view(path, data, settings)
+        )
+        self._keep_view(view)
+        return view
+
+    async def ensure_view(self, state: ModelState) -> None:
+        """Give ``state`` its graph view text map (from the cache, else rendered off the loop)."""
+        if not state.view_pending:
+            return
+        view = self.cached_view(state.content_hash)
+        if view is not None and view.source is not None:
+            state.source = view.source
+            return
+
+        def render() -> tuple[SourceMap | None, bool]:
+            # one view thread: a render already queued for this state leaves nothing to do
+            todo = state.view_pending
+            return state.render_view(), todo
+
+        source, rendered = await asyncio.get_running_loop().run_in_executor(
+            self.view_executor, render
+        )
+        if rendered:
+            self.view_runs += 1
+        if source is not None:
+            self._keep_view(GraphView.of(state.content_hash, source))
+
+    def cached_view(self, digest: str) -> GraphView | None:
+        view = self.views.get(digest)
+        if view is not None:
+            self.views.move_to_end(digest)
+        return view
+
+    def _keep_view(self, view: GraphView) -> None:
+        self.views[view.content_hash] = view
+        self.views.move_to_end(view.content_hash)
+        while len(self.views) > VIEW_CACHE_SIZE:
+            self.views.popitem(last=False)
 
     def _forget(self, uri: str) -> None:
         self.states.pop(uri, None)
@@ -174,6 +286,7 @@ class LintService:
         self._cache[key] = state
 
     def clear_cache(self) -> None:
+        """Forget lint results (configuration changed); views depend on bytes only and stay."""
         self._cache.clear()
 
     async def drain(self) -> None:
@@ -187,6 +300,7 @@ class LintService:
         for task in self._tasks.values():
             task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
+        self.view_executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _config_stamp(path: Path | None) -> tuple[object, ...]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import onnx
 from onnx import numpy_helper
@@ -30,9 +31,12 @@ MAX_INLINE_ELEMENTS = 16
 INDENT = "   "
 
 
-@dataclass(frozen=True)
-class Token:
-    """One occurrence of a value name in the text."""
+class Token(NamedTuple):
+    """One occurrence of a value name in the text.
+
+    A named tuple, not a frozen dataclass: a 10k-node view has ~27k of them and
+    a frozen dataclass' ``__init__`` made them half of the rendering time.
+    """
 
     name: str
     graph: str
@@ -66,6 +70,19 @@ class GraphEntry:
     kind: str  # graph | function
 
 
+#: token roles that define a value (``definition_of`` looks for these)
+_DEFINING_ROLES = frozenset({"output", "graph-input", "initializer"})
+
+
+@dataclass
+class _Lookups:
+    stamp: tuple[int, int]
+    lines: list[str]
+    by_line: dict[int, list[Token]]
+    in_node: dict[tuple[str, str], Token]
+    defs: dict[tuple[str, str], Token]
+
+
 @dataclass
 class SourceMap:
     text: str
@@ -74,10 +91,42 @@ class SourceMap:
     tokens: list[Token] = field(default_factory=list)
     #: graph path -> enclosing graph path (None for main and functions)
     outer: dict[str, str | None] = field(default_factory=dict)
+    #: lookup tables over ``tokens`` and ``text``, built on first use (see ``_lookups``)
+    _lookup: _Lookups | None = field(default=None, init=False, repr=False, compare=False)
+
+    def _lookups(self) -> _Lookups:
+        """Tables keyed by line, (node, name) and (graph, name), in token order.
+
+        A 10k-node graph view has ~27k tokens: scanning them per diagnostic or per
+        hover made publishing one model's diagnostics quadratic (seconds). The
+        tables are rebuilt if the text or the token list changed since (producers
+        fill a map before anyone reads it, so that is a safeguard, not a pattern).
+        """
+        found = self._lookup
+        if found is not None and found.stamp == (id(self.text), len(self.tokens)):
+            return found
+        by_line: dict[int, list[Token]] = {}
+        in_node: dict[tuple[str, str], Token] = {}
+        defs: dict[tuple[str, str], Token] = {}
+        for tok in self.tokens:
+            by_line.setdefault(tok.line, []).append(tok)
+            if tok.node is not None:
+                in_node.setdefault((tok.node, tok.name), tok)
+            if tok.role in _DEFINING_ROLES:
+                defs.setdefault((tok.graph, tok.name), tok)
+        found = _Lookups(
+            (id(self.text), len(self.tokens)), self.text.split("\n"), by_line, in_node, defs
+        )
+        self._lookup = found
+        return found
 
     @property
     def lines(self) -> list[str]:
-        return self.text.split("\n")
+        return self._lookups().lines
+
+    def token_in_node(self, node: str, name: str) -> Token | None:
+        """The first occurrence of value ``name`` in node ``node``'s text."""
+        return self._lookups().in_node.get((node, name))
 
     def line_of_node(self, path: str) -> int | None:
         entry = self.nodes.get(path)
@@ -94,22 +143,19 @@ class SourceMap:
         return best
 
     def token_at(self, line: int, character: int) -> Token | None:
-        for tok in self.tokens:
-            if tok.line == line and tok.start <= character <= tok.end:
+        for tok in self._lookups().by_line.get(line, ()):
+            if tok.start <= character <= tok.end:
                 return tok
         return None
 
     def definition_of(self, name: str, graph: str) -> Token | None:
         """Where ``name`` is defined as seen from ``graph``: here, else in an enclosing graph."""
+        defs = self._lookups().defs
         g: str | None = graph
         while g is not None:
-            for tok in self.tokens:
-                if (
-                    tok.graph == g
-                    and tok.name == name
-                    and tok.role in ("output", "graph-input", "initializer")
-                ):
-                    return tok
+            tok = defs.get((g, name))
+            if tok is not None:
+                return tok
             g = self.outer.get(g)
         return None
 
@@ -123,27 +169,32 @@ class SourceMap:
 
 
 class _Writer:
-    """Accumulates lines and hands back the span of each piece it writes."""
+    """Accumulates lines and hands back the column where each piece it writes starts."""
+
+    __slots__ = ("col", "lines", "parts")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.buf = ""
+        self.parts: list[str] = []
+        self.col = 0
 
     @property
     def line(self) -> int:
         return len(self.lines)
 
-    def put(self, text: str) -> tuple[int, int, int]:
-        start = len(self.buf)
-        self.buf += text
-        return self.line, start, len(self.buf)
+    def put(self, text: str) -> int:
+        start = self.col
+        self.parts.append(text)
+        self.col = start + len(text)
+        return start
 
     def newline(self) -> None:
-        self.lines.append(self.buf.rstrip())
-        self.buf = ""
+        self.lines.append("".join(self.parts).rstrip())
+        self.parts = []
+        self.col = 0
 
     def text(self) -> str:
-        if self.buf:
+        if self.parts:
             self.newline()
         return "\n".join(self.lines) + "\n"
 
@@ -324,42 +375,44 @@ class _GraphViewPrinter:
                 self.w.put(", ")
 
     def _token(self, name: str, graph: str, role: str, node: str | None = None) -> None:
-        line, start, end = self.w.put(name)
-        self.smap.tokens.append(Token(name, graph, line, start, end, role, node))
+        w = self.w
+        start = w.put(name)
+        self.smap.tokens.append(Token(name, graph, len(w.lines), start, w.col, role, node))
+
+    def _names(self, names: list[str], graph: str, role: str, node: str) -> None:
+        """``a, b, c``, each a token (the per-node hot path, hence by hand)."""
+        w, tokens = self.w, self.smap.tokens
+        line = len(w.lines)
+        for k, name in enumerate(names):
+            if k:
+                w.put(", ")
+            start = w.put(name)
+            tokens.append(Token(name, graph, line, start, w.col, role, node))
 
     def node(self, ref: NodeRef, depth: int) -> None:
         w = self.w
         n = ref.node
-        w.put(INDENT * depth)
-        if n.name:
-            w.put(f"[{n.name}] ")
+        path, graph = ref.path, ref.graph.path
+        indent = INDENT * depth
+        w.put(f"{indent}[{n.name}] " if n.name else indent)
         outs = list(n.output)
-        for k, out in enumerate(outs):
-            self._token(out, ref.graph.path, "output", ref.path)
-            if k < len(outs) - 1:
-                w.put(", ")
+        self._names(outs, graph, "output", path)
         w.put(" = " if outs else "= ")
         op = n.op_type if ref.domain == DEFAULT_DOMAIN else f"{n.domain}.{n.op_type}"
-        line, op_start, op_end = w.put(op)
-        entry = NodeEntry(
-            ref.path, ref.graph.path, line, op_start, op_end, start=len(INDENT * depth)
-        )
-        self.smap.nodes[ref.path] = entry
+        op_start = w.put(op)
+        entry = NodeEntry(path, graph, len(w.lines), op_start, w.col, start=len(indent))
+        self.smap.nodes[path] = entry
         if n.attribute:
             w.put(" <")
             for k, attr in enumerate(n.attribute):
-                self.attribute(ref, attr, depth)
-                if k < len(n.attribute) - 1:
+                if k:
                     w.put(", ")
+                self.attribute(ref, attr, depth)
             w.put(">")
         w.put(" (")
-        ins = list(n.input)
-        for k, inp in enumerate(ins):
-            self._token(inp, ref.graph.path, "input", ref.path)
-            if k < len(ins) - 1:
-                w.put(", ")
+        self._names(list(n.input), graph, "input", path)
         w.put(")")
-        entry.end_line = w.line
+        entry.end_line = len(w.lines)
 
     def attribute(self, ref: NodeRef, attr: onnx.AttributeProto, depth: int) -> None:
         w = self.w
@@ -383,10 +436,13 @@ class _GraphViewPrinter:
 
 
 def _attr_type(attr: onnx.AttributeProto) -> str:
-    try:
-        return onnx.AttributeProto.AttributeType.Name(attr.type).lower()
-    except ValueError:
-        return "undefined"
+    return _ATTR_TYPES.get(attr.type, "undefined")
+
+
+#: attribute type code -> ONNX text name (the enum lookup is slow under a profiler)
+_ATTR_TYPES = {
+    v.number: v.name.lower() for v in onnx.AttributeProto.AttributeType.DESCRIPTOR.values
+}
 
 
 def _attr_value(attr: onnx.AttributeProto) -> str:

@@ -8,11 +8,14 @@ node lines). A ``.onnxtxt`` file is its own text: one URI, exact ranges.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
 import onnx
@@ -21,7 +24,13 @@ from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.loader import TEXT_SUFFIXES
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import SourceMap, map_text_source, render_graph_view
+from onnxlint.lsp.sourcemap import (
+    SourceMap,
+    map_text_source,
+    render_graph_view,
+    tensor_type_text,
+    type_text,
+)
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -100,21 +109,58 @@ class ModelState:
     report: Report
     is_text: bool
     index: ModelIndex | None = None
-    #: text map: the user's text for .onnxtxt, the graph view for .onnx
-    source: SourceMap | None = None
-    #: value name -> type text, from shape inference (best effort)
-    value_types: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: value name -> type text: declared, else what the lint's shape inference found
+    value_types: Mapping[tuple[str, str], str] = field(default_factory=dict)
     #: problems with settings or configuration, shown once to the user
     notes: list[str] = field(default_factory=list)
     #: confirmed EP per node path, when confirmation ran
     confirmed: dict[str, str] = field(default_factory=dict)
     version: int | None = None
+    _source: SourceMap | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def result_id(self) -> str:
         """For pull diagnostics: changes when the content or the settings change."""
         key = hashlib.sha256(repr(self.settings_key).encode()).hexdigest()[:12]
         return f"{self.content_hash[:32]}-{key}"
+
+    @property
+    def source(self) -> SourceMap | None:
+        """Text map: the user's text for .onnxtxt, the graph view for .onnx.
+
+        A binary model's graph view is rendered on first use, not by ``analyse``:
+        the diagnostics of the file itself need no text, so a change on disk is
+        published without waiting for it. The server renders it in its view
+        thread (``LintService.ensure_view``) before a feature reads it on the loop.
+        """
+        if self._source is None and self.view_pending:
+            self.render_view()
+        return self._source
+
+    @source.setter
+    def source(self, value: SourceMap | None) -> None:
+        self._source = value
+
+    @property
+    def view_pending(self) -> bool:
+        """True while a binary model's graph view has not been rendered yet."""
+        return self._source is None and not self.is_text and self.index is not None
+
+    def render_view(self) -> SourceMap | None:
+        """Render the graph view now (once; safe to call from several threads)."""
+        with self._lock:
+            if self.view_pending:
+                assert self.index is not None
+                try:
+                    self._source = render_graph_view(self.index)
+                except Exception as exc:  # a model the printer cannot handle: no view
+                    self.notes.append(
+                        f"graph view unavailable for {self.path or self.uri}: "
+                        f"{type(exc).__name__}: {exc}"
+                    )
+                    self.index = None  # nothing left to render; features fall back
+        return self._source
 
 
 def config_for(
@@ -169,29 +215,109 @@ def analyse(
     source: str | bytes | onnx.ModelProto = model if model is not None else data
     if model is None and path is not None and path.is_file():
         source = path  # the loader checks external data relative to the file's folder
-    report = _lint(engine, source, config, label, notes)
+    with _capturing() as captured:
+        report = _lint(engine, source, config, label, notes)
     state = ModelState(
         uri, path, digest, settings.key(), report, is_text, notes=notes, version=version
     )
     if report.fatal:
         return state
-    if model is None:
-        from onnxlint.loader import load
-
-        loaded = load(data, config.limits)
-        model = loaded.model
-    if model is None:
-        return state
+    state.confirmed = confirmed_eps(report)
+    # the lint's own model and index: loading and indexing again cost as much as the rules
+    index: ModelIndex | None = captured.get("index")
+    shapes = captured.get("shapes")
     try:
-        state.index = ModelIndex(model)
-        state.source = (
-            map_text_source(text, state.index) if is_text else render_graph_view(state.index)
-        )
-        state.value_types = infer_value_types(model, state.index)
-        state.confirmed = confirmed_eps(report)
-    except Exception as exc:  # a model the index or printer cannot handle: diagnostics still show
+        if index is None:  # the lint itself failed: index the model for the editor features
+            if model is None:
+                from onnxlint.loader import load
+
+                model = load(data, config.limits).model
+            if model is None:
+                return state
+            index = ModelIndex(model)
+        state.index = index
+        state.value_types = ValueTypes(index, shapes)
+        if is_text:
+            state.source = map_text_source(text, index)
+    except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
+
+
+_CAPTURE = threading.local()
+
+
+@contextlib.contextmanager
+def _capturing() -> Iterator[dict[str, Any]]:
+    """Keep what the engine built for the lint running in this thread (see ``_capture_hook``)."""
+    from onnxlint import engine
+
+    if _capture_hook not in engine.REPORT_HOOKS:
+        engine.REPORT_HOOKS.append(_capture_hook)
+    box: dict[str, Any] = {}
+    _CAPTURE.box = box
+    try:
+        yield box
+    finally:
+        _CAPTURE.box = None
+
+
+def _capture_hook(ctx: Any, report: Report) -> None:
+    """A report hook: hands the lint's index and shape analysis to ``analyse``.
+
+    A no-op outside ``_capturing`` (other threads, the CLI). The shape analysis is
+    taken only if some rule already asked for it: never computed here.
+    """
+    box = getattr(_CAPTURE, "box", None)
+    if box is None:
+        return
+    from onnxlint.analyses.shapes import Shapes
+
+    box["index"] = ctx.index
+    # LintContext keeps computed analyses by factory; reading it computes nothing
+    box["shapes"] = getattr(ctx, "_analyses", {}).get(Shapes)
+
+
+@dataclass
+class GraphView:
+    """The graph view of one model content, as the ``onnxlint/graphView`` reply carries it.
+
+    It depends on the bytes only (not on settings), so the server keeps it by
+    content hash and answers a view request without linting.
+    """
+
+    content_hash: str
+    text: str
+    source: SourceMap | None = None
+    #: ``[{"path": node path, "line": 0-based line}]``, built once
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, digest: str, source: SourceMap) -> GraphView:
+        nodes = [{"path": p, "line": e.line} for p, e in source.nodes.items()]
+        return cls(digest, source.text, source, nodes)
+
+
+def build_view(path: Path, data: bytes, settings: Settings) -> GraphView:
+    """Load ``data`` safely and render its graph view, without linting it.
+
+    For a view requested before the lint of this content is done: the text can
+    be shown at once and the diagnostics follow. A model that cannot be loaded
+    gets a text that says why (the load findings), never an exception.
+    """
+    from onnxlint.loader import load
+
+    digest = content_hash(data)
+    config, _ = config_for(path, settings)
+    loaded = load(data, config.limits)
+    problem: list[str] = [f"# {d.code} {d.message}" for d in loaded.diagnostics]
+    if loaded.model is not None:
+        try:
+            return GraphView.of(digest, render_graph_view(ModelIndex(loaded.model)))
+        except Exception as exc:  # a model the index or printer cannot handle
+            problem = [f"# {type(exc).__name__}: {exc}"]
+    lines = [f"# onnxlint: {path.name} could not be rendered as a graph", *problem]
+    return GraphView(digest, "\n".join(lines) + "\n")
 
 
 def _lint(engine: object, source: object, config: Config, label: str, notes: list[str]) -> Report:
@@ -228,29 +354,60 @@ def confirmed_eps(report: Report) -> dict[str, str]:
     return out
 
 
-def infer_value_types(model: onnx.ModelProto, index: ModelIndex) -> dict[tuple[str, str], str]:
-    """(graph path, value name) -> ``float[N,3]``, declared or inferred (best effort)."""
-    from onnxlint.lsp.sourcemap import type_text
+class ValueTypes(Mapping[tuple[str, str], str]):
+    """(graph path, value name) -> ``float[N,3]``: declared in that graph, else inferred.
 
-    out: dict[tuple[str, str], str] = {}
-    for g in index.graphs:
-        for name, vi in g.value_info.items():
-            if vi.type.WhichOneof("value"):
-                out[(g.path, name)] = type_text(vi.type)
-        for name, init in g.initializers.items():
-            from onnxlint.lsp.sourcemap import tensor_type_text
+    Inferred types come from the lint's shape analysis (``Shapes``), so the
+    server runs no shape inference of its own; texts are made on lookup (hover
+    reads a handful, a 10k-node model has ~30k values).
+    """
 
-            out.setdefault((g.path, name), tensor_type_text(init))
-    if sum(len(g.nodes) for g in index.graphs) > 20000:
-        return out
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:
-        return out
-    for vi in (*inferred.graph.value_info, *inferred.graph.output):
-        if vi.type.WhichOneof("value"):
-            out.setdefault(("main", vi.name), type_text(vi.type))
-    return out
+    def __init__(self, index: ModelIndex, shapes: Any | None = None) -> None:
+        self._graphs = {g.path: g for g in index.graphs}
+        self._shapes = shapes
+
+    def __getitem__(self, key: tuple[str, str]) -> str:
+        graph, name = key
+        g = self._graphs.get(graph)
+        if g is not None:
+            vi = g.value_info.get(name)
+            if vi is not None and vi.type.WhichOneof("value"):
+                return type_text(vi.type)
+            init = g.initializers.get(name)
+            if init is not None:
+                return tensor_type_text(init)
+        vt = self._shapes.value_type(name) if self._shapes is not None else None
+        if vt is None or (g is None and graph != "main"):
+            raise KeyError(key)
+        return value_type_text(vt)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for path, g in self._graphs.items():
+            names = dict.fromkeys([*g.value_info, *g.initializers, *g.producers])
+            for name in names:
+                if (path, name) in self:
+                    yield path, name
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def value_type_text(vt: Any) -> str:
+    """A ``ValueType`` of the shape analysis in ONNX text: ``float[N,?,64]``, ``seq(float)``."""
+    base = vt.dtype or "?"
+    if vt.kind == "sequence":
+        return f"seq({base})"
+    if vt.kind == "map":
+        return "map"
+    if vt.kind == "unknown":
+        return "?"
+    if vt.shape is None:
+        base += "[]"
+    elif vt.shape:
+        base += "[" + ",".join("?" if d is None else str(d) for d in vt.shape) + "]"
+    if vt.kind == "optional":
+        return f"optional({base})"
+    return base if vt.kind != "sparse_tensor" else f"sparse_tensor({base})"
 
 
 def _root_location() -> object:
@@ -275,8 +432,10 @@ def config_files_for(path: Path) -> list[Path]:
 
 __all__ = [
     "GRAPH_SCHEME",
+    "GraphView",
     "ModelState",
     "analyse",
+    "build_view",
     "config_for",
     "graph_uri",
     "is_graph_uri",
