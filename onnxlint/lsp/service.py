@@ -196,8 +196,11 @@ class LintService:
 
             def done(fut: asyncio.Future[ModelState]) -> None:
                 self._inflight.pop(key, None)
+                # a file rewritten while it was linted: the result is not that of ``key``
                 if not fut.cancelled() and fut.exception() is None:
-                    self._remember(key, fut.result())
+                    state = fut.result()
+                    if state.content_hash == key[1]:
+                        self._remember(key, state)
 
             run.add_done_callback(done)
         return run

@@ -217,6 +217,9 @@ def analyse(
         source = path  # the loader checks external data relative to the file's folder
     with _capturing() as captured:
         report = _lint(engine, source, config, label, notes)
+    if source is path and report.content_hash and report.content_hash != digest:
+        # the file changed between the caller's read and the lint's: describe what was linted
+        digest = report.content_hash
     state = ModelState(
         uri, path, digest, settings.key(), report, is_text, notes=notes, version=version
     )
