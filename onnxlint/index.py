@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 import onnx
 from onnx import defs
@@ -45,6 +45,12 @@ class NodeRef:
     schema: onnx.defs.OpSchema | None
     #: subgraphs owned by this node's attributes, by attribute name
     subgraphs: dict[str, GraphRef] = field(default_factory=dict)
+    #: the stable location ``main/Loop_3:body/Add_7``; every analysis keys its tables by it, so
+    #: it is computed once (Python 3.11's cached_property takes a lock on every first read)
+    path: str = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.path = f"{self.graph.path}/{self.label}"
 
     @property
     def op_type(self) -> str:
@@ -58,10 +64,6 @@ class NodeRef:
     def name(self) -> str:
         return self.node.name
 
-    @cached_property
-    def path(self) -> str:
-        # cached: every analysis keys its tables by node path (millions of reads on big graphs)
-        return f"{self.graph.path}/{self.label}"
 
     @property
     def since_version(self) -> int | None:

@@ -682,3 +682,25 @@ def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
         assert dataclasses.replace(base, **{name: value}).key() != base.key(), name
     assert dataclasses.replace(base, name="b").key() == base.key()
     hash(base.key())
+
+
+@pytest.mark.parametrize("profile_id", ["qnn-htp", "nnapi", "coreml-neuralnetwork", "cpu"])
+def test_static_dim_values_never_change_a_verdict(profile_id: str) -> None:
+    """``NodeFacts.key`` counts positive static dims as 1; the evaluator must agree."""
+    import dataclasses
+
+    profile = profiles.get_profile(profile_id)
+    for op, rank in (("Conv", 4), ("MatMul", 3), ("Softmax", 2), ("Resize", 5), ("Relu", 6)):
+        small = NodeFacts(
+            op_type=op,
+            opset=17,
+            input_dtypes=("float",),
+            output_dtypes=("float",),
+            input_shapes=((1,) * rank,),
+            output_shapes=((1,) * rank,),
+        )
+        large = dataclasses.replace(
+            small, input_shapes=((7,) * rank,), output_shapes=((3,) * rank,)
+        )
+        assert small.key() == large.key()
+        assert evaluate(profile, small) == evaluate(profile, large), (op, rank)

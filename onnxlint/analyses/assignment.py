@@ -663,11 +663,10 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         absent_inputs=frozenset(i for i, n in enumerate(node.inputs) if not n),
         attributes=attrs,
         graph_node_count=graph_node_count,
-        name=node.name,
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeAssignment:
     """Verdicts of every EP for one node, and which EP claims it first."""
 
@@ -735,8 +734,8 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     eps = _with_cpu(profiles)
     result = LevelAssignment(graph=lg, profiles=eps)
     # evaluate() is pure: nodes with equal facts (most of a large graph) share one
-    # evaluation per EP, and one tuple of verdicts in memory
-    memo: dict[tuple[Any, ...], tuple[Verdict, ...]] = {}
+    # evaluation per EP, and one facts object and one tuple of verdicts in memory
+    memo: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -746,13 +745,17 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
             facts = node_facts(lg, n, count)
             key = facts.key()
             try:
-                verdicts = memo.get(key)
+                shared = memo.get(key)
             except TypeError:  # an attribute value that does not hash: evaluate it alone
-                key, verdicts = None, None
-            if verdicts is None:
+                key, shared = None, None
+            if shared is None:
                 verdicts = tuple(_epcontext_verdict(p, facts) or evaluate(p, facts) for p in eps)
                 if key is not None:
-                    memo[key] = verdicts
+                    memo[key] = (facts, verdicts)
+            else:
+                if shared[0] == facts:
+                    facts = shared[0]  # one object for identical nodes
+                verdicts = shared[1]
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,

@@ -116,8 +116,10 @@ class NodeFacts:
     def key(self) -> tuple[Any, ...]:
         """Everything :func:`evaluate` reads, hashable: nodes with equal keys get equal verdicts.
 
-        ``name`` is left out (no profile looks at node names), so the thousands of
-        identical MatMul/Add nodes of a large graph share one evaluation per EP.
+        ``name`` is left out (no profile looks at node names), and positive static
+        dimensions count as 1: shape constraints only ask about ranks, zero-sized,
+        symbolic and unknown dimensions, and messages name only the non-static ones.
+        So the thousands of MatMul/Add nodes of a large graph share one evaluation per EP.
         """
         attrs = tuple(
             (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(self.attributes.items())
@@ -131,8 +133,8 @@ class NodeFacts:
             self.output_dtypes,
             self.input_type_params,
             self.output_type_params,
-            self.input_shapes,
-            self.output_shapes,
+            _shape_classes(self.input_shapes),
+            _shape_classes(self.output_shapes),
             self.constant_inputs,
             self.graph_inputs,
             self.graph_outputs,
@@ -141,6 +143,13 @@ class NodeFacts:
             attrs,
             self.graph_node_count,
         )
+
+
+def _shape_classes(shapes: tuple[Shape, ...]) -> tuple[Shape, ...]:
+    return tuple(
+        None if s is None else tuple(1 if type(d) is int and d > 0 else d for d in s)
+        for s in shapes
+    )
 
 
 @dataclass(frozen=True)

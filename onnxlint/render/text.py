@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -48,27 +49,77 @@ def _plain(cell: str) -> bool:
 
 
 def _table(rows: list[list[str]]) -> str:
-    """The findings table, its cells wrapped here rather than by tabulate.
+    """The findings table, its cells wrapped and laid out here rather than by tabulate.
 
     tabulate's own wrapping measures every chunk through an ANSI-stripping regex and
-    wcwidth: it took most of the time of a 100k-node lint (docs/performance.md). Plain
-    ASCII cells go through the standard wrapper with tabulate's long-word rule (the same
-    lines); other cells through tabulate's wrapper, one cell at a time.
+    wcwidth, and its layout pads every cell the same way: together most of the time of a
+    100k-node lint (docs/performance.md). Plain ASCII cells go through the standard
+    wrapper with tabulate's long-word rule (the same lines), and only when longer than
+    the column; other cells through tabulate's wrapper. Tables whose cells are all plain
+    ASCII (the usual case) are laid out in tabulate's "simple" format here, byte for
+    byte; any other table by tabulate itself, which measures wide characters.
     """
     custom = getattr(tabulate_module, "_CustomTextWrap", None)
     if custom is None:  # pragma: no cover - a tabulate without it: its own wrapping
         return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=_WIDTHS)
     plain = {i: _PlainWrap(width=w) for i, w in enumerate(_WIDTHS) if w is not None}
     wrapped = []
+    all_plain = True
     for row in rows:
         new = list(row)
         for i, wrapper in plain.items():
             cell = row[i]
-            wrap = wrapper.wrap if _plain(cell) else custom(width=_WIDTHS[i]).wrap
+            width = wrapper.width
+            if _plain(cell):
+                if "\n" not in cell and len(cell) <= width and cell.strip() == cell:
+                    continue  # fits: the wrapper would return it unchanged
+                wrap = wrapper.wrap
+            else:
+                all_plain = False
+                wrap = custom(width=width).wrap
             new[i] = "\n".join("\n".join(wrap(line)) for line in cell.splitlines() if line.strip())
+        all_plain = all_plain and all(_plain(_ANSI.sub("", c)) for c in (new[0], new[1], new[3]))
         wrapped.append(new)
+    if all_plain:
+        return _simple_layout(_HEADERS, wrapped)
     # every column is text: no number parsing (it cost seconds on large reports)
     return tabulate(wrapped, headers=_HEADERS, tablefmt="simple", disable_numparse=True)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _simple_layout(headers: list[str], rows: list[list[str]]) -> str:
+    """tabulate's "simple" format for left-aligned ASCII text cells (ANSI colours allowed):
+    headers padded by two, two spaces between columns, multi-line cells stacked, every
+    cell stripped and every output line right-stripped."""
+
+    def width(cell: str) -> int:
+        return len(_ANSI.sub("", cell)) if "\x1b" in cell else len(cell)
+
+    widths = [len(h) + 2 for h in headers]
+    # tabulate strips a left-aligned cell as a whole (not line by line)
+    split = [[cell.strip().split("\n") for cell in row] for row in rows]
+    for row in split:
+        for i, lines in enumerate(row):
+            w = max(width(line) for line in lines)
+            if w > widths[i]:
+                widths[i] = w
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c + " " * (w - width(c)) for c, w in zip(cells, widths, strict=True)
+        ).rstrip()
+
+    out = [line(headers), "  ".join("-" * w for w in widths)]
+    for row in split:
+        height = max(len(lines) for lines in row)
+        if height == 1:
+            out.append(line([lines[0] for lines in row]))
+            continue
+        for k in range(height):
+            out.append(line([lines[k] if k < len(lines) else "" for lines in row]))
+    return "\n".join(out)
 
 
 def render_table(reports: Sequence[Report], color: bool = False) -> str:
