@@ -239,6 +239,21 @@ def _lint_one(path: Path, config: Any) -> Any:
 
 
 def run_lint(args: argparse.Namespace) -> int:
+    # before anything imports onnx: a worker for ORT's level-1 graph starts importing
+    # onnxruntime now (only for one model file with an accelerator EP and no cached graph)
+    from onnxlint.analyses.level1 import prewarm_from_args
+
+    prewarmed = prewarm_from_args(args)
+    try:
+        return _run_lint(args)
+    finally:
+        if prewarmed:
+            from onnxlint.runtime.client import drop_spare
+
+            drop_spare()  # the lint did not need it after all
+
+
+def _run_lint(args: argparse.Namespace) -> int:
     from onnxlint.config import ConfigError
     from onnxlint.diagnostics import Severity
     from onnxlint.engine import UsageError

@@ -472,3 +472,84 @@ def test_package_scan_only_where_results_carry_it(
     assert res.ok, res.error
     assert res.versions["onnxruntime"]
     assert ("packages" in res.versions) is packages
+
+
+# -- the CLI's head start ------------------------------------------------------------------
+
+
+def _args(path: Path, *extra: str) -> Any:
+    from onnxlint.cli import build_parser
+
+    return build_parser({}).parse_args([str(path), *extra])
+
+
+@pytest.mark.parametrize(
+    ("extra", "cached", "started"),
+    [
+        (["--ep", "qnn"], False, True),
+        (["--ep", "qnn"], True, False),  # the hint says the graph is cached
+        (["--ep", "qnn", "--no-cache"], True, True),  # cache bypassed: always cold
+        (["--ep", "cpu"], False, False),
+        ([], False, False),
+        (["--ep", "qnn", "-j", "2"], False, False),
+        (["--ep", "qnn", "--assume-dim", "N=2"], False, True),
+    ],
+    ids=["cold", "hinted", "no-cache", "cpu", "no-ep", "jobs", "dims"],
+)
+def test_prewarm_only_when_a_cold_lint_is_likely(
+    extra: list[str],
+    cached: bool,
+    started: bool,
+    cache_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(small_model(), path)
+    if cached:
+        engine.lint(path, eps=["qnn"])  # fills the cache and writes the hint
+    spawned: list[Any] = []
+    monkeypatch.setattr(client, "prewarm", lambda *a, **k: spawned.append(a) or True)
+    assert level1.prewarm_from_args(_args(path, *extra)) is started
+    assert bool(spawned) is started
+
+
+def test_the_prewarmed_worker_is_the_one_that_builds_the_graph(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    assert client.prewarm()
+    assert client._SPARE is not None
+    spare = client._SPARE[0]
+    try:
+        j = job(small_model(), cache_dir)
+        assert client._SPARE is None  # taken by the job's worker run
+        assert j._pending is not None and j._pending.worker is spare
+        graph, note = j.result()
+        assert graph is not None and note == level1.NOTE_OK
+    finally:
+        client.drop_spare()
+    assert not _alive(spare.proc.pid)
+
+
+def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) -> None:
+    path = tmp_path / "m.onnx"
+    onnx.save(small_model(), path)
+    pids: list[int] = []
+    real = client.prewarm
+
+    def prewarm(*args: Any, **kwargs: Any) -> bool:
+        ok = real(*args, **kwargs)
+        assert client._SPARE is not None
+        pids.append(client._SPARE[0].proc.pid)
+        return ok
+
+    from onnxlint import cli
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(client, "prewarm", prewarm)
+        # the graph-level option makes the lint not need the worker the CLI started
+        config = tmp_path / "onnxlint.toml"
+        config.write_text('[partition]\ngraph-level = "exported"\n')
+        assert cli.main([str(path), "--ep", "qnn", "--config", str(config)]) in (0, 1)
+    assert pids and not _alive(pids[0])
+    assert client._SPARE is None

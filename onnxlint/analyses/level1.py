@@ -48,10 +48,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import onnx
-
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
+
+    import onnx
 
     from onnxlint.config import Config
     from onnxlint.loader import LoadedModel
@@ -69,7 +70,10 @@ MAX_ENTRIES = 256
 NOTE_OK = "ORT level-1 (basic), CPU only"
 DEFAULT_TIMEOUT_S = 120.0
 
-Graph = tuple[onnx.ModelProto | None, str]
+#: (ORT's level-1 graph or None, a note on how it was made or why it is missing)
+Graph = tuple["onnx.ModelProto | None", str]
+#: the CLI reads and hashes a model this large at most to decide on prewarming a worker
+PREWARM_MAX_BYTES = 64 * 2**20
 
 
 # ---------------------------------------------------------------------------
@@ -171,6 +175,16 @@ def cache_key(material: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def hint_key(file_sha256: str, dims: dict[str, int] | None) -> str | None:
+    """The hint for a model file (the SHA-256 of its bytes) linted with ``dims`` assumed."""
+    ort = ort_identity()
+    if ort is None or not file_sha256:
+        return None
+    return cache_key(
+        {"hint": CACHE_SCHEMA, "file": file_sha256, "dims": _dims_key(dims), "ort": ort}
+    )
+
+
 # ---------------------------------------------------------------------------
 # The on-disk cache
 
@@ -213,6 +227,8 @@ class Level1Cache:
             if not isinstance(note, str):
                 raise ValueError("no note")
             if entry.get("status") == "ok":
+                import onnx
+
                 return CacheHit((onnx.load_model_from_string(payload), note))
             if entry.get("status") == "error" and not payload:
                 return CacheHit((None, note))
@@ -243,16 +259,37 @@ class Level1Cache:
             pass  # a cache that cannot be written only costs time
 
     def _prune(self) -> None:
-        entries = []
-        for f in self.folder.glob("*.level1"):
-            with contextlib.suppress(OSError):
-                entries.append((f.stat().st_mtime_ns, f))
-        if len(entries) <= MAX_ENTRIES:
+        for pattern in ("*.level1", "*.hint"):
+            entries = []
+            for f in self.folder.glob(pattern):
+                with contextlib.suppress(OSError):
+                    entries.append((f.stat().st_mtime_ns, f))
+            if len(entries) <= MAX_ENTRIES:
+                continue
+            entries.sort()
+            for _, f in entries[: len(entries) - MAX_ENTRIES]:
+                with contextlib.suppress(OSError):
+                    f.unlink()
+
+    # A hint says "the file with these bytes has an entry": the CLI checks it before it
+    # has parsed the model, to decide whether to prewarm a worker. Only a hint: a stale
+    # or missing one costs a wasted or a missed prewarm, never a wrong graph.
+    def hint_path(self, hint: str) -> Path:
+        return self.folder / f"{hint}.hint"
+
+    def has_hint(self, hint: str) -> bool:
+        return self.hint_path(hint).is_file()
+
+    def put_hint(self, hint: str) -> None:
+        from onnxlint.fsutil import atomic_write_bytes
+
+        if self.has_hint(hint):
             return
-        entries.sort()
-        for _, f in entries[: len(entries) - MAX_ENTRIES]:
-            with contextlib.suppress(OSError):
-                f.unlink()
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.hint_path(hint), b"")
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------
@@ -286,9 +323,11 @@ class Level1Job:
         use_cache: bool = True,
         cache_dir: Path | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        hint: str | None = None,
     ) -> None:
         self.model = model
         self.use_cache = use_cache
+        self.hint = hint  # written once the cache has this model's entry
         self.cache = Level1Cache(cache_dir)
         self.timeout_s = timeout_s
         #: how the graph was obtained: "skipped", "cache", "worker" (None: not started)
@@ -315,6 +354,8 @@ class Level1Job:
                 self.discarded = hit.discarded
                 if hit.graph is not None:
                     self._graph, self.source = hit.graph, "cache"
+                    if self.hint:
+                        self.cache.put_hint(self.hint)
                     return self
         from onnxlint.runtime.client import start_optimize
 
@@ -358,6 +399,8 @@ class Level1Job:
             return None, note
         if not out.exists():
             return None, "ONNX Runtime wrote no optimized model"
+        import onnx
+
         try:
             payload = out.read_bytes()
             graph = onnx.load_model_from_string(payload)
@@ -369,6 +412,8 @@ class Level1Job:
     def _store(self, payload: bytes | None, note: str) -> None:
         if self.use_cache and self._key is not None and self._material is not None:
             self.cache.put(self._key, self._material, payload, note)
+            if self.hint:
+                self.cache.put_hint(self.hint)
 
     def close(self) -> None:
         """End a worker nobody collected and remove the temporary folder (idempotent)."""
@@ -401,7 +446,9 @@ def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Le
     from onnxlint.analyses.assignment import override_dims
 
     source = override_dims(loaded.model, config.assume_dims)
-    job = Level1Job(source, use_cache=cache_enabled(config))
+    use_cache = cache_enabled(config)
+    hint = hint_key(loaded.content_hash, config.assume_dims) if use_cache and loaded.path else None
+    job = Level1Job(source, use_cache=use_cache, hint=hint)
     with _ACTIVE_LOCK:
         _ACTIVE[id(loaded.model)] = (loaded.model, _dims_key(config.assume_dims), job)
     try:
@@ -443,3 +490,50 @@ def graph_for(base: onnx.ModelProto, config: Config, source: onnx.ModelProto) ->
         return job.result()
     finally:
         job.close()
+
+
+# ---------------------------------------------------------------------------
+# The CLI's head start
+
+
+def prewarm_from_args(args: argparse.Namespace) -> bool:
+    """Start an ORT worker before the linter imports onnx, when a cold lint is likely.
+
+    For ``onnxlint MODEL.onnx --ep <accelerator>`` (one file, one job) whose graph the
+    cache does not hint at, a worker is started at once: it imports onnxruntime (about
+    0.2 s) while this process imports onnx and the rules and loads the model, and the
+    level-1 job sends it its request (:func:`onnxlint.runtime.client.prewarm`). Anything
+    unusual (folders, several files, EPs from a config file only, large files) gets no
+    head start. Never raises; returns whether a worker was started.
+    """
+    try:
+        return _prewarm(args)
+    except Exception:  # a head start is an optimization: the lint goes on without it
+        return False
+
+
+def _prewarm(args: argparse.Namespace) -> bool:
+    paths = list(getattr(args, "paths", None) or [])
+    eps = [str(e).lower() for e in getattr(args, "eps", None) or []]
+    if len(paths) != 1 or int(getattr(args, "jobs", 1) or 1) > 1:
+        return False
+    if not eps or all(e in ("cpu", "cpuexecutionprovider") for e in eps):
+        return False
+    path = Path(paths[0])
+    if path.suffix.lower() != ".onnx" or not path.is_file():
+        return False
+    if path.stat().st_size > PREWARM_MAX_BYTES:
+        return False
+    no_cache = bool(getattr(args, "no_cache", False)) or not cache_enabled()
+    if not no_cache:
+        dims: dict[str, int] = {}
+        for item in getattr(args, "assume_dims", None) or []:
+            name, _, value = str(item).partition("=")
+            if value.strip().isdigit():
+                dims[name.strip()] = int(value)
+        hint = hint_key(hashlib.sha256(path.read_bytes()).hexdigest(), dims)
+        if hint is None or Level1Cache().has_hint(hint):
+            return False  # no onnxruntime, or the graph is (very likely) cached
+    from onnxlint.runtime.client import prewarm
+
+    return prewarm()

@@ -806,6 +806,11 @@ def main() -> int:
     _proto_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    if "--preload" in sys.argv[1:]:
+        # started ahead of its request (the parent is still loading the model): spend
+        # the wait importing onnxruntime; a failure is reported with the request
+        with contextlib.suppress(Exception):
+            _ort()
     raw = sys.stdin.read()
     try:
         request = json.loads(raw)
