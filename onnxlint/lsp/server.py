@@ -122,6 +122,9 @@ class OnnxLintServer(LanguageServer):
             return
 
         async def later() -> None:
+            # a burst of changes: only the result still current is worth a render
+            if self.service.states.get(state.uri) is not state:
+                return
             await self.service.ensure_view(state)
             if self.service.states.get(state.uri) is state:
                 self._send_graph(state)

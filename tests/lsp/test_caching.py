@@ -459,3 +459,35 @@ def test_the_server_collects_garbage_less_often(monkeypatch: pytest.MonkeyPatch)
         assert server.GC_THRESHOLDS[0] > before[0]
     finally:
         gc.set_threshold(*before)
+
+
+@pytest.mark.parametrize("current", [True, False], ids=["current", "superseded"])
+def test_graph_view_diagnostics_only_for_the_current_result(tmp_path: Path, current: bool) -> None:
+    """An open view gets the diagnostics of the result still current; a superseded result
+    (a burst of changes) is neither rendered nor published."""
+    from onnxlint.lsp.server import OnnxLintServer
+    from onnxlint.lsp.workspace import graph_uri
+
+    model = write_model(tmp_path / "m.onnx", BAD)
+    uri = path_to_uri(model)
+    state = analyse(uri, model, model.read_bytes(), Settings())
+    newer = analyse(uri, model, model.read_bytes(), Settings())
+    sent: list[tuple[str, list[lsp.Diagnostic]]] = []
+
+    async def scenario() -> OnnxLintServer:
+        ls = OnnxLintServer()
+        ls._send = lambda u, d, v=None: sent.append((u, d))  # type: ignore[method-assign]
+        ls.graph_views.add(graph_uri(model))
+        ls.service.states[uri] = state if current else newer
+        ls.publish_graph(state)
+        await asyncio.gather(*ls._background)
+        ls.service.shutdown()
+        return ls
+
+    ls = asyncio.run(scenario())
+    if current:
+        ((where, diags),) = sent
+        assert where == graph_uri(model) and "OL204" in [d.code for d in diags]
+        assert not state.view_pending and ls.service.view_runs == 1
+    else:
+        assert sent == [] and state.view_pending and ls.service.view_runs == 0
