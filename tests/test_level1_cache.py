@@ -553,3 +553,22 @@ def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) ->
         assert cli.main([str(path), "--ep", "qnn", "--config", str(config)]) in (0, 1)
     assert pids and not _alive(pids[0])
     assert client._SPARE is None
+
+
+@pytest.mark.parametrize(
+    ("max_entries", "max_bytes", "kept"),
+    [(3, 10**9, 3), (10, 10**9, 5), (10, 25, 2)],
+    ids=["by-count", "nothing-to-prune", "by-size"],
+)
+def test_the_cache_keeps_the_newest_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_entries: int, max_bytes: int, kept: int
+) -> None:
+    monkeypatch.setattr(level1, "MAX_ENTRIES", max_entries)
+    monkeypatch.setattr(level1, "MAX_BYTES", max_bytes)
+    cache = level1.Level1Cache(tmp_path)
+    for i in range(5):
+        path = tmp_path / f"k{i}.level1"
+        path.write_bytes(b"x" * 10)
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    cache._prune()
+    assert [p.name for p in entries(tmp_path)] == [f"k{i}.level1" for i in range(5 - kept, 5)]

@@ -67,6 +67,8 @@ WEIGHTS_FILE = "level1.weights"
 NO_CACHE_ENV = "ONNXLINT_NO_CACHE"
 #: entries kept in the cache folder; older ones are removed when a new one is written
 MAX_ENTRIES = 256
+#: and at most this many bytes of them (a 5,000-node graph is a few MB)
+MAX_BYTES = 256 * 2**20
 NOTE_OK = "ORT level-1 (basic), CPU only"
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -259,17 +261,20 @@ class Level1Cache:
             pass  # a cache that cannot be written only costs time
 
     def _prune(self) -> None:
+        """Keep the newest MAX_ENTRIES entries (and hints) within MAX_BYTES; delete the rest."""
         for pattern in ("*.level1", "*.hint"):
             entries = []
             for f in self.folder.glob(pattern):
                 with contextlib.suppress(OSError):
-                    entries.append((f.stat().st_mtime_ns, f))
-            if len(entries) <= MAX_ENTRIES:
-                continue
-            entries.sort()
-            for _, f in entries[: len(entries) - MAX_ENTRIES]:
-                with contextlib.suppress(OSError):
-                    f.unlink()
+                    st = f.stat()
+                    entries.append((st.st_mtime_ns, st.st_size, f))
+            entries.sort(reverse=True)
+            total = 0
+            for i, (_, size, f) in enumerate(entries):
+                total += size
+                if i >= MAX_ENTRIES or total > MAX_BYTES:
+                    with contextlib.suppress(OSError):
+                        f.unlink()
 
     # A hint says "the file with these bytes has an entry": the CLI checks it before it
     # has parsed the model, to decide whether to prewarm a worker. Only a hint: a stale
