@@ -228,6 +228,8 @@ class Level1Cache:
             note = entry.get("note")
             if not isinstance(note, str):
                 raise ValueError("no note")
+            with contextlib.suppress(OSError):
+                os.utime(path)  # pruning keeps the most recently used entries
             if entry.get("status") == "ok":
                 import onnx
 
