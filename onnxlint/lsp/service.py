@@ -37,6 +37,9 @@ Publisher = Callable[[ModelState], Awaitable[None] | None]
 TextSource = Callable[[str], tuple[str, int | None] | None]
 
 CACHE_SIZE = 256
+#: lint results kept, counted in model nodes: a cached 10k-node result holds its model and
+#: index (about 33 MB), so 256 of them would be gigabytes; the newest is always kept
+CACHE_NODES = 100_000
 #: graph views kept by content hash (a 10k-node view is ~1 MB of text plus its map)
 VIEW_CACHE_SIZE = 4
 
@@ -66,7 +69,8 @@ class LintService:
         self.timings: dict[str, Timing] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._generation: dict[str, int] = {}
-        self._cache: dict[tuple[object, ...], ModelState] = {}
+        self._cache: OrderedDict[tuple[object, ...], ModelState] = OrderedDict()
+        self._cached_nodes = 0
         self._inflight: dict[tuple[object, ...], asyncio.Future[ModelState]] = {}
         self.runs = 0  # analyses actually executed (cache misses), for tests and logs
         # views render here, so a view request never queues behind a lint in ``executor``
@@ -163,7 +167,9 @@ class LintService:
         timing = self.timings.setdefault(uri, Timing(scheduled=time.monotonic()))
         timing.started = time.monotonic()
         state = self._cache.get(key)
-        if state is None:
+        if state is not None:
+            self._cache.move_to_end(key)
+        else:
             if not data and path is not None and not path.exists():
                 return self._forget(uri)
             # cached confirmations are free to show; sessions only run in ``confirm``
@@ -284,13 +290,21 @@ class LintService:
         return None
 
     def _remember(self, key: tuple[object, ...], state: ModelState) -> None:
-        if len(self._cache) >= CACHE_SIZE:
-            self._cache.pop(next(iter(self._cache)))
+        old = self._cache.pop(key, None)
+        if old is not None:
+            self._cached_nodes -= _weight(old)
         self._cache[key] = state
+        self._cached_nodes += _weight(state)
+        while len(self._cache) > 1 and (
+            len(self._cache) > CACHE_SIZE or self._cached_nodes > CACHE_NODES
+        ):
+            _, dropped = self._cache.popitem(last=False)
+            self._cached_nodes -= _weight(dropped)
 
     def clear_cache(self) -> None:
         """Forget lint results (configuration changed); views depend on bytes only and stay."""
         self._cache.clear()
+        self._cached_nodes = 0
 
     async def drain(self) -> None:
         """Wait for every scheduled run (tests, shutdown)."""
@@ -304,6 +318,11 @@ class LintService:
             task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.view_executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _weight(state: ModelState) -> int:
+    """What a cached result costs, in model nodes (at least 1)."""
+    return max(1, len(state.index.nodes) if state.index is not None else 0)
 
 
 def _config_stamp(path: Path | None) -> tuple[object, ...]:

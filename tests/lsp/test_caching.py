@@ -491,3 +491,27 @@ def test_graph_view_diagnostics_only_for_the_current_result(tmp_path: Path, curr
         assert not state.view_pending and ls.service.view_runs == 1
     else:
         assert sent == [] and state.view_pending and ls.service.view_runs == 0
+
+
+def test_the_lint_cache_is_bounded_by_nodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large models: cached results are counted in nodes, least recently used out first."""
+    monkeypatch.setattr(service_mod, "CACHE_NODES", 5)  # BAD has 2 nodes: two results fit
+    model = write_model(tmp_path / "m.onnx", BAD)
+    uri = path_to_uri(model)
+
+    async def scenario() -> LintService:
+        svc = _service()
+        for tag in ("a", "b", "a", "c"):  # "a" used again: "b" is the oldest when "c" comes
+            _retag(model, tag)
+            await svc.schedule(uri, model)
+        assert svc.runs == 3
+        for tag, runs in (("a", 3), ("c", 3), ("b", 4)):
+            _retag(model, tag)
+            await svc.schedule(uri, model)
+            assert svc.runs == runs, tag
+        svc.shutdown()
+        return svc
+
+    asyncio.run(scenario())
