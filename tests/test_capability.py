@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import profiles
-from onnxlint.analyses.capability import NodeFacts, evaluate, facts_from_model
+from onnxlint.analyses.capability import NodeFacts, evaluate, facts_from_model, node_count_cap
 
 DT = {
     "float": TensorProto.FLOAT,
@@ -704,3 +704,18 @@ def test_static_dim_values_never_change_a_verdict(profile_id: str) -> None:
         )
         assert small.key() == large.key()
         assert evaluate(profile, small) == evaluate(profile, large), (op, rank)
+
+
+def test_graph_sizes_above_every_profiles_limit_share_one_key() -> None:
+    """Bodies of different sizes share evaluations; sizes a profile asks about do not."""
+    import dataclasses
+
+    ov = profiles.get_profile("openvino-cpu")
+    cap = node_count_cap([ov, profiles.get_profile("qnn-htp")])
+    assert cap == 3  # OpenVINO's "alone in a model of at most 3 nodes" rule
+    facts = NodeFacts(op_type="Relu", opset=17, input_dtypes=("float",), output_dtypes=("float",))
+    sized = {n: dataclasses.replace(facts, graph_node_count=n) for n in (2, 3, 4, 50, 5000)}
+    assert sized[4].key(cap) == sized[50].key(cap) == sized[5000].key(cap)
+    assert len({sized[2].key(cap), sized[3].key(cap), sized[4].key(cap)}) == 3
+    assert evaluate(ov, sized[4]) == evaluate(ov, sized[5000])
+    assert node_count_cap([profiles.get_profile("cpu")]) == 0

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate
+from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate, node_count_cap
 from onnxlint.analyses.shapes import dtype_name
 from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
@@ -158,6 +158,7 @@ class LevelGraph:
         state.pop("index", None)
         state.pop("_nodes", None)
         state.pop("_orders", None)
+        state.pop("_positions", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -175,6 +176,14 @@ class LevelGraph:
         got = cache.get(graph.path)
         if got is None:
             got = cache[graph.path] = [n for n in graph.nodes if not _is_constant_node(n)]
+        return got
+
+    def positions(self, graph: GraphRef) -> dict[str, int]:
+        """Node path -> index in :meth:`order`."""
+        cache: dict[str, dict[str, int]] = self.__dict__.setdefault("_positions", {})
+        got = cache.get(graph.path)
+        if got is None:
+            got = cache[graph.path] = {n.path: i for i, n in enumerate(self.order(graph))}
         return got
 
     def order(self, graph: GraphRef) -> list[NodeRef]:
@@ -736,6 +745,9 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     # evaluate() is pure: nodes with equal facts (most of a large graph) share one
     # evaluation per EP, and one facts object and one tuple of verdicts in memory
     memo: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
+    # graph sizes matter only up to the largest size a profile asks about: without the cap
+    # every control-flow body (its own node count) would need evaluations of its own
+    cap = node_count_cap(eps)
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -743,7 +755,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            key = facts.key()
+            key = facts.key(cap)
             try:
                 shared = memo.get(key)
             except TypeError:  # an attribute value that does not hash: evaluate it alone
@@ -869,20 +881,26 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
 
     for g in lg.graphs():
         nodes = lg.nodes(g)
-        order = {n.path: i for i, n in enumerate(lg.order(g))}
-        tentative = {n.path for n in nodes if (na := result.nodes.get(n.path)) and na.claims(ep)}
+        seeds = [n for n in nodes if n.op_type in CPU_OUTPUT_OPS and n.domain == "ai.onnx"]
+        if not seeds:
+            continue  # nothing leaves a value in CPU memory: nothing to move
+        topo = lg.order(g)
+        order = lg.positions(g)
+
+        def is_tentative(path: str) -> bool:
+            na = result.nodes.get(path)
+            return na is not None and na.claims(ep)
+
         cpu_values: set[str] = set()
         candidates: set[str] = set()
-        by_path = {n.path: n for n in nodes}
 
-        def consumers(
-            name: str, g: GraphRef = g, by_path: dict[str, NodeRef] = by_path
-        ) -> list[NodeRef]:
-            return [c for c in g.consumers.get(name, []) if c.path in by_path]
+        def consumers(name: str, g: GraphRef = g, order: dict[str, int] = order) -> list[NodeRef]:
+            return [c for c in g.consumers.get(name, []) if c.path in order]
 
-        for path in tentative:
-            n = by_path[path]
-            for slot in CPU_OUTPUT_OPS.get(n.op_type, ()) if n.domain == "ai.onnx" else ():
+        for n in seeds:
+            if not is_tentative(n.path):
+                continue
+            for slot in CPU_OUTPUT_OPS[n.op_type]:
                 if slot < len(n.outputs) and n.outputs[slot]:
                     cpu_values.add(n.outputs[slot])
                     candidates.update(c.path for c in consumers(n.outputs[slot]))
@@ -896,9 +914,9 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
             if cur in visited:
                 continue
             visited.add(cur)
-            if cur not in tentative:
+            if not is_tentative(cur):
                 continue
-            n = by_path[cur]
+            n = topo[order[cur]]
             cpu_slots = CPU_INPUT_SLOTS.get(n.op_type, ()) if n.domain == "ai.onnx" else ()
             place = True
             for i, name in enumerate(n.inputs):

@@ -113,14 +113,19 @@ class NodeFacts:
     def qualified_op(self) -> str:
         return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
 
-    def key(self) -> tuple[Any, ...]:
+    def key(self, node_count_cap: int | None = None) -> tuple[Any, ...]:
         """Everything :func:`evaluate` reads, hashable: nodes with equal keys get equal verdicts.
 
         ``name`` is left out (no profile looks at node names), and positive static
         dimensions count as 1: shape constraints only ask about ranks, zero-sized,
         symbolic and unknown dimensions, and messages name only the non-static ones.
         So the thousands of MatMul/Add nodes of a large graph share one evaluation per EP.
+        ``node_count_cap``: the largest ``graph_nodes_at_most`` of the profiles asked
+        (see :func:`node_count_cap`); graph sizes above it count as one.
         """
+        count = self.graph_node_count
+        if node_count_cap is not None and count is not None and count > node_count_cap:
+            count = node_count_cap + 1
         attrs = tuple(
             (k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(self.attributes.items())
         )
@@ -141,8 +146,23 @@ class NodeFacts:
             self.absent_inputs,
             self.absent_outputs,
             attrs,
-            self.graph_node_count,
+            count,
         )
+
+
+def node_count_cap(profiles: Sequence[Profile]) -> int:
+    """The largest graph size any constraint of ``profiles`` distinguishes (0 when none does)."""
+    cap = 0
+    for p in profiles:
+        groups = [p.global_constraints]
+        for support in p.ops.values():
+            groups.append(support.constraints)
+            groups += [r.constraints for r in support.ranges or ()]
+        for group in groups:
+            for c in group:
+                if c.graph_nodes_at_most is not None:
+                    cap = max(cap, c.graph_nodes_at_most)
+    return cap
 
 
 def _shape_classes(shapes: tuple[Shape, ...]) -> tuple[Shape, ...]:

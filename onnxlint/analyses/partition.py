@@ -314,6 +314,16 @@ class PartitionPlan:
 
     def islands(self, max_nodes: int = DEFAULT_ISLAND_MAX_NODES) -> list[Partition]:
         """CPU partitions of at most ``max_nodes`` nodes fed by and feeding accelerator partitions."""
+        # asked by the verdict line of every EP and by the rules: computed once per plan state
+        key = (max_nodes, len(self.partitions), len(self.crossings))
+        cache: dict[tuple[int, int, int], list[Partition]] = self.__dict__.setdefault(
+            "_island_cache", {}
+        )
+        if key not in cache:
+            cache[key] = self._islands(max_nodes)
+        return list(cache[key])
+
+    def _islands(self, max_nodes: int) -> list[Partition]:
         by_id = {p.id: p for p in self.partitions}
         feeds: dict[int, set[str]] = {}
         fed: dict[int, set[str]] = {}
@@ -732,8 +742,7 @@ def _number_partitions(
     graph_rank = {g.path: i for i, g in enumerate(lg.graphs())}
     pos: dict[str, int] = {}
     for g in lg.graphs():
-        for i, n in enumerate(lg.order(g)):
-            pos[n.path] = i
+        pos.update(lg.positions(g))
     by_path = {n.path: n for n in lg.index.nodes}
     groups.sort(key=lambda t: (graph_rank[t[1].path], min(pos[p] for p in t[2])))
     for i, (ep, g, grp) in enumerate(groups, 1):
