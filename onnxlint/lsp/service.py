@@ -321,8 +321,9 @@ class LintService:
 
 
 def _weight(state: ModelState) -> int:
-    """What a cached result costs, in model nodes (at least 1)."""
-    return max(1, len(state.index.nodes) if state.index is not None else 0)
+    """What a cached result costs, in model nodes (at least 1; fixed once linted)."""
+    nodes = state.report.stats.get("nodes")
+    return max(1, nodes if isinstance(nodes, int) else 0)
 
 
 def _config_stamp(path: Path | None) -> tuple[object, ...]:
