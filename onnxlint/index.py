@@ -36,7 +36,7 @@ def resolve_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema 
         return None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class NodeRef:
     node: onnx.NodeProto
     graph: GraphRef

@@ -301,20 +301,31 @@ def build_level_graph(
     level: str,
     source: ModelIndex | None = None,
     inferred: onnx.ModelProto | None = None,
+    source_index: ModelIndex | None = None,
 ) -> LevelGraph:
     """Index ``model`` after shape inference; map node paths back to ``source`` by name.
 
     ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
+    ``source_index``: an index of ``model`` itself (the lint's own); used instead of a
+    second index when the inferred copy has the same graphs and nodes.
     """
     if inferred is None:
         inferred = _infer(model)
     if inferred is not model:
         inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
-    index = ModelIndex(inferred)
+    index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
     lg = LevelGraph(level=level, model=inferred, index=index)
-    for g in index.graphs:
-        for name, vi in g.value_info.items():
-            lg.types[(g.path, name)] = _vi_type(vi)
+    if index is source_index:
+        # the lint's own index (the model as written): types come from the inferred copy,
+        # walked graph by graph in the index's order
+        for g, proto in zip(index.graphs, _graph_protos(inferred), strict=True):
+            if isinstance(proto, onnx.GraphProto):  # function signatures carry no types
+                for vi in (*proto.input, *proto.output, *proto.value_info):
+                    lg.types.setdefault((g.path, vi.name), _vi_type(vi))
+    else:
+        for g in index.graphs:
+            for name, vi in g.value_info.items():
+                lg.types[(g.path, name)] = _vi_type(vi)
     if source is None:
         lg.source_path = {n.path: n.path for n in index.nodes}
     else:
@@ -340,6 +351,45 @@ def build_level_graph(
             if hit is not None:
                 lg.source_path[n.path] = hit
     return lg
+
+
+def _graph_protos(model: onnx.ModelProto) -> list[onnx.GraphProto | onnx.FunctionProto]:
+    """The model's graphs in :class:`ModelIndex` order: each graph, then the bodies of its
+    nodes depth first; then each function the same way."""
+    out: list[onnx.GraphProto | onnx.FunctionProto] = []
+
+    def walk(g: onnx.GraphProto | onnx.FunctionProto) -> None:
+        out.append(g)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sub in a.graphs:
+                        walk(sub)
+
+    walk(model.graph)
+    for fn in model.functions:
+        walk(fn)
+    return out
+
+
+def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
+    """``index`` when it describes ``model``'s graphs node for node (same counts, op types
+    and names in the same order), else None."""
+    if index is None:
+        return None
+    protos = _graph_protos(model)
+    if len(protos) != len(index.graphs):
+        return None
+    for g, proto in zip(index.graphs, protos, strict=True):
+        nodes = proto.node
+        if len(nodes) != len(g.nodes):
+            return None
+        for ref, n in zip(g.nodes, nodes, strict=True):
+            if ref.node.op_type != n.op_type or ref.node.name != n.name:
+                return None
+    return index
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -1077,7 +1127,11 @@ class Assignment:
 
             inferred = self.ctx.analysis(Shapes).inferred
         lg = build_level_graph(
-            model, level, source=self.ctx.index if mapped else None, inferred=inferred
+            model,
+            level,
+            source=self.ctx.index if mapped else None,
+            inferred=inferred,
+            source_index=self.ctx.index if inferred is not None else None,
         )
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)

@@ -259,3 +259,26 @@ def test_run_child_reports_exit_code_and_peak_memory() -> None:
     assert "hi" in out
     assert rss >= 64
     assert wall > 0
+
+
+# -- the exported level reuses the lint's index ---------------------------------------------
+
+
+def test_exported_level_on_the_lints_own_index_has_the_same_types() -> None:
+    model = corpus.synthetic(400, seed=3)
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    own = ModelIndex(model)
+    shared = assignment.build_level_graph(model, "exported", inferred=inferred, source_index=own)
+    fresh = assignment.build_level_graph(model, "exported", inferred=inferred)
+    assert shared.index is own and fresh.index is not own
+    assert shared.types == fresh.types and len(shared.types) > len(model.graph.value_info)
+    assert shared.source_path == fresh.source_path
+
+
+def test_exported_level_indexes_anew_when_the_graphs_differ() -> None:
+    model = corpus.synthetic(50, seed=1)
+    other = corpus.synthetic(60, seed=2)
+    own = ModelIndex(model)
+    lg = assignment.build_level_graph(other, "exported", inferred=other, source_index=own)
+    assert lg.index is not own
+    assert [n.op_type for n in lg.index.nodes] == [n.op_type for n in ModelIndex(other).nodes]
