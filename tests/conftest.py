@@ -13,6 +13,20 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The suite's level-1 and confirm caches live in a temporary folder, never in the
+    user's cache (child processes inherit the variable)."""
+    if os.environ.get("ONNXLINT_CACHE_DIR"):
+        yield
+        return
+    os.environ["ONNXLINT_CACHE_DIR"] = str(tmp_path_factory.mktemp("onnxlint-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("ONNXLINT_CACHE_DIR", None)
+
+
 def light_models() -> list[Path]:
     base = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
     return sorted(base.glob("*.onnx"))
