@@ -145,6 +145,44 @@ def to_lsp(
     )
 
 
+def _range_json(r: lsp.Range) -> dict[str, Any]:
+    return {
+        "start": {"line": r.start.line, "character": r.start.character},
+        "end": {"line": r.end.line, "character": r.end.character},
+    }
+
+
+def diagnostic_json(d: lsp.Diagnostic) -> dict[str, Any]:
+    """``d`` as the JSON the LSP wire format wants (what cattrs' unstructuring gives).
+
+    Written out by hand because the generic unstructuring took ~30 us per finding:
+    a third of a second, on the server's loop, for the ~9,000 findings of a
+    10k-node model linted for six EPs. ``data`` holds JSON values already.
+    """
+    out: dict[str, Any] = {"range": _range_json(d.range), "message": d.message}
+    if d.severity is not None:
+        out["severity"] = int(d.severity)
+    if d.code is not None:
+        out["code"] = d.code
+    if d.code_description is not None:
+        out["codeDescription"] = {"href": d.code_description.href}
+    if d.source is not None:
+        out["source"] = d.source
+    if d.tags is not None:
+        out["tags"] = [int(t) for t in d.tags]
+    if d.related_information is not None:
+        out["relatedInformation"] = [
+            {
+                "location": {"uri": r.location.uri, "range": _range_json(r.location.range)},
+                "message": r.message,
+            }
+            for r in d.related_information
+        ]
+    if d.data is not None:
+        out["data"] = d.data
+    return out
+
+
 def diagnostics_for(
     state: ModelState, *, view: str, docs_dir: Path | None = None
 ) -> list[lsp.Diagnostic]:

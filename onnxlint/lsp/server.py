@@ -46,10 +46,22 @@ WATCH_GLOBS = (
 )
 
 
+def make_converter() -> Any:
+    """pygls' converter, with LSP diagnostics turned into JSON by ``features.diagnostic_json``."""
+    from pygls.protocol import default_converter
+
+    converter = default_converter()
+    converter.register_unstructure_hook(lsp.Diagnostic, features.diagnostic_json)
+    return converter
+
+
 class OnnxLintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "onnxlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full
+            "onnxlint",
+            __version__,
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+            converter_factory=make_converter,
         )
         self.settings = Settings()
         self.roots: list[Path] = []

@@ -515,3 +515,46 @@ def test_the_lint_cache_is_bounded_by_nodes(
         return svc
 
     asyncio.run(scenario())
+
+
+# -- diagnostics on the wire -------------------------------------------------------------------
+
+_R = lsp.Range(lsp.Position(3, 4), lsp.Position(3, 9))
+WIRE_CASES = [
+    lsp.Diagnostic(range=_R, message="bare"),
+    lsp.Diagnostic(
+        range=_R,
+        message="everything",
+        severity=lsp.DiagnosticSeverity.Hint,
+        code="OL501",
+        code_description=lsp.CodeDescription(href="file:///docs/OL501.md"),
+        source="onnxlint",
+        tags=[lsp.DiagnosticTag.Unnecessary],
+        related_information=[
+            lsp.DiagnosticRelatedInformation(
+                location=lsp.Location(uri="onnx-graph:/m.onnx.onnxtxt", range=_R), message="here"
+            )
+        ],
+        data={"code": "OL501", "fix": {"action": "fix-shapes", "args": {"dims": {"N": 1}}}},
+    ),
+    lsp.Diagnostic(range=_R, message="numeric code", code=7, data={"node_path": None}),
+]
+
+
+def test_diagnostics_on_the_wire_equal_pyglss_own_serialization(tmp_path: Path) -> None:
+    """The server's fast JSON for diagnostics is byte for byte what pygls would send."""
+    from pygls.protocol import default_converter
+
+    from onnxlint.lsp.server import make_converter
+
+    model = write_model(tmp_path / "m.onnx", NESTED)
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings())
+    real = [d for view in ("file", "graph") for d in features.diagnostics_for(state, view=view)]
+    assert real
+    ours, theirs = make_converter(), default_converter()
+    assert ours.get_unstructure_hook(lsp.Diagnostic) is features.diagnostic_json
+    for diag in [*WIRE_CASES, *real]:
+        note = lsp.PublishDiagnosticsNotification(
+            params=lsp.PublishDiagnosticsParams(uri="file:///m.onnx", diagnostics=[diag])
+        )
+        assert json.dumps(ours.unstructure(note)) == json.dumps(theirs.unstructure(note))
