@@ -35,7 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from onnxlint.analyses.capability import NodeFacts, Shape, Verdict, evaluate, node_count_cap
+from onnxlint.analyses.capability import (
+    NodeFacts,
+    Shape,
+    Verdict,
+    evaluate,
+    node_count_cap,
+    symbols_of,
+)
 from onnxlint.analyses.shapes import dtype_name
 from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
@@ -794,7 +801,11 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     result = LevelAssignment(graph=lg, profiles=eps)
     # evaluate() is pure: nodes with equal facts (most of a large graph) share one
     # evaluation per EP, and one facts object and one tuple of verdicts in memory
-    memo: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
+    exact: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
+    # a second memo keyed without symbolic dim names: shape inference names unknown dims
+    # one by one (unk__17), which makes most nodes of a transformer unique. An EP's verdict
+    # from there is reused unless its reason names a symbol; only those EPs are re-asked.
+    by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]] = {}
     # graph sizes matter only up to the largest size a profile asks about: without the cap
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
@@ -805,19 +816,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            key = facts.key(cap)
-            try:
-                shared = memo.get(key)
-            except TypeError:  # an attribute value that does not hash: evaluate it alone
-                key, shared = None, None
-            if shared is None:
-                verdicts = tuple(_epcontext_verdict(p, facts) or evaluate(p, facts) for p in eps)
-                if key is not None:
-                    memo[key] = (facts, verdicts)
-            else:
-                if shared[0] == facts:
-                    facts = shared[0]  # one object for identical nodes
-                verdicts = shared[1]
+            verdicts, facts = _verdicts(eps, facts, cap, exact, by_class)
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
@@ -831,6 +830,43 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
             _apply_cpu_preference(lg, result, p.ep)
     _fill_first_claimer(result, eps)
     return result
+
+
+def _verdicts(
+    eps: Sequence[Profile],
+    facts: NodeFacts,
+    cap: int,
+    exact: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]],
+    by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]],
+) -> tuple[tuple[Verdict, ...], NodeFacts]:
+    """Every EP's verdict for ``facts`` through the two memos; also the facts object to keep
+    (an equal one already kept, so that identical nodes share it)."""
+
+    def ask(p: Profile) -> Verdict:
+        return _epcontext_verdict(p, facts) or evaluate(p, facts)
+
+    try:
+        key = facts.key(cap)
+        hit = exact.get(key)
+    except TypeError:  # an attribute value that does not hash: evaluate the node alone
+        return tuple(ask(p) for p in eps), facts
+    if hit is not None:
+        return hit[1], (hit[0] if hit[0] == facts else facts)
+    ckey = facts.key(cap, symbols=False)
+    known = by_class.get(ckey)
+    if known is None:
+        verdicts = tuple(ask(p) for p in eps)
+        symbols = symbols_of(facts)
+        names = tuple(
+            bool(symbols)
+            and any(sym in t for t in (v.reason, v.fails_after_claim) if t for sym in symbols)
+            for v in verdicts
+        )
+        by_class[ckey] = (verdicts, names)
+    else:
+        verdicts = tuple(ask(p) if named else v for p, v, named in zip(eps, *known, strict=True))
+    exact[key] = (facts, verdicts)
+    return verdicts, facts
 
 
 def _epcontext_verdict(p: Profile, facts: NodeFacts) -> Verdict | None:

@@ -113,7 +113,7 @@ class NodeFacts:
     def qualified_op(self) -> str:
         return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
 
-    def key(self, node_count_cap: int | None = None) -> tuple[Any, ...]:
+    def key(self, node_count_cap: int | None = None, symbols: bool = True) -> tuple[Any, ...]:
         """Everything :func:`evaluate` reads, hashable: nodes with equal keys get equal verdicts.
 
         ``name`` is left out (no profile looks at node names), and positive static
@@ -122,6 +122,9 @@ class NodeFacts:
         So the thousands of MatMul/Add nodes of a large graph share one evaluation per EP.
         ``node_count_cap``: the largest ``graph_nodes_at_most`` of the profiles asked
         (see :func:`node_count_cap`); graph sizes above it count as one.
+        ``symbols=False``: symbolic dimensions count as one name. No check compares
+        names, but messages print them: a verdict shared this way is only right for
+        another node when its reasons name no symbol (the caller checks).
         """
         count = self.graph_node_count
         if node_count_cap is not None and count is not None and count > node_count_cap:
@@ -138,8 +141,8 @@ class NodeFacts:
             self.output_dtypes,
             self.input_type_params,
             self.output_type_params,
-            _shape_classes(self.input_shapes),
-            _shape_classes(self.output_shapes),
+            _shape_classes(self.input_shapes, symbols),
+            _shape_classes(self.output_shapes, symbols),
             self.constant_inputs,
             self.graph_inputs,
             self.graph_outputs,
@@ -165,10 +168,22 @@ def node_count_cap(profiles: Sequence[Profile]) -> int:
     return cap
 
 
-def _shape_classes(shapes: tuple[Shape, ...]) -> tuple[Shape, ...]:
+def _shape_classes(shapes: tuple[Shape, ...], symbols: bool = True) -> tuple[Shape, ...]:
     return tuple(
-        None if s is None else tuple(1 if type(d) is int and d > 0 else d for d in s)
+        None
+        if s is None
+        else tuple(
+            1 if type(d) is int and d > 0 else (d if symbols or type(d) is not str else "?")
+            for d in s
+        )
         for s in shapes
+    )
+
+
+def symbols_of(facts: NodeFacts) -> frozenset[str]:
+    """The symbolic dimension names of a node's inputs and outputs."""
+    return frozenset(
+        d for s in (*facts.input_shapes, *facts.output_shapes) if s for d in s if type(d) is str
     )
 
 

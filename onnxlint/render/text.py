@@ -56,8 +56,9 @@ def _table(rows: list[list[str]]) -> str:
     100k-node lint (docs/performance.md). Plain ASCII cells go through the standard
     wrapper with tabulate's long-word rule (the same lines), and only when longer than
     the column; other cells through tabulate's wrapper. Tables whose cells are all plain
-    ASCII (the usual case) are laid out in tabulate's "simple" format here, byte for
-    byte; any other table by tabulate itself, which measures wide characters.
+    ASCII (the usual case), or any table when wcwidth is not installed, are laid out in
+    tabulate's "simple" format here, byte for byte; other tables by tabulate itself,
+    which then measures wide characters.
     """
     custom = getattr(tabulate_module, "_CustomTextWrap", None)
     if custom is None:  # pragma: no cover - a tabulate without it: its own wrapping
@@ -80,7 +81,8 @@ def _table(rows: list[list[str]]) -> str:
             new[i] = "\n".join("\n".join(wrap(line)) for line in cell.splitlines() if line.strip())
         all_plain = all_plain and all(_plain(_ANSI.sub("", c)) for c in (new[0], new[1], new[3]))
         wrapped.append(new)
-    if all_plain:
+    # without wcwidth, tabulate measures every cell with len() too (after removing colours)
+    if all_plain or getattr(tabulate_module, "wcwidth", None) is None:
         return _simple_layout(_HEADERS, wrapped)
     # every column is text: no number parsing (it cost seconds on large reports)
     return tabulate(wrapped, headers=_HEADERS, tablefmt="simple", disable_numparse=True)
