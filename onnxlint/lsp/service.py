@@ -40,8 +40,10 @@ CACHE_SIZE = 256
 #: lint results kept, counted in model nodes: a cached 10k-node result holds its model and
 #: index (about 33 MB), so 256 of them would be gigabytes; the newest is always kept
 CACHE_NODES = 100_000
-#: graph views kept by content hash (a 10k-node view is ~1 MB of text plus its map)
+#: graph views kept by content hash (a 10k-node view is ~1 MB of text plus its map),
+#: at most this many and at most this many nodes in all; the newest is always kept
 VIEW_CACHE_SIZE = 4
+VIEW_CACHE_NODES = 40_000
 
 
 @dataclass
@@ -282,7 +284,10 @@ class LintService:
     def _keep_view(self, view: GraphView) -> None:
         self.views[view.content_hash] = view
         self.views.move_to_end(view.content_hash)
-        while len(self.views) > VIEW_CACHE_SIZE:
+        while len(self.views) > 1 and (
+            len(self.views) > VIEW_CACHE_SIZE
+            or sum(len(v.nodes) for v in self.views.values()) > VIEW_CACHE_NODES
+        ):
             self.views.popitem(last=False)
 
     def _forget(self, uri: str) -> None:

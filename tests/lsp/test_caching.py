@@ -252,8 +252,15 @@ def test_a_change_is_published_without_rendering_the_view(tmp_path: Path) -> Non
     asyncio.run(scenario())
 
 
-def test_the_view_cache_is_bounded(tmp_path: Path) -> None:
-    model = write_model(tmp_path / "m.onnx", GOOD)
+@pytest.mark.parametrize(
+    ("node_budget", "kept"), [(10_000, VIEW_CACHE_SIZE), (5, 2), (1, 1)], ids=str
+)
+def test_the_view_cache_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, node_budget: int, kept: int
+) -> None:
+    """By count and by nodes (BAD has 2), least recently used out first, newest always kept."""
+    monkeypatch.setattr(service_mod, "VIEW_CACHE_NODES", node_budget)
+    model = write_model(tmp_path / "m.onnx", BAD)
     uri = path_to_uri(model)
 
     async def scenario() -> None:
@@ -264,7 +271,7 @@ def test_the_view_cache_is_bounded(tmp_path: Path) -> None:
             view = await svc.view(uri, model)
             assert view is not None
             hashes.append(view.content_hash)
-        assert list(svc.views) == hashes[-VIEW_CACHE_SIZE:]
+        assert list(svc.views) == hashes[-kept:]
         svc.shutdown()
 
     asyncio.run(scenario())
