@@ -46,7 +46,7 @@ class Category(str, enum.Enum):
     CONFIRMATION = "confirmation"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """Where a finding sits in the model.
 
@@ -102,7 +102,7 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """How to fix a finding: always a title, sometimes a command or an edit.
 
@@ -127,7 +127,7 @@ class Fix:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
     rule: str

@@ -187,7 +187,7 @@ def symbols_of(facts: NodeFacts) -> frozenset[str]:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The EP's answer for one node.
 

@@ -130,7 +130,7 @@ _INT_TYPES = frozenset(
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueFacts:
     """What dataflow knows about one value (internal record, exposed for tools)."""
 

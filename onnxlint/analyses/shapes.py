@@ -78,7 +78,7 @@ def dtype_name(elem_type: int) -> str | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueType:
     """What is known statically about one value.
 
