@@ -321,7 +321,9 @@ def build_level_graph(
     if inferred is not model:
         inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
     index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
-    lg = LevelGraph(level=level, model=inferred, index=index)
+    # on the lint's own index the graph is the model itself; the inferred copy is only
+    # read for its types below and then let go
+    lg = LevelGraph(level=level, model=model if index is source_index else inferred, index=index)
     if index is source_index:
         # the lint's own index (the model as written): types come from the inferred copy,
         # walked graph by graph in the index's order
@@ -1161,7 +1163,7 @@ class Assignment:
             # already (below IR 4 the inference here reads initializers differently)
             from onnxlint.analyses.shapes import Shapes
 
-            inferred = self.ctx.analysis(Shapes).inferred
+            inferred = self.ctx.analysis(Shapes).take_inferred()
         lg = build_level_graph(
             model,
             level,

@@ -472,9 +472,7 @@ class Shapes:
 
     def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
         inferred, self.errors = infer_model(model)
-        #: the inferred copy of the model (the model itself when inference could not run);
-        #: the assignment analysis indexes it instead of inferring the same model again
-        self.inferred = inferred
+        self._inferred: onnx.ModelProto | None = inferred
         table = collect_value_types(inferred)
         # graph inputs are what the model declares, never what inference guessed
         for vi in model.graph.input:
@@ -499,6 +497,14 @@ class Shapes:
                             theirs = ort_table[name]
                             table[name] = theirs if mine is None else _merge(mine, theirs)
         self._table = table
+
+    def take_inferred(self) -> onnx.ModelProto | None:
+        """The inferred copy of the model (the model itself when inference could not run),
+        handed over once: the assignment analysis reads its per-graph types instead of
+        inferring the same model again, and nobody keeps a large model twice. None after
+        the first call (and for :meth:`of_model`)."""
+        got, self._inferred = getattr(self, "_inferred", None), None
+        return got
 
     def value_type(self, name: str) -> ValueType | None:
         """The type of any value in any graph or subgraph; None when nothing is known."""
