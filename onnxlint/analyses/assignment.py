@@ -134,7 +134,7 @@ def dtype_bytes(dtype: str | None) -> float | None:
     return _DTYPE_BYTES.get(dtype) if dtype else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ValueType:
     """Element type and shape of one value; either may be unknown (None)."""
 
@@ -327,10 +327,12 @@ def build_level_graph(
     if index is source_index:
         # the lint's own index (the model as written): types come from the inferred copy,
         # walked graph by graph in the index's order
+        seen: dict[ValueType, ValueType] = {}  # one object per distinct type
         for g, proto in zip(index.graphs, _graph_protos(inferred), strict=True):
             if isinstance(proto, onnx.GraphProto):  # function signatures carry no types
                 for vi in (*proto.input, *proto.output, *proto.value_info):
-                    lg.types.setdefault((g.path, vi.name), _vi_type(vi))
+                    vt = _vi_type(vi)
+                    lg.types.setdefault((g.path, vi.name), seen.setdefault(vt, vt))
     else:
         for g in index.graphs:
             for name, vi in g.value_info.items():

@@ -150,6 +150,8 @@ class ValueFacts:
 
 
 _CONST = ValueFacts(Constness.CONSTANT)
+#: one empty set for the ~all values that depend on no symbol (a new one is 216 bytes)
+_NO_SYMBOLS: frozenset[str] = frozenset()
 _INPUT_SOURCE = "graph input"
 
 
@@ -499,7 +501,7 @@ def _join(parts: Sequence[ValueFacts]) -> ValueFacts:
         kind,
         best.origin if kind is Constness.DATA_DEPENDENT else None,
         best.source if kind is Constness.DATA_DEPENDENT else None,
-        frozenset(symbols) if kind is Constness.SHAPE_DERIVED else frozenset(),
+        frozenset(symbols) if kind is Constness.SHAPE_DERIVED and symbols else _NO_SYMBOLS,
         None,
         shape_dep,
         shape_origin,

@@ -68,8 +68,11 @@ def is_generated_dim(name: str) -> bool:
     return bool(_GENERATED_DIM.match(name))
 
 
+@functools.lru_cache(maxsize=64)
 def dtype_name(elem_type: int) -> str | None:
-    """``onnx.TensorProto.FLOAT16`` -> ``"float16"``; None for UNDEFINED or unknown codes."""
+    """``onnx.TensorProto.FLOAT16`` -> ``"float16"``; None for UNDEFINED or unknown codes.
+
+    Cached: one string per type, not one per value of a large graph."""
     if not elem_type:
         return None
     try:
@@ -203,6 +206,7 @@ def _produced(model: onnx.ModelProto) -> list[str]:
 def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
     """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
     table: dict[str, ValueType] = {}
+    seen: dict[ValueType, ValueType] = {}
     for g in iter_graphs(model.graph):
         for init in g.initializer:
             table[init.name] = ValueType(
@@ -217,7 +221,9 @@ def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
                 # a graph input that is also an initializer keeps the initializer's static shape
                 if vi.name in table and table[vi.name].is_static:
                     continue
-                table[vi.name] = value_type_of(vi.type)
+                vt = value_type_of(vi.type)
+                # most values of a large graph share a handful of types: keep one object each
+                table[vi.name] = seen.setdefault(vt, vt)
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
                 vt = _constant_type(node)
