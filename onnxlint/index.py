@@ -48,9 +48,14 @@ class NodeRef:
     #: the stable location ``main/Loop_3:body/Add_7``; every analysis keys its tables by it, so
     #: it is computed once (Python 3.11's cached_property takes a lock on every first read)
     path: str = field(init=False, repr=False)
+    #: input/output names, read once: every read of a protobuf repeated field makes new strings
+    _inputs: tuple[str, ...] = field(init=False, repr=False)
+    _outputs: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = f"{self.graph.path}/{self.label}"
+        self._inputs = tuple(self.node.input)
+        self._outputs = tuple(self.node.output)
 
     @property
     def op_type(self) -> str:
@@ -75,11 +80,11 @@ class NodeRef:
 
     @property
     def inputs(self) -> list[str]:
-        return list(self.node.input)
+        return list(self._inputs)
 
     @property
     def outputs(self) -> list[str]:
-        return list(self.node.output)
+        return list(self._outputs)
 
     def location(self, tensor: str | None = None, slot: str | None = None) -> Location:
         return Location(
@@ -212,10 +217,10 @@ class ModelIndex:
             ref = NodeRef(node=n, graph=g, index=i, label=label, schema=schema)
             g.nodes.append(ref)
             self.nodes.append(ref)
-            for out in n.output:
+            for out in ref._outputs:
                 if out:
                     g.producers.setdefault(out, ref)
-            for inp in n.input:
+            for inp in ref._inputs:
                 if inp:
                     g.consumers.setdefault(inp, []).append(ref)
             for attr in n.attribute:
