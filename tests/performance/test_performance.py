@@ -93,6 +93,16 @@ def test_own_layout_is_tabulates_simple_format(rows: list[tuple[str, ...]]) -> N
     assert text._table(cells) == expected
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    line=st.text(alphabet=st.sampled_from("abcXYZ09 -/_:.,'()"), min_size=1, max_size=200),
+    width=st.sampled_from([14, 40, 80]),
+)
+def test_greedy_wrap_is_the_wrappers(line: str, width: int) -> None:
+    wrapper = text._PlainWrap(width=width)
+    assert text._wrap_plain(wrapper, line) == wrapper.wrap(line)
+
+
 # -- index lookups ------------------------------------------------------------------------
 
 
