@@ -69,6 +69,7 @@ class NodeRef:
     def name(self) -> str:
         return self.node.name
 
+
     @property
     def since_version(self) -> int | None:
         return self.schema.since_version if self.schema is not None else None
@@ -80,15 +81,6 @@ class NodeRef:
     @property
     def inputs(self) -> list[str]:
         return list(self._inputs)
-
-    @property
-    def input_names(self) -> tuple[str, ...]:
-        """The input names without a copy (``inputs`` returns a list the caller may change)."""
-        return self._inputs
-
-    @property
-    def output_names(self) -> tuple[str, ...]:
-        return self._outputs
 
     @property
     def outputs(self) -> list[str]:

@@ -706,18 +706,6 @@ def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None
     return tuple(out)
 
 
-def _node_key(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> tuple[Any, ...]:
-    """Everything :func:`node_facts` reads, cheaply: equal keys build equal facts."""
-    g = node.graph
-    ins = tuple(
-        (lg.value_type(g, n), lg.is_initializer(g, n), lg.is_graph_input(g, n)) if n else None
-        for n in node.input_names
-    )
-    outs = tuple((lg.value_type(g, n), n in g.outputs) if n else None for n in node.output_names)
-    attrs = tuple(a.SerializeToString() for a in node.node.attribute)
-    return (node.op_type, node.node.domain, node.opset, ins, outs, attrs, graph_node_count)
-
-
 def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
@@ -822,9 +810,6 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     # one by one (unk__17), which makes most nodes of a transformer unique. An EP's verdict
     # from there is reused unless its reason names a symbol; only those EPs are re-asked.
     by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]] = {}
-    # before all of that, nodes whose facts would be built from equal parts (same op,
-    # opset, value types, constness, attributes, graph size) take the first one's facts
-    seen: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
     # graph sizes matter only up to the largest size a profile asks about: without the cap
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
@@ -834,14 +819,8 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         # ORT asks EPs that need static control flow nothing about body nodes: they run on CPU.
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
-            pre = _node_key(lg, n, count)
-            hit = seen.get(pre)
-            if hit is None:
-                facts = node_facts(lg, n, count)
-                verdicts, facts = _verdicts(eps, facts, cap, exact, by_class)
-                seen[pre] = (facts, verdicts)
-            else:
-                facts, verdicts = hit
+            facts = node_facts(lg, n, count)
+            verdicts, facts = _verdicts(eps, facts, cap, exact, by_class)
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
