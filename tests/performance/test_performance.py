@@ -307,6 +307,9 @@ def test_shared_verdicts_equal_evaluating_every_node_alone() -> None:
     la = assignment.assign_level(lg, eps)
     checked = 0
     for na in la:
+        # facts shared between nodes are the facts each node would have alone
+        count = len(lg.nodes(na.node.graph))
+        assert na.facts == assignment.node_facts(lg, na.node, count), na.path
         if na.node.op_type == "Erf":  # fusion rules adjust Erf verdicts afterwards
             continue
         alone = tuple(evaluate(p, na.facts) for p in la.profiles)
