@@ -9,6 +9,7 @@ model-local functions, and resolves the operator revision each node uses
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -54,8 +55,10 @@ class NodeRef:
 
     def __post_init__(self) -> None:
         self.path = f"{self.graph.path}/{self.label}"
-        self._inputs = tuple(self.node.input)
-        self._outputs = tuple(self.node.output)
+        # interned: a name is one string object however many nodes read it (the producer's
+        # output, every consumer's input and the index's dict keys)
+        self._inputs = tuple(map(sys.intern, self.node.input))
+        self._outputs = tuple(map(sys.intern, self.node.output))
 
     @property
     def op_type(self) -> str:
@@ -68,7 +71,6 @@ class NodeRef:
     @property
     def name(self) -> str:
         return self.node.name
-
 
     @property
     def since_version(self) -> int | None:
