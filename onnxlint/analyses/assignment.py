@@ -286,7 +286,11 @@ def _vi_type(vi: onnx.ValueInfoProto) -> ValueType:
 
 
 def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """ONNX shape inference with data propagation (ORT propagates Shape chains too)."""
+    """ONNX shape inference with data propagation (ORT propagates Shape chains too), under
+    the shapes analysis's guard: propagation only where its memory is bounded (an inlined
+    or level-1 graph can hold a huge inferred rank-1 tensor: 5 GB on a fuzzed model)."""
+    from onnxlint.analyses.shapes import infer_model
+
     if model.ir_version < 4:
         # Below IR 4 ONNX only reads initializers that are also graph inputs; ORT's
         # optimized models keep the old IR version but drop the folded inputs.
@@ -294,13 +298,7 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
         bumped.CopyFrom(model)
         bumped.ir_version = 4
         model = bumped
-    try:
-        return onnx.shape_inference.infer_shapes(model, check_type=False, data_prop=True)
-    except Exception:
-        try:
-            return onnx.shape_inference.infer_shapes(model)
-        except Exception:
-            return model
+    return infer_model(model)[0]
 
 
 def build_level_graph(

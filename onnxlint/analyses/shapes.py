@@ -29,7 +29,6 @@ import functools
 import importlib.util
 import io
 import logging
-import math
 import re
 import sys
 from collections.abc import Iterator
@@ -312,44 +311,23 @@ def _rank1_elements(model: onnx.ModelProto) -> int:
     return total
 
 
-def _largest_declared(model: onnx.ModelProto) -> int:
-    """Elements of the largest fully static tensor the model declares (all graphs)."""
-    largest = 0
-    for g in iter_graphs(model.graph):
-        for vi in (*g.input, *g.output, *g.value_info):
-            if vi.type.WhichOneof("value") != "tensor_type":
-                continue
-            dims = vi.type.tensor_type.shape.dim
-            if all(d.HasField("dim_value") for d in dims):
-                largest = max(largest, math.prod(max(0, d.dim_value) for d in dims))
-        for init in g.initializer:
-            largest = max(largest, math.prod(max(0, d) for d in init.dims))
-    return largest
-
-
 def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     """ONNX shape inference, with data propagation where it is useful and affordable.
 
-    Data propagation only helps models that compute shapes from values (``Shape``,
-    ``Reshape``...), and costs memory for every static rank-1 tensor it meets. When the
-    sizes the model declares bound that cost, one pass with propagation is enough. When
-    they do not (a huge declared tensor, which a reshape could flatten), a first pass
-    without propagation measures the rank-1 tensors and the second pass runs only when
-    they are small. Never raises: returns the inferred copy (the input when inference
-    cannot run at all) and the errors of the pass kept.
+    A first pass without data propagation is cheap and bounded. When the model computes
+    shapes from values (``Shape``, ``Reshape``...) and its rank-1 tensors are small, a
+    second pass with data propagation replaces it. Never raises: returns the inferred copy
+    (the input when inference cannot run at all) and the errors of the pass kept.
+
+    The sizes that bound data propagation's memory are only known after inference: a
+    tensor the model never declares (``ConstantOfShape`` of a constant 10^9, a reshape
+    that flattens a large activation) can cost gigabytes. A single pass decided from the
+    declared sizes was tried and dropped: the fuzz corpus found such a model (24 GB).
     """
+    base, errors = _infer(model, data_prop=False)
     ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops |= {n.op_type for f in model.functions for n in f.node}
-    if not ops & _VALUE_SHAPED_OPS:
-        return _infer(model, data_prop=False)
-    if (
-        _rank1_elements(model) <= DATA_PROP_MAX_ELEMENTS
-        and _largest_declared(model) <= DATA_PROP_MAX_ELEMENTS
-    ):
-        # one inference instead of two: each is the largest single cost of a big lint
-        return _infer(model, data_prop=True)
-    base, errors = _infer(model, data_prop=False)
-    if _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
+    if not ops & _VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
         return base, errors
     return _infer(model, data_prop=True)
 

@@ -310,14 +310,18 @@ def run_cli(*args: str | Path, cwd: Path | None = None, timeout: float = CLI_TIM
     Runs through a small wrapper that reports the child's own peak RSS, so that
     measurements do not mix with other children of the test process.
     """
+    # cli.main, not the command's entry point: that one ends with os._exit (no teardown),
+    # which would skip the line that reports the peak
     wrapper = (
-        "import resource, runpy, sys\n"
+        "import resource, sys\n"
         "sys.argv = ['onnxlint', *sys.argv[1:]]\n"
         "try:\n"
-        "    runpy.run_module('onnxlint', run_name='__main__')\n"
+        "    from onnxlint.cli import main\n"
+        "    code = main(sys.argv[1:])\n"
         "finally:\n"
         "    sys.stderr.write('\\n@@peak_rss_kb=%d\\n' % "
         "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        "sys.exit(code)\n"
     )
     env = {**os.environ, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     start = time.perf_counter()

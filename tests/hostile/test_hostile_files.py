@@ -39,6 +39,18 @@ class Case:
     slow: bool = False
 
 
+HUGE_WHEN_INLINED = """\
+<ir_version: 8, opset_import: ["" : 17, "local" : 1]>
+g (float[1000000000] x) => (float[1000000000] y) {
+    y = local.Double(x)
+}
+<domain: "local", opset_import: ["" : 17]>
+Double (a) => (b) {
+    b = Add(a, a)
+}
+"""
+
+
 def _write(name: str, data: bytes | str | onnx.ModelProto) -> Callable[[Path], list[str]]:
     def build(folder: Path) -> list[str]:
         path = folder / name
@@ -173,6 +185,15 @@ CASES = [
             args=("--ep", ep),
         )
         for ep in ("cpu", "qnn", "openvino", "tensorrt")
+    ),
+    # partition prediction inlines the function and infers the inlined graph again: ONNX's
+    # data propagation would spell out the 10^9-element rank-1 tensor (5 GB, found by fuzzing)
+    Case(
+        "huge-rank-1-tensor-through-an-inlined-function",
+        _write("inlined.onnx", onnx.parser.parse_model(HUGE_WHEN_INLINED)),
+        (0, 1),
+        (),
+        args=("--ep", "qnn"),
     ),
     Case("cycle", _write("cycle.onnx", s.cycle_model()), (1,), ("OL108",)),
     Case(
