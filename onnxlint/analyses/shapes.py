@@ -329,6 +329,7 @@ def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     ops |= {n.op_type for f in model.functions for n in f.node}
     if not ops & _VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
         return base, errors
+    del base  # not kept while the second pass builds its own copy (peak memory)
     return _infer(model, data_prop=True)
 
 
