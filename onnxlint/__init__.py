@@ -42,20 +42,10 @@ def lint(
     ``config`` may be a ``Config``, a mapping in the ``[tool.onnxlint]`` shape, or
     None to discover ``onnxlint.toml``/``pyproject.toml`` upwards from a model path.
     """
-    import os
-    from pathlib import Path
-
     from onnxlint import config as config_mod
     from onnxlint.engine import lint as engine_lint
 
-    if isinstance(config, dict):
-        cfg = config_mod.from_mapping(config)
-    elif config is None:
-        start = Path(model) if isinstance(model, (str, os.PathLike)) else None
-        cfg = config_mod.discover(start)
-    else:
-        cfg = config
-    return engine_lint(model, eps=eps, config=cfg)
+    return engine_lint(model, eps=eps, config=config_mod.resolve(config, model))
 
 
 def __getattr__(name: str) -> Any:

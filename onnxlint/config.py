@@ -7,6 +7,7 @@ flags override what the file says.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -122,3 +123,14 @@ def discover(start: Path | None) -> Config:
         return Config()
     found = find_config_file(start)
     return load_file(found) if found else Config()
+
+
+def resolve(config: Config | dict[str, Any] | None, model: Any = None) -> Config:
+    """A ``Config`` from a ``Config``, a mapping in the ``[tool.onnxlint]`` shape, or None
+    (discovered upwards from ``model`` when it is a path)."""
+    if isinstance(config, dict):
+        return from_mapping(config)
+    if config is None:
+        start = Path(model) if isinstance(model, (str, os.PathLike)) else None
+        return discover(start)
+    return config

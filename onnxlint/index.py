@@ -85,6 +85,11 @@ class NodeRef:
         return list(self._inputs)
 
     @property
+    def input_names(self) -> tuple[str, ...]:
+        """The input names without a copy (``inputs`` returns a list the caller may change)."""
+        return self._inputs
+
+    @property
     def outputs(self) -> list[str]:
         return list(self._outputs)
 
@@ -125,6 +130,8 @@ class GraphRef:
     value_info: dict[str, onnx.ValueInfoProto] = field(default_factory=dict)
     producers: dict[str, NodeRef] = field(default_factory=dict)
     consumers: dict[str, list[NodeRef]] = field(default_factory=dict)
+    #: names this body reads from enclosing scopes (empty for the main graph and functions)
+    captured: frozenset[str] = frozenset()
 
     @property
     def is_function(self) -> bool:
@@ -237,7 +244,8 @@ class ModelIndex:
                     )
                     ref.subgraphs[sub_name] = sub_ref
                     # values captured from the enclosing scope count as consumed there
-                    for captured in _outer_references(sub_ref):
+                    sub_ref.captured = _outer_references(sub_ref)
+                    for captured in sub_ref.captured:
                         g.consumers.setdefault(captured, []).append(ref)
 
     # -- queries ----------------------------------------------------------------------
@@ -266,13 +274,15 @@ class ModelIndex:
         return self.main.nodes
 
 
-def _outer_references(g: GraphRef) -> set[str]:
-    """Names a subgraph reads that it does not define itself (captured from outside)."""
+def _outer_references(g: GraphRef) -> frozenset[str]:
+    """Names a subgraph reads that it does not define itself (captured from outside).
+
+    Nested bodies are indexed first, so their own ``captured`` sets are already known."""
     names: set[str] = set()
     for n in g.nodes:
-        for inp in n.node.input:
+        for inp in n.input_names:
             if inp and not g.is_defined_here(inp):
                 names.add(inp)
         for sub in n.subgraphs.values():
-            names |= {x for x in _outer_references(sub) if not g.is_defined_here(x)}
-    return names
+            names |= {x for x in sub.captured if not g.is_defined_here(x)}
+    return frozenset(names)

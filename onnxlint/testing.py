@@ -69,13 +69,7 @@ def _config_for(model: Any, config: Config | dict[str, Any] | None, confirm: boo
         return config
     from onnxlint import config as config_mod
 
-    if isinstance(config, dict):
-        cfg = config_mod.from_mapping(config)
-    elif config is None:
-        start = Path(model) if isinstance(model, (str, os.PathLike)) else None
-        cfg = config_mod.discover(start)
-    else:
-        cfg = config
+    cfg = config_mod.resolve(config, model)
     # the same switch as the CLI's --confirm
     return cfg.merged(confirm={**(cfg.confirm or {}), "mode": "run"})
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
-import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -1047,7 +1046,7 @@ def node_edges(
     for n in nodes:
         names = list(n.inputs)
         for sub in n.subgraphs.values():
-            names += sorted(_captured(sub))
+            names += sorted(sub.captured)
         for name in names:
             if not name:
                 continue
@@ -1057,26 +1056,6 @@ def node_edges(
             preds[n.path].append(p.path)
             succs[p.path].append(n.path)
     return preds, succs
-
-
-def _captured(g: GraphRef) -> frozenset[str]:
-    got = _CAPTURED.get(g)
-    if got is not None:
-        return got
-    names: set[str] = set()
-    for n in g.nodes:
-        for inp in n.inputs:
-            if inp and not g.is_defined_here(inp):
-                names.add(inp)
-        for sub in n.subgraphs.values():
-            names |= {x for x in _captured(sub) if not g.is_defined_here(x)}
-    _CAPTURED[g] = frozenset(names)
-    return _CAPTURED[g]
-
-
-#: names each body reads from outside it; nested bodies are asked once per enclosing graph
-#: walk otherwise (weak keys: entries go with their model's index)
-_CAPTURED: weakref.WeakKeyDictionary[GraphRef, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:

@@ -819,9 +819,7 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
                 continue
             names = list(n.inputs)
             for sub in n.subgraphs.values():
-                from onnxlint.analyses.assignment import _captured
-
-                names += sorted(_captured(sub))
+                names += sorted(sub.captured)
             for name in names:
                 if not name or lg.is_initializer(g, name):
                     continue
