@@ -487,7 +487,7 @@ class Shapes:
         """The inferred copy of the model (the model itself when inference could not run),
         handed over once: the assignment analysis reads its per-graph types instead of
         inferring the same model again, and nobody keeps a large model twice. None after
-        the first call (and for :meth:`of_model`)."""
+        the first call."""
         got, self._inferred = getattr(self, "_inferred", None), None
         return got
 

@@ -202,3 +202,13 @@ def test_data_propagation_only_where_useful_and_affordable(
     shapes = shapes_of(text)
     assert calls == passes
     assert shapes.errors == []
+
+
+def test_inferred_copy_is_handed_over_once() -> None:
+    """The assignment takes the inferred model; nobody else keeps a second large copy."""
+    shapes = shapes_of(SYMBOLIC)
+    inferred = shapes.take_inferred()
+    assert isinstance(inferred, onnx.ModelProto) and len(inferred.graph.value_info) > 0
+    assert shapes.take_inferred() is None
+    bare = Shapes.of_model(parse(SYMBOLIC))
+    assert bare.take_inferred() is not None and bare.take_inferred() is None
