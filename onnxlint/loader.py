@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -24,6 +24,7 @@ from google.protobuf.message import Message
 from onnxlint.diagnostics import Diagnostic, Location
 from onnxlint.limits import Limits
 from onnxlint.rules import load as load_rules
+from onnxlint.tensors import iter_tensors as iter_tensors  # re-exported
 
 TEXT_SUFFIXES = (".onnxtxt", ".onnxtext")
 
@@ -42,8 +43,15 @@ class LoadedModel:
         """True when the model could not be read at all (exit code 2)."""
         return self.model is None
 
+    #: the model file with every symlink resolved (set once the path was found)
+    real_path: Path | None = None
+
     @property
     def base_dir(self) -> Path | None:
+        """The folder external data and sidecars resolve against: the real file's folder,
+        as ORT sees it when given the resolved path (never the working directory)."""
+        if self.real_path is not None:
+            return self.real_path.parent
         return self.path.parent if self.path is not None else None
 
 
@@ -88,6 +96,7 @@ def load_path(path: Path, limits: Limits) -> LoadedModel:
         return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
     if not stat.S_ISREG(st.st_mode):
         return _fail(result, fatal, "not_regular", path=str(path))
+    result.real_path = Path(os.path.realpath(path))
     result.size = st.st_size
     if st.st_size == 0:
         return _fail(result, load_rules.EmptyFile, "default", path=str(path))
@@ -217,54 +226,28 @@ def first_non_utf8_string(model: onnx.ModelProto) -> str | None:
 
 
 def _measure(model: onnx.ModelProto, limits: Limits) -> tuple[int, int]:
-    """Deepest subgraph nesting and total node count, iteratively (no recursion)."""
-    stack: list[tuple[onnx.GraphProto, int]] = [(model.graph, 0)]
-    max_depth, count = 0, sum(len(f.node) for f in model.functions)
+    """Deepest subgraph nesting and total node count, iteratively (no recursion).
+
+    Function bodies and training graphs count as top-level graphs; a subgraph is
+    entered whether or not the attribute's type names it (a hostile model may set both).
+    """
+    stack: list[tuple[Sequence[onnx.NodeProto], int]] = [(model.graph.node, 0)]
+    stack += [(f.node, 0) for f in model.functions]
+    for info in model.training_info:
+        stack += [(info.initialization.node, 0), (info.algorithm.node, 0)]
+    max_depth = count = 0
     while stack:
-        graph, depth = stack.pop()
+        nodes, depth = stack.pop()
         max_depth = max(max_depth, depth)
         if depth > limits.max_subgraph_depth or count > limits.max_nodes:
             break
-        count += len(graph.node)
-        for node in graph.node:
+        count += len(nodes)
+        for node in nodes:
             for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    stack.append((attr.g, depth + 1))
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    stack.extend((g, depth + 1) for g in attr.graphs)
+                if attr.HasField("g"):
+                    stack.append((attr.g.node, depth + 1))
+                stack.extend((g.node, depth + 1) for g in attr.graphs)
     return max_depth, count
-
-
-def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
-    """Every tensor that may hold data, with a description of where it sits."""
-    stack: list[tuple[onnx.GraphProto, str]] = [(model.graph, "main")]
-    funcs = [(n, f"fn:{f.domain}.{f.name}") for f in model.functions for n in f.node]
-    for node, where in funcs:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.TENSOR:
-                yield attr.t, where
-    while stack:
-        graph, where = stack.pop()
-        for init in graph.initializer:
-            yield init, where
-        for sparse in graph.sparse_initializer:
-            yield sparse.values, where
-            yield sparse.indices, where
-        for i, node in enumerate(graph.node):
-            for attr in node.attribute:
-                if attr.type == onnx.AttributeProto.TENSOR:
-                    yield attr.t, where
-                elif attr.type == onnx.AttributeProto.TENSORS:
-                    for t in attr.tensors:
-                        yield t, where
-                elif attr.type == onnx.AttributeProto.GRAPH:
-                    stack.append(
-                        (attr.g, f"{where}/{node.name or f'{node.op_type}_{i}'}:{attr.name}")
-                    )
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    for k, g in enumerate(attr.graphs):
-                        label = node.name or f"{node.op_type}_{i}"
-                        stack.append((g, f"{where}/{label}:{attr.name}[{k}]"))
 
 
 def unsafe_location(location: str) -> str | None:
@@ -303,12 +286,13 @@ def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> Iterat
         if base_dir is None:
             yield rules.ExternalDataMissing.make(loc, "no_folder", location=location)
             continue
-        target = base_dir / location
         if location not in checked:
             checked[location] = None
             try:
-                root = base_dir.resolve()
-                real = target.resolve()
+                # ORT and onnx resolve the location against the model's folder; both it
+                # and the target are resolved so a symlinked folder cannot lead outside
+                root = base_dir.resolve(strict=True)
+                real = (root / location).resolve()
                 if root != real and root not in real.parents:
                     yield rules.ExternalDataOutsideFolder.make(
                         loc,
@@ -317,7 +301,8 @@ def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> Iterat
                         why="resolves outside the model folder (symlink)",
                     )
                     continue
-                st = os.stat(target)  # stat only: never opened
+                # stat only, never opened; the resolved path has no link left to follow
+                st = os.stat(real, follow_symlinks=False)
             except FileNotFoundError:
                 yield rules.ExternalDataMissing.make(loc, "default", location=location)
                 continue

@@ -647,22 +647,6 @@ def _count_nodes(g: onnx.GraphProto) -> int:
     return total
 
 
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    def graph_has(g: onnx.GraphProto) -> bool:
-        for t in g.initializer:
-            if t.data_location == onnx.TensorProto.EXTERNAL:
-                return True
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH and graph_has(a.g):
-                    return True
-                if a.type == onnx.AttributeProto.GRAPHS and any(graph_has(s) for s in a.graphs):
-                    return True
-        return False
-
-    return graph_has(model.graph)
-
-
 # ---------------------------------------------------------------------------
 # Facts and verdicts
 

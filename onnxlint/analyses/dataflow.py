@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import onnx
 
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -571,19 +572,10 @@ def _int_attr(node: NodeRef, name: str, default: int) -> int:
 
 
 def _tensor_elems(t: onnx.TensorProto) -> tuple[Elem, ...] | None:
-    if t.data_type not in _INT_TYPES or t.data_location == onnx.TensorProto.EXTERNAL:
+    if t.data_type not in _INT_TYPES:
         return None
-    count = 1
-    for d in t.dims:
-        count *= d
-    if count > MAX_TRACKED_ELEMENTS:
-        return None
-    try:
-        from onnx import numpy_helper
-
-        return tuple(int(v) for v in numpy_helper.to_array(t).reshape(-1).tolist())
-    except Exception:
-        return None
+    arr = inline_array(t, max_elements=MAX_TRACKED_ELEMENTS)  # never external data
+    return None if arr is None else tuple(int(v) for v in arr.reshape(-1).tolist())
 
 
 def _constant_elems(n: onnx.NodeProto) -> tuple[Elem, ...] | None:

@@ -306,8 +306,11 @@ class Level1Cache:
 def skip_reason(model: onnx.ModelProto) -> str | None:
     """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
     from onnxlint.analyses import assignment as a
+    from onnxlint.tensors import has_external_data
 
-    if a._has_external_data(model):
+    # every tensor, not just initializers: ORT would read a Constant's, a function
+    # body's or a training graph's external data as well
+    if has_external_data(model):
         return "the model keeps tensors in external data, which onnxlint never reads"
     nodes = a._count_nodes(model.graph)
     if nodes > a.OPTIMIZED_MAX_NODES:

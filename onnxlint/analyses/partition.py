@@ -42,6 +42,7 @@ from onnxlint.analyses.assignment import (
     node_edges,
 )
 from onnxlint.index import GraphRef, NodeRef
+from onnxlint.tensors import inline_scalar_int
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -775,27 +776,19 @@ def _loop_note(lg: LevelGraph, g: GraphRef) -> str | None:
 
 
 def _scalar_initializer(g: GraphRef, name: str) -> int | None:
-    from onnx import numpy_helper
-
+    # inline data only: an external location is never followed (it would resolve
+    # against the working directory, and its bytes would reach the report)
     cur: GraphRef | None = g
     while cur is not None:
         t = cur.initializers.get(name)
         if t is not None:
-            try:
-                arr = numpy_helper.to_array(t)
-                return int(arr.reshape(-1)[0]) if arr.size == 1 else None
-            except Exception:
-                return None
+            return inline_scalar_int(t)
         p = cur.producers.get(name)
         if p is not None:
             if p.op_type == "Constant":
                 for a in p.node.attribute:
                     if a.name == "value":
-                        try:
-                            arr = numpy_helper.to_array(a.t)
-                            return int(arr.reshape(-1)[0]) if arr.size == 1 else None
-                        except Exception:
-                            return None
+                        return inline_scalar_int(a.t)
             return None
         cur = cur.outer
     return None

@@ -402,11 +402,9 @@ def _symbolic_class() -> Any:
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(
-        init.data_location == onnx.TensorProto.EXTERNAL
-        for g in iter_graphs(model.graph)
-        for init in g.initializer
-    )
+    from onnxlint.tensors import has_external_data
+
+    return has_external_data(model)
 
 
 def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:

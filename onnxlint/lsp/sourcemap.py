@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import onnx
-from onnx import numpy_helper
 
 from onnxlint.index import DEFAULT_DOMAIN, GraphRef, ModelIndex, NodeRef
+from onnxlint.tensors import inline_array
 
 #: initializers and tensor attributes with more elements than this are elided
 MAX_INLINE_ELEMENTS = 16
@@ -250,12 +250,10 @@ def tensor_elements(t: onnx.TensorProto) -> int:
 
 def tensor_value_text(t: onnx.TensorProto) -> str:
     """``{1,2,3}`` for small in-memory tensors, ``{...}`` for large or external ones."""
-    if t.data_location == onnx.TensorProto.EXTERNAL or tensor_elements(t) > MAX_INLINE_ELEMENTS:
+    arr = inline_array(t, max_elements=MAX_INLINE_ELEMENTS)  # never external data
+    if arr is None:
         return "{...}"
-    try:
-        values = numpy_helper.to_array(t).ravel().tolist()
-    except Exception:
-        return "{...}"
+    values = arr.ravel().tolist()
     return "{" + ",".join(_scalar_text(v) for v in values) + "}"
 
 

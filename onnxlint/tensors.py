@@ -1,0 +1,127 @@
+"""Tensor values and the tensors of a model, without touching the file system.
+
+``onnx.numpy_helper.to_array`` follows a tensor's external-data location, relative to
+the working directory unless told otherwise, so an analysis that called it on a model
+from elsewhere could read any file the location names (and report its bytes). Every
+value onnxlint reads from a tensor goes through :func:`inline_array` instead: it answers
+only for data stored in the model itself and never opens anything.
+
+:func:`iter_tensors` visits every tensor of a model that can hold data, external data
+included: graph, subgraph and training-graph initializers, sparse initializers,
+``TENSOR(S)`` and ``SPARSE_TENSOR(S)`` attributes wherever a node sits (main graph,
+subgraphs, function bodies and their subgraphs, function attribute defaults).
+Iterative, so deep nesting cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import onnx
+
+#: larger inline tensors are not decoded by :func:`inline_array` unless asked to
+DEFAULT_MAX_ELEMENTS = 1 << 16
+
+
+def is_external(tensor: onnx.TensorProto) -> bool:
+    """True when the tensor's data is (or claims to be) stored outside the model."""
+    return tensor.data_location == onnx.TensorProto.EXTERNAL or len(tensor.external_data) > 0
+
+
+def element_count(tensor: onnx.TensorProto) -> int | None:
+    """The number of elements the dims declare; None when a dim is negative."""
+    count = 1
+    for d in tensor.dims:
+        if d < 0:
+            return None
+        count *= d
+    return count
+
+
+def inline_array(
+    tensor: onnx.TensorProto, max_elements: int = DEFAULT_MAX_ELEMENTS
+) -> np.ndarray | None:
+    """The tensor's value when its data is inline and small; None otherwise.
+
+    None for external data (never opened), segments, more than ``max_elements``
+    declared elements, and anything numpy_helper cannot decode (wrong raw length,
+    unknown type).
+    """
+    if is_external(tensor) or tensor.HasField("segment"):
+        return None
+    count = element_count(tensor)
+    if count is None or count > max_elements:
+        return None
+    from onnx import numpy_helper
+
+    try:
+        return numpy_helper.to_array(tensor)
+    except Exception:  # a hostile tensor can fail numpy in many ways; it has no value
+        return None
+
+
+def inline_scalar_int(tensor: onnx.TensorProto) -> int | None:
+    """The value of a one-element integer (or bool) tensor stored inline, else None."""
+    arr = inline_array(tensor, max_elements=1)
+    if arr is None or arr.size != 1 or arr.dtype.kind not in "iub":
+        return None
+    return int(arr.reshape(-1)[0])
+
+
+def _attribute_tensors(
+    attr: onnx.AttributeProto, where: str, graphs: list[tuple[onnx.GraphProto, str]]
+) -> Iterator[tuple[onnx.TensorProto, str]]:
+    # fields are read whatever ``attr.type`` says: a hostile model may set both, and
+    # ORT or onnx could read the one the type does not name
+    if attr.HasField("t"):
+        yield attr.t, where
+    for t in attr.tensors:
+        yield t, where
+    sparse = [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []
+    for sp in (*sparse, *attr.sparse_tensors):
+        yield sp.values, where
+        yield sp.indices, where
+    if attr.HasField("g"):
+        graphs.append((attr.g, f"{where}:{attr.name}"))
+    for k, g in enumerate(attr.graphs):
+        graphs.append((g, f"{where}:{attr.name}[{k}]"))
+
+
+def _node_tensors(
+    nodes: Iterable[onnx.NodeProto], where: str, graphs: list[tuple[onnx.GraphProto, str]]
+) -> Iterator[tuple[onnx.TensorProto, str]]:
+    for i, node in enumerate(nodes):
+        label = f"{where}/{node.name or f'{node.op_type}_{i}'}"
+        for attr in node.attribute:
+            for tensor, _ in _attribute_tensors(attr, label, graphs):
+                yield tensor, where
+
+
+def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
+    """Every tensor that may hold data, with the graph path it sits in."""
+    graphs: list[tuple[onnx.GraphProto, str]] = [(model.graph, "main")]
+    for k, info in enumerate(model.training_info):
+        if info.HasField("initialization"):
+            graphs.append((info.initialization, f"training_info[{k}].initialization"))
+        if info.HasField("algorithm"):
+            graphs.append((info.algorithm, f"training_info[{k}].algorithm"))
+    for f in model.functions:
+        where = f"fn:{f.domain}.{f.name}"
+        for attr in f.attribute_proto:
+            for tensor, _ in _attribute_tensors(attr, f"{where}/{attr.name}", graphs):
+                yield tensor, where
+        yield from _node_tensors(f.node, where, graphs)
+    while graphs:
+        graph, where = graphs.pop()
+        for init in graph.initializer:
+            yield init, where
+        for sparse in graph.sparse_initializer:
+            yield sparse.values, where
+            yield sparse.indices, where
+        yield from _node_tensors(graph.node, where, graphs)
+
+
+def has_external_data(model: onnx.ModelProto) -> bool:
+    """True when any tensor of the model (anywhere :func:`iter_tensors` looks) is external."""
+    return any(is_external(t) for t, _ in iter_tensors(model))
