@@ -9,6 +9,7 @@ diagnostics, never an exception. Nothing here writes to disk.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -56,8 +57,16 @@ class LoadedModel:
 
 
 def load(
-    source: str | os.PathLike[str] | bytes | onnx.ModelProto, limits: Limits | None = None
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    limits: Limits | None = None,
+    root: str | os.PathLike[str] | None = None,
 ) -> LoadedModel:
+    """Load a model from a path, bytes or a ModelProto; never raises for bad input.
+
+    ``root`` (paths only) is the folder being linted: a model path whose real file lies
+    outside it (a symlink leading elsewhere) is reported and never read. It defaults to
+    the folder the path names.
+    """
     limits = limits or Limits()
     if isinstance(source, onnx.ModelProto):
         # measured before ByteSize(): protobuf's C code recurses per level and crashes
@@ -82,10 +91,10 @@ def load(
         data = bytes(source)
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
         return _parse(result, data, is_text=_looks_like_text(data), limits=limits)
-    return load_path(Path(source), limits)
+    return load_path(Path(source), limits, Path(root) if root is not None else None)
 
 
-def load_path(path: Path, limits: Limits) -> LoadedModel:
+def load_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:
     result = LoadedModel(model=None, path=path)
     fatal = load_rules.FileUnreadable
     try:
@@ -96,7 +105,13 @@ def load_path(path: Path, limits: Limits) -> LoadedModel:
         return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
     if not stat.S_ISREG(st.st_mode):
         return _fail(result, fatal, "not_regular", path=str(path))
-    result.real_path = Path(os.path.realpath(path))
+    real = Path(os.path.realpath(path))
+    folder = Path(os.path.realpath(root if root is not None else path.parent))
+    if folder not in real.parents:
+        # a symlink to a credentials file would otherwise be parsed, and ONNX text
+        # parse errors quote the offending line into the report
+        return _fail(result, fatal, "outside", path=str(path))
+    result.real_path = real
     result.size = st.st_size
     if st.st_size == 0:
         return _fail(result, load_rules.EmptyFile, "default", path=str(path))
@@ -109,7 +124,7 @@ def load_path(path: Path, limits: Limits) -> LoadedModel:
             limit=limits.max_file_bytes,
         )
     try:
-        data = _read_regular_file(path)
+        data = _read_regular_file(real, (st.st_dev, st.st_ino))
     except _NotRegular:
         return _fail(result, fatal, "not_regular", path=str(path))
     except OSError as exc:
@@ -349,19 +364,30 @@ def _expected_nbytes(tensor: onnx.TensorProto) -> int | None:
 
 
 class _NotRegular(OSError):
-    """The path was swapped for a FIFO, device or folder between stat and open."""
+    """The path was swapped for a FIFO, device, folder, link or another file between
+    stat and open."""
 
 
-def _read_regular_file(path: Path) -> bytes:
+def _read_regular_file(path: Path, identity: tuple[int, int] | None = None) -> bytes:
     """Read a file that must be regular; a FIFO or device is never read from.
 
     ``O_NONBLOCK`` keeps ``open`` from blocking if the path became a FIFO after the
-    ``stat`` above; ``fstat`` on the open descriptor then decides.
+    ``stat`` above, and ``O_NOFOLLOW`` from following a link planted in its place
+    (``path`` is already resolved); ``fstat`` on the open descriptor then decides, and
+    must name the file that was stat'ed (``identity``: device and inode).
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link swapped in after realpath
+            raise _NotRegular(str(path)) from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegular(str(path))
+        if identity is not None and (st.st_dev, st.st_ino) != identity:
             raise _NotRegular(str(path))
         with os.fdopen(fd, "rb", closefd=False) as fh:
             return fh.read()

@@ -125,3 +125,39 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
 def has_external_data(model: onnx.ModelProto) -> bool:
     """True when any tensor of the model (anywhere :func:`iter_tensors` looks) is external."""
     return any(is_external(t) for t, _ in iter_tensors(model))
+
+
+#: placeholders up to this many bytes keep a tensor's shape; larger ones become empty
+PLACEHOLDER_MAX_BYTES = 1 << 20
+
+
+def without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` whose external tensors hold inline placeholder data.
+
+    ``onnx.checker`` stats every external location (relative to the working directory
+    for a ModelProto), so it is given this copy and touches no file. A small tensor gets
+    zeros of its declared size, so the checker's size checks still apply; a large one
+    (or one of unknown size) gets no elements at all. ``model`` itself is not changed;
+    without external tensors it is returned as is.
+    """
+    if not has_external_data(model):
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for tensor, _ in iter_tensors(copy):
+        if not is_external(tensor):
+            continue
+        tensor.ClearField("external_data")
+        tensor.ClearField("data_location")
+        count = element_count(tensor)
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+        except Exception:  # unknown or string type: no byte size to fill
+            itemsize = 0
+        nbytes = count * itemsize if count is not None else 0
+        if tensor.data_type != onnx.TensorProto.STRING and 0 < nbytes <= PLACEHOLDER_MAX_BYTES:
+            tensor.raw_data = bytes(nbytes)
+        else:
+            tensor.ClearField("raw_data")
+            tensor.dims[:] = [0]
+    return copy

@@ -96,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
         spec = EpSpec.for_ep(args.ep, options)
     except ValueError as exc:
         return _fail(str(exc))
-    loaded = load(source)
+    try:
+        config = cfg.discover(source)
+    except cfg.ConfigError as exc:
+        return _fail(str(exc))
+    loaded = load(source, config.limits)
     if loaded.fatal or loaded.path is None:
         why = "; ".join(d.message for d in loaded.diagnostics) or "cannot be read"
         return _fail(f"{source}: {why}")
@@ -107,10 +111,6 @@ def run(args: argparse.Namespace) -> int:
         return _fail("the output must not be the source model")
     if output.exists() and not args.overwrite:
         return _fail(f"{output} exists (use --overwrite to replace it)")
-    try:
-        config = cfg.discover(source)
-    except cfg.ConfigError as exc:
-        return _fail(str(exc))
     runner = args.runner or resolve_runner(spec.provider, config.runners, root=config.root)
     folder = output.resolve().parent
     if not folder.is_dir():

@@ -127,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from onnxlint.fixes.shapes import FixShapesError, fix_shapes, ort_session_options
     from onnxlint.fsutil import atomic_write_bytes, atomic_write_text
     from onnxlint.loader import load
+    from onnxlint.tensors import has_external_data
 
     src = Path(args.model)
     try:
@@ -144,13 +145,19 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not _same_file(src, out) and not args.force:
         return _err(f"{out} exists; pass --force to replace it")
 
-    loaded = load(src)
+    from onnxlint.config import discover
+
+    try:
+        limits = discover(src).limits
+    except ValueError as exc:  # ConfigError is a ValueError
+        return _err(str(exc))
+    loaded = load(src, limits)
     if loaded.model is None:
         for d in loaded.diagnostics:
             print(f"{d.code} {d.message}", file=sys.stderr)
         return _err(f"cannot read {src}")
     model = loaded.model
-    external = any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+    external = has_external_data(model)  # any tensor: Constants and subgraphs too
     if external and not _same_file(src.parent, out.parent):
         return _err(
             "the model keeps its weights in external files, which are referenced relative to "
@@ -190,7 +197,6 @@ def run(args: argparse.Namespace) -> int:
         print("  " + ort_session_options(result.dims).replace("\n", "\n  "))
 
     if not args.no_lint:
-        from onnxlint.config import discover
         from onnxlint.engine import UsageError, lint
         from onnxlint.render import render
 

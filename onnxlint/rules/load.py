@@ -22,7 +22,10 @@ class FileUnreadable(LoadRule):
     """The model file does not exist, is not a regular file, or cannot be read.
 
     What it does:
-        Reports a path that cannot be opened as a model file.
+        Reports a path that cannot be opened as a model file, and a path that is a
+        symlink to a file outside the linted folder (the folder the path names, or the
+        folder being searched): such a file is never read, so nothing of its content
+        (a credentials file, say) can reach a report or a CI log.
 
     Why it matters:
         Nothing else can be checked. The exit code is 2.
@@ -40,6 +43,8 @@ class FileUnreadable(LoadRule):
         "missing": "file not found: {path}",
         "not_regular": "not a regular file: {path}",
         "os_error": "cannot read {path}: {error}",
+        "outside": "{path} is a symlink to a file outside the linted folder; it was not read "
+        "(lint the file it points to by its own path)",
     }
 
 
