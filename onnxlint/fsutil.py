@@ -41,3 +41,25 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def write_error(path: str | os.PathLike[str], exc: OSError) -> str:
+    """One line for a failed write: the path the user named and the system's reason."""
+    reason = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())
+    return f"cannot write {os.fspath(path)}: {reason}"
+
+
+def check_writable(path: Path) -> None:
+    """Raise the OSError a write of ``path`` would meet (missing or read-only folder, a
+    folder in the file's place), before a long computation whose result would be lost.
+
+    Creates and removes a uniquely named temp file beside ``path``; ``path`` itself is
+    not touched.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    os.unlink(tmp)

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onnxlint.fsutil import atomic_write_text
 from onnxlint.runtime.client import SessionRequest, run_sessions
 from onnxlint.runtime.normalise import match_assignment
 from onnxlint.runtime.results import STATUS_OK, SessionResult
@@ -183,9 +184,8 @@ def write_report(report: ProbeReport, path: str | os.PathLike[str]) -> None:
     lines.append("]}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, p)
+    # a unique temp name, created exclusively: a planted OUT.tmp symlink is never followed
+    atomic_write_text(p, "\n".join(lines) + "\n")
 
 
 def load_measured(path: str | os.PathLike[str]) -> dict[str, Any]:

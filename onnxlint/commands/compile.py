@@ -83,6 +83,7 @@ def _options(items: list[str]) -> dict[str, str] | None:
 def run(args: argparse.Namespace) -> int:
     from onnxlint import config as cfg
     from onnxlint.compiled import COMPILE_OPTIONS_KEY, SOURCE_HASH_KEY
+    from onnxlint.fsutil import write_error
     from onnxlint.loader import load
     from onnxlint.runtime.client import WorkerItem, run_items
     from onnxlint.runtime.runners import EpSpec, resolve_runner
@@ -116,7 +117,10 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         return _fail(f"output folder {folder} does not exist")
 
-    tmp = Path(tempfile.mkdtemp(prefix=".onnxlint-compile-", dir=folder))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=".onnxlint-compile-", dir=folder))
+    except OSError as exc:  # a read-only or full folder: nothing was written
+        return _fail(write_error(output, exc))
     try:
         staged = tmp / output.name
         res = run_items(
@@ -176,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         for p in produced:
             p.replace(folder / p.name)  # same folder: an atomic rename per file
         result["files"] = [str(folder / p.name) for p in produced]
+    except OSError as exc:  # the staging folder filled up, or a folder is in the way
+        return _fail(write_error(output, exc))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     import onnx
 
     from onnxlint.fixes.shapes import FixShapesError, fix_shapes, ort_session_options
-    from onnxlint.fsutil import atomic_write_bytes, atomic_write_text
+    from onnxlint.fsutil import atomic_write_bytes, atomic_write_text, write_error
     from onnxlint.loader import load
     from onnxlint.tensors import has_external_data
 
@@ -170,10 +170,13 @@ def run(args: argparse.Namespace) -> int:
         return _err(str(exc))
 
     mode = _mode_for(src, out)
-    if out.suffix.lower() in (".onnxtxt", ".onnxtext"):
-        atomic_write_text(out, onnx.printer.to_text(result.model))
-    else:
-        atomic_write_bytes(out, result.model.SerializeToString())
+    try:
+        if out.suffix.lower() in (".onnxtxt", ".onnxtext"):
+            atomic_write_text(out, onnx.printer.to_text(result.model))
+        else:
+            atomic_write_bytes(out, result.model.SerializeToString())
+    except OSError as exc:  # full disk, read-only folder, a folder named like the output
+        return _err(write_error(out, exc))
     with contextlib.suppress(OSError):
         os.chmod(out, mode)  # the temporary file behind the atomic write is private (0600)
 

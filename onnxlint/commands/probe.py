@@ -63,12 +63,20 @@ def _configured_runners() -> tuple[dict[str, str], Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from onnxlint.fsutil import check_writable, write_error
     from onnxlint.probe import compare_with_profile, probe, write_report
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
     runners, root = _configured_runners()
+    if args.output:
+        try:  # before the probe: a long measurement must not be lost to a bad -o
+            Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+            check_writable(Path(args.output))
+        except OSError as exc:
+            print(f"onnxlint probe: {write_error(args.output, exc)}", file=sys.stderr)
+            return 2
     try:
         report = probe(
             args.ep,
@@ -87,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"onnxlint probe: {exc}", file=sys.stderr)
         return 2
     if args.output:
-        write_report(report, args.output)
+        try:
+            write_report(report, args.output)
+        except OSError as exc:
+            print(f"onnxlint probe: {write_error(args.output, exc)}", file=sys.stderr)
+            return 2
         say(f"wrote {args.output}")
     summary = report.summary()
     comparison = None

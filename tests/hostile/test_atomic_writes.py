@@ -160,8 +160,6 @@ ALLOWED_DIRECT_WRITES = {
     "compiled.py": "temp model for the compatibility worker, in a private mkdtemp folder",
     "runtime/client.py": "temp models for session workers, in a private mkdtemp folder",
     "analyses/level1.py": "the model handed to the level-1 optimize worker, in a private mkdtemp folder",
-    # its own temp + os.replace (no fsync); a measured-facts file, not a user's file
-    "probe.py": "temp file + os.replace for the measured-facts JSON",
     "fsutil.py": "the atomic writer itself",
 }
 
