@@ -711,6 +711,7 @@ def _from_event(
             "info",
             "status",
             "check_error",
+            "limits",
         )
         if k in ev
     }
