@@ -102,6 +102,7 @@ _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 _proto_out: Any = None
 _registered: dict[str, str] = {}
 _plugin_errors: dict[str, str] = {}  # plugin module -> why it could not be registered
+_plugin_missing: set[str] = set()  # plugin modules asked for that are not installed
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -357,6 +358,12 @@ def _ensure_plugins(provider: str, plugin_package: str | None) -> str | None:
 def _try_register(module_name: str) -> list[str] | None:
     try:
         return _register_plugin(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0]:
+            _plugin_errors[module_name] = f"{type(exc).__name__}: {exc}"
+        else:  # the package is simply not installed: the EP is absent, not broken
+            _plugin_missing.add(module_name)
+        return None
     except Exception as exc:
         _plugin_errors[module_name] = f"{type(exc).__name__}: {exc}"
         return None
@@ -613,6 +620,8 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                         ", ".join(ort.get_available_providers()),
                         f"; plugin package {plugin} registered no device" if plugin else "",
                     )
+                    if plugin is None and ep.get("plugin_package") in _plugin_missing:
+                        res["missing_package"] = ep["plugin_package"]
                     if _plugin_errors:
                         res["error_kind"] = "ep-library"
                         res["plugin_errors"] = dict(_plugin_errors)

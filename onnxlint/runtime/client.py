@@ -712,6 +712,7 @@ def _from_event(
             "status",
             "check_error",
             "limits",
+            "missing_package",
         )
         if k in ev
     }
