@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.diagnostics import Diagnostic, Fix, Location, Severity
 from onnxlint.runtime.results import (
     STATUS_CRASH,
     STATUS_ERROR,
@@ -631,6 +631,23 @@ def diagnostics_for(ctx: LintContext, conf: EpConfirmation) -> list[Diagnostic]:
         level_text = LEVEL_TEXT.get(diff.level, diff.level)
         graph_level = PREDICTION_LEVEL.get(diff.level)
         if res.error_kind in ("ep-unavailable", "ort-missing", "runner-missing"):
+            missing = res.facts.get("missing_package")
+            if isinstance(missing, str) and missing:
+                package = missing.replace("_", "-")  # the module's distribution name
+                command = f"pip install {package}"
+                out.append(
+                    R.EpUnavailable.make(
+                        Location(),
+                        "not_installed",
+                        ep=ep,
+                        ep_name=_ep(ep),
+                        runner=conf.runner,
+                        package=package,
+                        command=command,
+                        fix=Fix(title=f"install {package}", command=command),
+                    )
+                )
+                break
             out.append(
                 R.EpUnavailable.make(
                     Location(),

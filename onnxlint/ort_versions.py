@@ -1,16 +1,30 @@
 """What each ONNX Runtime release loads: max ai.onnx opset, ai.onnx.ml opset and IR version.
 
-The table is data (``rules/ort_versions.json``) with its provenance; the target
-release defaults to the installed onnxruntime and is set with ``--target-ort``.
+The target release defaults to the installed onnxruntime and is set with
+``--target-ort``. For the installed ORT the limits are asked of that ORT itself
+(:func:`installed_limits`: tiny models loaded in an isolated worker, once per
+ORT build, cached on disk next to the level-1 cache), so a release newer than
+onnxlint never gets last year's limits. Other targets are looked up in the
+shipped table (``rules/ort_versions.json``, with provenance); a target newer
+than the table's newest row is *assumed* to load what that row loads, and the
+diagnostics say so.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
+from pathlib import Path
+from typing import Any
 
 from onnxlint.data import load_json
+
+LIMITS_SCHEMA = "onnxlint-ort-limits/1"
+_LIMIT_KEYS = ("max_opset", "ml_opset", "max_ir")
 
 
 @dataclass(frozen=True)
@@ -19,8 +33,12 @@ class OrtRelease:
     max_opset: int
     ml_opset: int
     max_ir: int
+    #: "installed" (asked of the installed ORT), or the table row's source
+    #: ("measured", "documented", "derived")
     source: str
     exact: bool  # False when the requested release is not in the table and a neighbour was used
+    #: the newest table row, when the target is newer than every row (its limits are assumed)
+    assumed_from: str | None = None
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -49,16 +67,38 @@ def installed_ort_version() -> str | None:
     return None
 
 
-def release(target: str | None = None) -> OrtRelease:
-    """The table row for ``target`` (default: the installed onnxruntime, else the newest row)."""
+def release(target: str | None = None, *, cache: bool = True) -> OrtRelease:
+    """What ``target`` loads (default: the installed onnxruntime, else the newest row).
+
+    The installed release (``target`` unset, or the same major.minor) is asked
+    directly; ``cache=False`` (``--no-cache``) skips the on-disk cache of that answer.
+    """
+    installed = installed_ort_version()
+    if installed and (target is None or _key(target) == _key(installed)):
+        measured = installed_limits(cache=cache)
+        if measured is not None:
+            return OrtRelease(
+                version=installed,
+                max_opset=measured["max_opset"],
+                ml_opset=measured["ml_opset"],
+                max_ir=measured["max_ir"],
+                source="installed",
+                exact=True,
+            )
+    return table_release(target or installed)
+
+
+def table_release(target: str | None) -> OrtRelease:
+    """The table's row for ``target`` (default: the newest row), never asking an ORT."""
     rows = load_json("ort_versions.json")["releases"]
-    wanted = target or installed_ort_version() or rows[-1]["ort"]
+    wanted = target or rows[-1]["ort"]
     key = _key(wanted)
     best = rows[0]
     for row in rows:
         if _key(row["ort"]) <= key:
             best = row
     exact = _key(best["ort"]) == key
+    newest = rows[-1]["ort"]
     return OrtRelease(
         version=wanted,
         max_opset=best["max_opset"],
@@ -66,7 +106,102 @@ def release(target: str | None = None) -> OrtRelease:
         max_ir=best["max_ir"],
         source=best["source"],
         exact=exact,
+        assumed_from=newest if key > _key(newest) else None,
     )
+
+
+def newest_table_release() -> str:
+    return str(load_json("ort_versions.json")["releases"][-1]["ort"])
+
+
+# ---------------------------------------------------------------------------
+# Asking the installed ORT
+
+
+def _valid_limits(data: Any) -> dict[str, Any] | None:
+    if not isinstance(data, dict):
+        return None
+    out: dict[str, Any] = {}
+    for k in _LIMIT_KEYS:
+        v = data.get(k)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            return None
+        out[k] = v
+    providers = data.get("providers", [])
+    if not isinstance(providers, list) or not all(isinstance(p, str) for p in providers):
+        return None
+    out["providers"] = providers
+    return out
+
+
+def limits_of(runner: str | None = None, *, timeout_s: float = 60.0) -> dict[str, Any] | None:
+    """Ask the ORT under ``runner`` (default: this interpreter) what it loads; None on failure.
+
+    ``max_opset``, ``ml_opset``, ``max_ir`` (ints) and ``providers`` (its built-in EPs).
+    """
+    from onnxlint.runtime.client import WorkerItem, run_items
+    from onnxlint.runtime.runners import EpSpec
+
+    res = run_items(
+        [WorkerItem(id="limits", kind="limits")],
+        spec=EpSpec("CPUExecutionProvider"),
+        runner=runner or sys.executable,
+        timeout_s=timeout_s,
+    )[0]
+    return _valid_limits(res.facts.get("limits")) if res.ok else None
+
+
+def _limits_file(identity: dict[str, Any]) -> Path:
+    from onnxlint.confirm import default_cache_dir
+
+    blob = json.dumps({"schema": LIMITS_SCHEMA, "ort": identity}, sort_keys=True)
+    name = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32] + ".json"
+    return default_cache_dir().parent / "ort-limits" / name
+
+
+_memo: dict[str, dict[str, Any] | None] = {}
+
+
+def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
+    """``max_opset``, ``ml_opset``, ``max_ir`` and ``providers`` of the installed ORT
+    (None: not installed, or it cannot be asked).
+
+    Keyed by the ORT build (version, location, size and mtime of its native
+    libraries): the worker runs once per build; the answer is kept in memory and
+    on disk (unless ``cache`` is False or ``ONNXLINT_NO_CACHE`` is set).
+    """
+    from onnxlint.analyses.level1 import cache_enabled, ort_identity
+
+    identity = ort_identity()
+    if identity is None:
+        return None
+    memo_key = json.dumps(identity, sort_keys=True)
+    if memo_key in _memo:
+        return _memo[memo_key]
+    use_disk = cache and cache_enabled(None)
+    path = _limits_file(identity)
+    if use_disk:
+        try:
+            stored = json.loads(path.read_text("utf-8"))
+            if stored.get("schema") == LIMITS_SCHEMA and stored.get("ort") == identity:
+                found = _valid_limits(stored.get("limits"))
+                if found is not None:
+                    _memo[memo_key] = found
+                    return found
+        except (OSError, ValueError, AttributeError):
+            pass  # absent or unreadable: measured again and rewritten
+    found = limits_of()
+    _memo[memo_key] = found
+    if use_disk and found is not None:
+        from onnxlint.fsutil import atomic_write_text
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record = {"schema": LIMITS_SCHEMA, "ort": identity, "limits": found}
+            atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True))
+        except OSError:
+            pass  # a read-only cache folder costs a worker per process, nothing more
+    return found
 
 
 def first_release_with_opset(opset: int) -> str | None:
@@ -74,3 +209,17 @@ def first_release_with_opset(opset: int) -> str | None:
         if row["max_opset"] >= opset:
             return str(row["ort"])
     return None
+
+
+def runtime_opset_limit(provider: str) -> tuple[int, str] | None:
+    """(max ai.onnx opset, ORT version) when ``provider`` is built into the installed ORT.
+
+    An EP profile's ``ort-max-opset`` limit is a fact of the ORT release, not of
+    the EP: for EPs that run inside the installed ORT it follows that ORT
+    (:mod:`onnxlint.profiles`). None when the provider is not built in (a plugin EP,
+    another ORT package such as OpenVINO's) or the ORT cannot be asked.
+    """
+    found = installed_limits()
+    if found is None or provider not in found["providers"]:
+        return None
+    return int(found["max_opset"]), installed_ort_version() or "?"

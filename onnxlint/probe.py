@@ -508,7 +508,14 @@ def probe(
             f"{spec.provider} is not available under {exe} "
             f"(has: {', '.join(info.providers()) or 'nothing'})"
         )
-    max_opset, max_ir = ort_limits(info.onnxruntime)
+    # what the runner's ORT really loads; the table only when it cannot be asked
+    from onnxlint.ort_versions import limits_of
+
+    asked = limits_of(exe)
+    if asked is not None:
+        max_opset, max_ir = asked["max_opset"], asked["max_ir"]
+    else:
+        max_opset, max_ir = ort_limits(info.onnxruntime)
     cases = build_cases(
         max_opset=max_opset,
         max_ir=max_ir,

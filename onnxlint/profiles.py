@@ -419,6 +419,35 @@ def _tensor_dtypes(t: Mapping[str, Any] | None) -> TensorDtypes | None:
     )
 
 
+#: provenance id of an opset limit that belongs to the ORT release, not to the EP
+ORT_MAX_OPSET = "ort-max-opset"
+
+
+def _opset_limit(ep: str, domain: str, v: Mapping[str, Any]) -> OpsetLimit:
+    """A profile's opset limit; the ORT release's limit follows the installed ORT for EPs
+    built into it (the profile's number describes the ORT it was generated with)."""
+    limit = OpsetLimit(
+        min=v.get("min"),
+        max=v.get("max"),
+        reason=v.get("reason"),
+        provenance=v.get("provenance"),
+    )
+    if limit.provenance != ORT_MAX_OPSET or domain != "ai.onnx":
+        return limit
+    from onnxlint.ort_versions import runtime_opset_limit
+
+    found = runtime_opset_limit(ep)
+    if found is None:
+        return limit
+    top, version = found
+    return OpsetLimit(
+        min=limit.min,
+        max=top,
+        reason=f"onnxruntime {version} (installed) loads ai.onnx up to opset {top}",
+        provenance=limit.provenance,
+    )
+
+
 def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
     """Turn validated profile JSON into a :class:`Profile` (no validation here)."""
     ops: dict[tuple[str, str], OpSupport] = {}
@@ -475,15 +504,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
         layout=data.get("layout", "NCHW"),
-        opsets={
-            d: OpsetLimit(
-                min=v.get("min"),
-                max=v.get("max"),
-                reason=v.get("reason"),
-                provenance=v.get("provenance"),
-            )
-            for d, v in data.get("opsets", {}).items()
-        },
+        opsets={d: _opset_limit(data["ep"], d, v) for d, v in data.get("opsets", {}).items()},
         unlisted_ops=data.get("unlisted_ops", "refuse"),
         domains=domains,
         partitioning=Partitioning(

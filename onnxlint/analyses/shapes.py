@@ -401,6 +401,17 @@ def _symbolic_class() -> Any:
     return SymbolicShapeInference
 
 
+def symbolic_unavailable() -> str | None:
+    """Why ORT's symbolic shape inference cannot run here (None: it can)."""
+    if _symbolic_class() is not None:
+        return None
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "onnxruntime is not installed"
+    if importlib.util.find_spec("sympy") is None:
+        return "sympy is not installed (pip install sympy)"
+    return "onnxruntime.tools.symbolic_shape_infer cannot be loaded"
+
+
 def _has_external_data(model: onnx.ModelProto) -> bool:
     from onnxlint.tensors import has_external_data
 
@@ -433,6 +444,8 @@ class Shapes:
         self.errors: list[str] = []
         self.used_symbolic = False
         self.symbolic_skipped: str | None = None
+        #: why ORT's symbolic inference, which would have been asked, cannot run at all
+        self.symbolic_unavailable: str | None = None
         self._table: dict[str, ValueType] = {}
         self._compute(ctx.model, len(ctx.index.nodes))
         if ctx.config.assume_dims:
@@ -450,6 +463,7 @@ class Shapes:
         """The analysis for a bare model (tools that have no lint context)."""
         self = cls.__new__(cls)
         self.errors, self.used_symbolic, self.symbolic_skipped, self._table = [], False, None, {}
+        self.symbolic_unavailable = None
         self._compute(model, sum(len(g.node) for g in iter_graphs(model.graph)))
         return self
 
@@ -469,6 +483,8 @@ class Shapes:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
             elif model.ByteSize() > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
+            elif (missing := symbolic_unavailable()) is not None:
+                self.symbolic_unavailable = missing
             else:
                 ort = symbolic_infer(inferred)
                 if ort is not None:

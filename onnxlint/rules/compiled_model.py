@@ -126,7 +126,8 @@ class EpContextAttribute(_CompiledRule):
 
     What it does:
         Checks each EPContext node's ``embed_mode`` (0 or 1), ``ep_cache_context`` (present,
-        non-empty), ``source`` (the EP that compiled it), ``main_context`` (0 or 1) and
+        non-empty; a ``main_context=0`` node has none by design: its graph is in the binary
+        of the model's ``main_context=1`` node), ``source`` (the EP that compiled it), ``main_context`` (0 or 1) and
         ``partition_name``.
 
     Why it matters:
@@ -151,6 +152,9 @@ class EpContextAttribute(_CompiledRule):
         "no_source": "EPContext node does not say which EP compiled it (no 'source'): "
         "ORT offers it to every EP in turn",
         "empty_context": "EPContext node has an empty ep_cache_context",
+        "no_main": "EPContext node shares its main context (main_context=0) and holds no "
+        "ep_cache_context, but no EPContext node of this model with main_context=1 does: "
+        "unless another model of the same session group provides it, there is nothing to load",
     }
     example_bad = _ctx_model(embed=2)
     example_good = _ctx_model()
@@ -162,7 +166,14 @@ class EpContextAttribute(_CompiledRule):
         if ep_node is None:
             return
         where = node.location()
-        if ep_node.cache_context is None:
+        if ep_node.cache_context is None and ep_node.main_context == 0:
+            # by design: the node's graph is in the binary of its main context's node
+            if not any(
+                n.main_context in (1, None) and n.cache_context and n.source == ep_node.source
+                for n in self.facts(ctx).nodes
+            ):
+                ctx.emit(self.make(where, "no_main", severity=Severity.WARNING))
+        elif ep_node.cache_context is None:
             ctx.emit(self.make(where, "missing", attr="ep_cache_context"))
         elif not ep_node.cache_context:
             ctx.emit(self.make(where, "empty_context"))

@@ -203,6 +203,9 @@ class EpUnavailable(ConfirmRule):
     messages = {
         "default": "{ep_name} cannot be confirmed with {runner}: {error}; configure "
         "[tool.onnxlint.runners] to point at a Python that has it",
+        "not_installed": "{ep_name} cannot be confirmed: its package {package} is not installed "
+        "under {runner}; install it ({command}) or configure [tool.onnxlint.runners] to point "
+        "at a Python that has it",
     }
 
 

@@ -13,7 +13,7 @@ from onnx import defs
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.index import DEFAULT_DOMAIN, NodeRef, norm_domain
-from onnxlint.ort_versions import first_release_with_opset, release
+from onnxlint.ort_versions import OrtRelease, first_release_with_opset, release
 from onnxlint.rule import Rule, register
 
 #: domains ONNX Runtime implements without a custom-op library
@@ -46,6 +46,13 @@ def _fix_opset(opset: int) -> Fix:
     )
 
 
+def _target(ctx: LintContext) -> OrtRelease:
+    """The target release: the installed ORT asked directly, else the table (see ort_versions)."""
+    from onnxlint.analyses.level1 import cache_enabled
+
+    return release(ctx.config.target_ort, cache=cache_enabled(ctx.config))
+
+
 @lru_cache(maxsize=2048)
 def _versions_of(op_type: str, domain: str) -> tuple[int, ...]:
     """Every since_version at which ``op_type`` was (re)defined in ``domain``."""
@@ -62,9 +69,11 @@ class OpsetTooNew(Rule):
     """The model's ai.onnx (or ai.onnx.ml) opset is newer than the target ONNX Runtime loads.
 
     What it does:
-        Compares the imported opsets with a table of what each ORT release supports
-        (``rules/ort_versions.json``, with provenance). The target is the installed
-        onnxruntime unless ``--target-ort`` says otherwise.
+        Compares the imported opsets with what the target ORT loads. The target is the
+        installed onnxruntime unless ``--target-ort`` says otherwise; the installed one is
+        asked directly (once per ORT build, cached), other releases are looked up in a
+        table (``rules/ort_versions.json``, with provenance). A target newer than the
+        table is assumed to load what the newest row loads, and the message says so.
 
     Why it matters:
         ORT refuses the whole model: "Current official support for domain ai.onnx is till opset N".
@@ -84,6 +93,9 @@ class OpsetTooNew(Rule):
     messages = {
         "default": "model imports {domain} opset {opset}, but ONNX Runtime {ort} supports up to {max}; "
         "re-export with opset_version={max}{upgrade}",
+        "assumed": "model imports {domain} opset {opset}; ONNX Runtime {ort} is newer than "
+        "onnxlint's table, which is assumed from {known} (up to {max}): check that {ort} loads "
+        "it, or re-export with opset_version={max}",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 99]>
@@ -99,7 +111,7 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        rel = release(ctx.config.target_ort)
+        rel = _target(ctx)
         for domain, limit in ((DEFAULT_DOMAIN, rel.max_opset), ("ai.onnx.ml", rel.ml_opset)):
             opset = ctx.index.opsets.get(domain)
             if opset is not None and opset > limit:
@@ -108,6 +120,9 @@ g (float[1,4] x) => (float[1,4] y) {
                 ctx.emit(
                     self.make(
                         Location(),
+                        "assumed" if rel.assumed_from else "default",
+                        severity=Severity.WARNING if rel.assumed_from else None,
+                        known=rel.assumed_from,
                         domain=domain,
                         opset=opset,
                         ort=rel.version,
@@ -144,6 +159,9 @@ class IrVersionTooNew(Rule):
     messages = {
         "default": "model IR version {ir} is newer than ONNX Runtime {ort} loads (max {max}); "
         "save with ir_version={max} or export with opset_version={opset}",
+        "assumed": "model IR version {ir}; ONNX Runtime {ort} is newer than onnxlint's table, "
+        "which is assumed from {known} (max {max}): check that {ort} loads it, or save with "
+        "ir_version={max}",
     }
     example_bad = """\
 <ir_version: 99, opset_import: ["" : 17]>
@@ -159,12 +177,15 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        rel = release(ctx.config.target_ort)
+        rel = _target(ctx)
         ir = ctx.model.ir_version
         if ir > rel.max_ir:
             ctx.emit(
                 self.make(
                     Location(),
+                    "assumed" if rel.assumed_from else "default",
+                    severity=Severity.WARNING if rel.assumed_from else None,
+                    known=rel.assumed_from,
                     ir=ir,
                     ort=rel.version,
                     max=rel.max_ir,

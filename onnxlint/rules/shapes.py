@@ -354,6 +354,9 @@ class UnknownShapeOrigin(Rule):
     messages = {
         "default": "the shape of '{value}' is unknown ({shape}) although the inputs of this "
         "{op} node have known shapes; everything downstream inherits it{why}",
+        "symbolic_unavailable": "shape origins are not reported: ONNX shape inference leaves "
+        "{count} value(s) unknown and ORT's symbolic shape inference, which fills most of "
+        "them, cannot run ({reason})",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17, "custom" : 1]>
@@ -377,7 +380,20 @@ g (float[1,4] x) => (float[1,4] y) {
             title="declare the output shape in value_info (ORT's symbolic_shape_infer can add it)",
             command="python -m onnxruntime.tools.symbolic_shape_infer --input in.onnx --output out.onnx",
         )
-        for node, lost in unknown_shape_origins(ctx):
+        origins = list(unknown_shape_origins(ctx))
+        if origins and shapes.symbolic_unavailable:
+            # without ORT's half of the inference, most of these would be false findings
+            ctx.emit(
+                self.make(
+                    Location(),
+                    "symbolic_unavailable",
+                    count=len(origins),
+                    reason=shapes.symbolic_unavailable,
+                    fix=Fix(title="install sympy", command="pip install sympy"),
+                )
+            )
+            return
+        for node, lost in origins:
             vt = shapes.value_type(lost[0])
             shape = vt.describe() if vt is not None else "no type"
             _emit_per_target(

@@ -22,7 +22,8 @@ stdin: one JSON object::
         {"id": "c", "kind": "compile", "model_path": "...", "output_path": "...",
          "embed": false},
         {"id": "k", "kind": "compat", "model_path": "..."},
-        {"id": "d", "kind": "discover"}
+        {"id": "d", "kind": "discover"},
+        {"id": "l", "kind": "limits"}
      ]}
 
 stdout: JSON lines, each with an ``event`` key:
@@ -101,6 +102,7 @@ _OV_SUBGRAPHS_RE = re.compile(r"Supported subgraphs on OpenVINO: (\d+)")
 _proto_out: Any = None
 _registered: dict[str, str] = {}
 _plugin_errors: dict[str, str] = {}  # plugin module -> why it could not be registered
+_plugin_missing: set[str] = set()  # plugin modules asked for that are not installed
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -356,6 +358,12 @@ def _ensure_plugins(provider: str, plugin_package: str | None) -> str | None:
 def _try_register(module_name: str) -> list[str] | None:
     try:
         return _register_plugin(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0]:
+            _plugin_errors[module_name] = f"{type(exc).__name__}: {exc}"
+        else:  # the package is simply not installed: the EP is absent, not broken
+            _plugin_missing.add(module_name)
+        return None
     except Exception as exc:
         _plugin_errors[module_name] = f"{type(exc).__name__}: {exc}"
         return None
@@ -399,6 +407,89 @@ def discover() -> dict[str, Any]:
     if hasattr(ort, "get_ep_devices"):
         out["devices"] = [_device_info(d) for d in ort.get_ep_devices()]
     return out
+
+
+# -- what this ORT loads --------------------------------------------------------
+# Tiny models are written as protobuf bytes by hand: the runner interpreter may
+# have no ``onnx`` package (field numbers from onnx/onnx.proto).
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _pb_int(field_no: int, value: int) -> bytes:
+    return _varint(field_no << 3) + _varint(value)
+
+
+def _pb_bytes(field_no: int, value: bytes | str) -> bytes:
+    raw = value.encode("utf-8") if isinstance(value, str) else value
+    return _varint(field_no << 3 | 2) + _varint(len(raw)) + raw
+
+
+def _tiny_model(ir_version: int, opsets: dict[str, int]) -> bytes:
+    """``y = Identity(x)`` over float[1] with the given IR version and opset imports."""
+    shape = _pb_bytes(2, _pb_bytes(1, _pb_int(1, 1)))  # TensorShapeProto{dim{dim_value: 1}}
+    tensor_type = _pb_bytes(1, _pb_int(1, 1) + shape)  # TypeProto{tensor_type{FLOAT, shape}}
+    node = _pb_bytes(1, "x") + _pb_bytes(2, "y") + _pb_bytes(3, "n") + _pb_bytes(4, "Identity")
+    graph = (
+        _pb_bytes(1, node)
+        + _pb_bytes(2, "g")
+        + _pb_bytes(11, _pb_bytes(1, "x") + _pb_bytes(2, tensor_type))
+        + _pb_bytes(12, _pb_bytes(1, "y") + _pb_bytes(2, tensor_type))
+    )
+    model = _pb_int(1, ir_version) + _pb_bytes(2, "onnxlint-limits")
+    for domain, version in opsets.items():
+        model += _pb_bytes(8, _pb_bytes(1, domain) + _pb_int(2, version))
+    return model + _pb_bytes(7, graph)
+
+
+def _loads(model: bytes) -> bool:
+    ort = _ort()
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    try:
+        ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    except Exception:
+        return False
+    return True
+
+
+def _highest(lo: int, hi: int, loads: Any) -> int | None:
+    """The highest value in [lo, hi) that ``loads`` accepts (monotonic), None if not even lo."""
+    if not loads(lo):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if loads(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def limits() -> dict[str, Any]:
+    """The highest ai.onnx opset, ai.onnx.ml opset and IR version this ORT loads, and the
+    providers it is built with (whose EPs share these limits).
+
+    Measured by creating CPU sessions on tiny models (a binary search each, about
+    15 sessions): what ORT really accepts, not what a table says about its release.
+    """
+    base = {"": 13}
+    return {
+        "providers": list(_ort().get_available_providers()),
+        "max_opset": _highest(13, 128, lambda v: _loads(_tiny_model(7, {"": v}))),
+        "ml_opset": _highest(1, 64, lambda v: _loads(_tiny_model(7, {**base, "ai.onnx.ml": v}))),
+        "max_ir": _highest(7, 64, lambda v: _loads(_tiny_model(v, base))),
+    }
 
 
 class _Redirect:
@@ -529,6 +620,8 @@ def run_session(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict
                         ", ".join(ort.get_available_providers()),
                         f"; plugin package {plugin} registered no device" if plugin else "",
                     )
+                    if plugin is None and ep.get("plugin_package") in _plugin_missing:
+                        res["missing_package"] = ep["plugin_package"]
                     if _plugin_errors:
                         res["error_kind"] = "ep-library"
                         res["plugin_errors"] = dict(_plugin_errors)
@@ -847,6 +940,8 @@ def main() -> int:
                 res = dict(discover(), ok=True)
             elif kind == "versions":
                 res = {"ok": True, "versions": versions()}
+            elif kind == "limits":
+                res = {"ok": True, "limits": limits()}
             else:
                 res = {
                     "ok": False,

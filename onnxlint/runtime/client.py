@@ -711,6 +711,8 @@ def _from_event(
             "info",
             "status",
             "check_error",
+            "limits",
+            "missing_package",
         )
         if k in ev
     }

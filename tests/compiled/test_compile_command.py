@@ -180,3 +180,43 @@ def test_qnn_compiled_sidecar_corrupted_or_mispointed(qnn_compiled: dict[str, ob
     onnx.save(tiny_conv("conv_renamed"), str(other))
     stale = codes(lint_file(target, source=str(other)))
     assert stale.get("OL709") == ["mismatch"]
+
+
+def _compile_models() -> list[Path]:
+    from ..conftest import REPO, light_models
+
+    examples = [p for p in (REPO / "examples").rglob("*") if p.suffix in (".onnx", ".onnxtxt")]
+    return sorted(examples) + light_models()
+
+
+def _compile_cases() -> list[tuple[Path, str]]:
+    models = _compile_models()
+    return [(m, "disabled") for m in models] + [(m, "basic") for m in models if m.stem == "demo"]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+@pytest.mark.parametrize(
+    ("model", "optimization"),
+    _compile_cases(),
+    ids=[f"{m.stem}-{o}" for m, o in _compile_cases()],
+)
+def test_qnn_compile_validates_every_example_and_light_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], model: Path, optimization: str
+) -> None:
+    """No false errors of compile's own validation: main_context=0 nodes, the IR version
+    ORT itself writes, and "validation ok" never printed above a counted error."""
+    require_ep("qnn")
+    target = tmp_path / f"{model.stem}_ctx.onnx"
+    args = ["compile", str(model), "--ep", "qnn", "-o", str(target)]
+    assert main([*args, "--optimization", optimization]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    _, _, rest = out.partition("validation ok")
+    assert rest, out
+    counted = rest.split("not counted by validation")[0]
+    assert " error:" not in counted, out
+    from onnxlint.config import Config
+    from onnxlint.engine import lint
+
+    report = lint(target, config=Config(select=("OL0", "OL2", "OL7")), path_label=str(target))
+    assert not report.errors, [d.message for d in report.errors]

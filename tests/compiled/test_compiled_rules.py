@@ -103,6 +103,22 @@ CASES = [
         {"OL701": ["default"], "OL702": ["bad_value"], "OL708": ["unavailable"]},
     ),
     (
+        # what ORT + QNN write for a model with two partitions: the second node shares the
+        # first one's context binary and has no ep_cache_context of its own
+        "second-partition-shares-the-main-context",
+        [(0, "model_ctx.bin", 1), (0, None, 0)],
+        {"model_ctx.bin": b"\x01" * 64},
+        {"compat": {E: "v1"}},
+        {"OL701": ["default"], "OL708": ["unavailable"]},
+    ),
+    (
+        "shared-context-without-a-main",
+        [(0, None, 0)],
+        {},
+        {"compat": {E: "v1"}},
+        {"OL701": ["default"], "OL702": ["no_main"], "OL708": ["unavailable"]},
+    ),
+    (
         "no-cache-context-no-source",
         [(1, None, 1)],
         {},

@@ -441,3 +441,21 @@ def test_each_accelerator_is_confirmed_on_its_own(
     ctx.eps = [get_profile(e) for e in eps]
     confirm.confirm(ctx, ConfirmSettings(mode="run"))
     assert seen == expected
+
+
+def test_an_ep_package_that_is_not_installed_gives_ol906_with_the_install_command() -> None:
+    ctx = _ctx()
+    conf = EpConfirmation(ep=QNN, profile_id="qnn-htp", runner="python")
+    res = SessionResult(
+        request_id="disabled",
+        status="error",
+        provider=QNN,
+        error_kind="ep-unavailable",
+        error="execution provider QNNExecutionProvider is not available",
+        facts={"missing_package": "onnxruntime_qnn"},
+    )
+    conf.levels += [_diff(ctx, BOTH_QNN, res), _diff(ctx, BOTH_QNN, res, level="default")]
+    (d,) = diagnostics_for(ctx, conf)
+    assert (d.code, d.message_id, d.severity.label) == ("OL906", "not_installed", "warning")
+    assert d.fix is not None and d.fix.command == "pip install onnxruntime-qnn"
+    assert "pip install onnxruntime-qnn" in d.message

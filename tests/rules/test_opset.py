@@ -5,9 +5,13 @@ from __future__ import annotations
 import pytest
 
 import onnxlint
+from onnxlint.data import load_json
+from onnxlint.diagnostics import Severity
 
 from ..conftest import parse
 
+NEWEST_ROW = load_json("ort_versions.json")["releases"][-1]
+NEWEST = NEWEST_ROW["ort"]
 BODY = "g (float[1,4] x) => (float[1,4] y) {\n [r] y = Relu(x)\n}"
 
 CASES = [
@@ -38,6 +42,32 @@ CASES = [
                 "OL202",
                 "model IR version 10 is newer than ONNX Runtime 1.16 loads (max 9); "
                 "save with ir_version=9 or export with opset_version=19",
+            )
+        ],
+    ),
+    (
+        "opset-newer-than-the-table-is-assumed",
+        {"select": ["OL201"], "target-ort": "9.0"},
+        '<ir_version: 8, opset_import: ["" : 99]>\n' + BODY,
+        [
+            (
+                "OL201",
+                f"model imports ai.onnx opset 99; ONNX Runtime 9.0 is newer than onnxlint's "
+                f"table, which is assumed from {NEWEST} (up to {NEWEST_ROW['max_opset']}): check "
+                f"that 9.0 loads it, or re-export with opset_version={NEWEST_ROW['max_opset']}",
+            )
+        ],
+    ),
+    (
+        "ir-newer-than-the-table-is-assumed",
+        {"select": ["OL202"], "target-ort": "9.0"},
+        '<ir_version: 99, opset_import: ["" : 17]>\n' + BODY,
+        [
+            (
+                "OL202",
+                f"model IR version 99; ONNX Runtime 9.0 is newer than onnxlint's table, which is "
+                f"assumed from {NEWEST} (max {NEWEST_ROW['max_ir']}): check that 9.0 loads it, "
+                f"or save with ir_version={NEWEST_ROW['max_ir']}",
             )
         ],
     ),
@@ -119,3 +149,10 @@ def test_opset_fix_names_the_working_opset() -> None:
     report = onnxlint.lint(parse(CASES[0][2]), config=CASES[0][1])
     fix = report.diagnostics[0].fix
     assert fix is not None and fix.title == "re-export with opset_version=20"
+
+
+def test_an_assumed_limit_is_a_warning_not_an_error() -> None:
+    case = next(c for c in CASES if c[0] == "opset-newer-than-the-table-is-assumed")
+    (d,) = onnxlint.lint(parse(case[2]), config=case[1]).diagnostics
+    assert d.severity is Severity.WARNING and d.message_id == "assumed"
+    assert d.args["known"] == NEWEST

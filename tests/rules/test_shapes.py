@@ -248,3 +248,24 @@ def test_unknown_shape_origin_carries_a_fix() -> None:
     report = onnxlint.lint(parse(CUSTOM_OP), config={"select": ["OL303"]})
     (diag,) = report.diagnostics
     assert diag.fix is not None and "symbolic_shape_infer" in (diag.fix.command or "")
+
+
+def test_without_symbolic_inference_ol303_says_so_once_and_reports_no_false_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When ORT's symbolic inference cannot run (no sympy), the contrib op's unknown shape
+    is not blamed on the model: one info says why shape origins are not reported."""
+    from onnxlint.analyses import shapes
+
+    monkeypatch.setattr(shapes, "symbolic_unavailable", lambda: "sympy is not installed")
+    report = onnxlint.lint(parse(CONTRIB_OP), eps=["qnn"], config={"select": ["OL3"]})
+    (d,) = report.diagnostics
+    assert (d.code, d.message_id, d.severity.label) == ("OL303", "symbolic_unavailable", "info")
+    assert d.args["reason"] == "sympy is not installed" and d.location.node_path in ("", None)
+
+
+def test_symbolic_inference_is_available_with_the_declared_dependencies() -> None:
+    """sympy is a dependency of onnxlint (pyproject), not a gift of onnxruntime-qnn."""
+    from onnxlint.analyses.shapes import symbolic_unavailable
+
+    assert symbolic_unavailable() is None

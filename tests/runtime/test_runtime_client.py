@@ -272,3 +272,13 @@ def test_discover_all_asks_each_interpreter_once(tmp_path: Path) -> None:
     missing = infos[str(tmp_path / "missing/python")]
     assert not missing.ok
     assert "cannot be started" in (missing.error or "")
+
+
+def test_a_plugin_package_that_is_not_installed_is_an_absent_ep_not_a_broken_one() -> None:
+    """onnxruntime-qnn not installed: the EP is unavailable (OL906, with the install
+    command), not a failed session (OL903)."""
+    spec = EpSpec("NoSuchExecutionProvider", plugin_package="onnxruntime_nosuchep_pkg")
+    [res] = run_sessions([SessionRequest(relu_model())], spec, timeout_s=60)
+    assert (res.status, res.error_kind) == ("error", "ep-unavailable")
+    assert res.facts["missing_package"] == "onnxruntime_nosuchep_pkg"
+    assert "plugin_errors" not in res.facts
