@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -85,7 +86,7 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="use this onnxlint.toml/pyproject.toml")
     p.add_argument("--isolated", action="store_true", help="ignore configuration files")
     p.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="lint N files in parallel"
+        "-j", "--jobs", type=_positive_int, default=1, metavar="N", help="lint N files in parallel"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
@@ -132,6 +133,35 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         "--write-baseline",
         metavar="FILE",
         help="record today's findings in FILE and exit 0 (adopt onnxlint on an existing model zoo)",
+    )
+
+
+def _positive_int(value: str) -> int:
+    """``-j``: a whole number of at least 1 (argparse turns the error into exit 2)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return n
+
+
+_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
+
+
+def _check_target_ort(value: str | None) -> None:
+    """``--target-ort`` must be a release number (the config schema holds files to the same)."""
+    if value is None or _VERSION_RE.match(value.strip()):
+        return
+    from onnxlint.data import load_json
+    from onnxlint.engine import UsageError
+    from onnxlint.suggest import did_you_mean
+
+    known = [str(r["ort"]) for r in load_json("ort_versions.json")["releases"]]
+    raise UsageError(
+        f"--target-ort: {value!r} is not an ONNX Runtime version (expected X.Y such as "
+        f"{known[-1]}){did_you_mean(value, known)}"
     )
 
 
@@ -184,17 +214,39 @@ class _ConfigCache:
         self._cfg = cfg
         self._by_file: dict[Path | None, Any] = {}
         self._fixed = None
+        self._check_cli()
         if args.isolated:
             self._fixed = cfg.Config()
         elif args.config:
-            self._fixed = cfg.load_file(Path(args.config))
+            self._fixed = self._load(Path(args.config))
+
+    def _load(self, path: Path) -> Any:
+        from onnxlint.engine import check_selectors
+
+        loaded = self._cfg.load_file(path)
+        check_selectors(loaded)
+        return loaded
+
+    def _check_cli(self) -> None:
+        """The flags' own values, named by flag, before any file is read or model linted."""
+        from onnxlint.engine import check_selector_values
+
+        a = self.args
+        for flag, values in (
+            ("--select", a.select),
+            ("--ignore", a.ignore),
+            ("--extend-ignore", a.extend_ignore),
+        ):
+            check_selector_values(flag, _csv(values) or ())
+        check_selector_values("--severity", _parse_severity(a.severity) or {}, exact=True)
+        _check_target_ort(a.target_ort)
 
     def for_model(self, path: Path) -> Any:
         base = self._fixed
         if base is None:
             found = self._cfg.find_config_file(path)
             if found not in self._by_file:
-                self._by_file[found] = self._cfg.load_file(found) if found else self._cfg.Config()
+                self._by_file[found] = self._load(found) if found else self._cfg.Config()
             base = self._by_file[found]
         return self.apply_cli(base)
 
@@ -298,6 +350,10 @@ def _run_lint(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if show_progress:
         print("\r\033[K", end="", file=sys.stderr)
+    bad_dims = _unknown_cli_dims(args, reports)
+    if bad_dims:
+        print(f"onnxlint: error: {bad_dims}", file=sys.stderr)
+        return EXIT_USAGE
 
     baseline_exit = _apply_baseline(args, reports)
     if isinstance(baseline_exit, int):
@@ -330,7 +386,10 @@ def _run_lint(args: argparse.Namespace) -> int:
         try:
             atomic_write_text(Path(args.output), text)
         except OSError as exc:
-            print(f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     else:
         sys.stdout.write(text)
@@ -341,6 +400,29 @@ def _run_lint(args: argparse.Namespace) -> int:
         return EXIT_OK  # the findings were just accepted
     fail_on = Severity.parse(jobs[0][1].fail_on)
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _unknown_cli_dims(args: argparse.Namespace, reports: list[Any]) -> str | None:
+    """Why an ``--assume-dim`` name is a typo (no linted model's inputs declare it), or None."""
+    from onnxlint.engine import UsageError
+
+    try:
+        dims = _parse_dims(getattr(args, "assume_dims", None)) or {}
+    except UsageError as exc:
+        return str(exc)
+    if not dims or all(r.fatal for r in reports):
+        return None  # nothing loaded: OL001/OL002 say why
+    declared = sorted(set().union(*(r.dim_params for r in reports)))
+    for name in dims:
+        if name not in declared:
+            from onnxlint.suggest import did_you_mean
+
+            known = f" (the inputs declare: {', '.join(declared)})" if declared else ""
+            return (
+                f"--assume-dim: no linted model has an input dim named {name!r}"
+                f"{did_you_mean(name, declared) or known}"
+            )
+    return None
 
 
 def _baseline_arg(value: str) -> Any:
@@ -399,11 +481,22 @@ def _progress(i: int, n: int, path: Path) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with whole option names only, and a usage error in one line (exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
     epilog = "commands:\n" + "\n".join(
         f"  {name:<12} {mod.HELP}" for name, mod in sorted(commands.items())
     )
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="onnxlint",
         description="Lint ONNX models for deployment: opsets, shapes, control flow, EP support, partitions.",
         epilog=epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options",
@@ -419,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = _command_modules()
     if argv and argv[0] in commands:
         mod = commands[argv[0]]
-        sub = argparse.ArgumentParser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
+        sub = _Parser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
         mod.add_arguments(sub)
         args = sub.parse_args(argv[1:])
         try:

@@ -61,9 +61,24 @@ def pytest_configure(config: pytest.Config) -> None:
     from onnxlint import testing
 
     # a pytest run inside a pytest run (pytester) must not leak its EPs or records outwards
+    eps = session_eps(config)
+    _check_eps(eps)
     config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)
-    testing.SESSION_EPS = session_eps(config)
+    testing.SESSION_EPS = eps
     testing.CHECKED = []
+
+
+def _check_eps(eps: list[str]) -> None:
+    """An unknown EP is a usage error at start-up, not a traceback in every test that lints."""
+    if not eps:
+        return  # nothing to check: the engine stays unimported in test runs that never lint
+    from onnxlint.config import Config
+    from onnxlint.engine import UsageError, resolve_eps
+
+    try:
+        resolve_eps(eps, Config())
+    except UsageError as exc:
+        raise pytest.UsageError(f"--onnxlint-ep / onnxlint_ep: {exc}") from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
