@@ -23,6 +23,7 @@ from google.protobuf.message import Message
 
 from onnxlint.diagnostics import Diagnostic, Location
 from onnxlint.limits import Limits
+from onnxlint.names import node_labels
 from onnxlint.rules import load as load_rules
 
 TEXT_SUFFIXES = (".onnxtxt", ".onnxtext")
@@ -250,6 +251,7 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
         for sparse in graph.sparse_initializer:
             yield sparse.values, where
             yield sparse.indices, where
+        labels: list[str] | None = None  # the index's labels, made only for a graph with bodies
         for i, node in enumerate(graph.node):
             for attr in node.attribute:
                 if attr.type == onnx.AttributeProto.TENSOR:
@@ -257,14 +259,13 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
                 elif attr.type == onnx.AttributeProto.TENSORS:
                     for t in attr.tensors:
                         yield t, where
-                elif attr.type == onnx.AttributeProto.GRAPH:
-                    stack.append(
-                        (attr.g, f"{where}/{node.name or f'{node.op_type}_{i}'}:{attr.name}")
-                    )
-                elif attr.type == onnx.AttributeProto.GRAPHS:
+                elif attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                    if labels is None:
+                        labels = node_labels([(n.name, n.op_type) for n in graph.node])
+                    if attr.type == onnx.AttributeProto.GRAPH:
+                        stack.append((attr.g, f"{where}/{labels[i]}:{attr.name}"))
                     for k, g in enumerate(attr.graphs):
-                        label = node.name or f"{node.op_type}_{i}"
-                        stack.append((g, f"{where}/{label}:{attr.name}[{k}]"))
+                        stack.append((g, f"{where}/{labels[i]}:{attr.name}[{k}]"))
 
 
 def unsafe_location(location: str) -> str | None:
