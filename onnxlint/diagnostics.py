@@ -105,6 +105,7 @@ class Location:
             "node_name": self.node_name,
             "node_index": self.node_index,
             "node_path": self.node_path,
+            "synthetic_label": self.synthetic,
             "op_type": self.op_type,
             "tensor": self.tensor,
             "slot": self.slot,
