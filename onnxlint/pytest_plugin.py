@@ -65,7 +65,24 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_eps(eps)
     config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)
     testing.SESSION_EPS = eps
+    _listen_for_progress(config)
     testing.CHECKED = []
+
+
+def _listen_for_progress(config: pytest.Config) -> None:
+    """Long work in a test (``check_export``'s exports, ``--confirm`` sessions) says what it is
+    doing on the terminal, past pytest's capture (``-v`` and above only)."""
+    from onnxlint import progress
+
+    if config.get_verbosity() < 1:
+        return
+
+    def show(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"onnxlint: {message}")
+
+    progress.set_listener(show)
 
 
 def _check_eps(eps: list[str]) -> None:
@@ -82,8 +99,9 @@ def _check_eps(eps: list[str]) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from onnxlint import testing
+    from onnxlint import progress, testing
 
+    progress.set_listener(None)
     saved = config.stash.get(_SAVED_STATE, None)
     if saved is not None:
         testing.SESSION_EPS, testing.CHECKED = saved  # type: ignore[assignment]
