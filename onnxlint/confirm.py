@@ -836,6 +836,7 @@ def report_hook(ctx: LintContext, report: Report) -> None:
         data.append(
             {
                 "ep": conf.ep,
+                "profile_id": conf.profile_id,
                 "runner": conf.runner,
                 "skipped": conf.skipped,
                 "levels": [lv.to_dict() for lv in conf.levels],

@@ -13,6 +13,9 @@ from typing import Any
 
 from onnxlint.names import is_synthetic, quote, synthetic_label
 
+#: how every front end marks a prediction a real session contradicted (``--confirm``)
+DISPROVED = "disproved by the real EP"
+
 
 class Severity(enum.IntEnum):
     """Ordered so that ``a >= b`` means *a is at least as serious as b*."""
@@ -158,6 +161,18 @@ class Diagnostic:
     related: tuple[Location, ...] = ()
     path: str | None = None  # the model file this came from, if any
     graph_level: str | None = None  # "exported" or "optimized" for partition findings
+    #: set when a real session contradicts this prediction (``--confirm``): the EP and the
+    #: nodes it placed, ``{"ep": "qnn-htp", "nodes": {path: "QNNExecutionProvider"}}``
+    disproved: dict[str, Any] | None = None
+
+    def disproved_text(self) -> str | None:
+        """``disproved by the real EP (a real session ran it on QNNExecutionProvider)``."""
+        if not self.disproved:
+            return None
+        nodes = self.disproved.get("nodes") or {}
+        eps = sorted({str(e) for e in nodes.values() if e})
+        where = f" (a real session ran it on {', '.join(eps)})" if eps else ""
+        return f"{DISPROVED}{where}"
 
     def sort_key(self) -> tuple[Any, ...]:
         loc = self.location
@@ -197,6 +212,7 @@ class Diagnostic:
             "related": [r.to_dict() for r in self.related],
             "path": self.path,
             "graph_level": self.graph_level,
+            "disproved": _jsonable(self.disproved) if self.disproved else None,
         }
 
 

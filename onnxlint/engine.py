@@ -186,6 +186,10 @@ def lint(
     report.fatal = loaded.fatal
     ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
     report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
+    if "confirmation" in report.stats:
+        from onnxlint.confirmed import apply_confirmation
+
+        apply_confirmation(report)  # confirmed beats predicted
     return report
 
 

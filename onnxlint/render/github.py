@@ -34,6 +34,8 @@ def render_github(reports: Sequence[Report]) -> str:
             where = d.location.describe()
             ep = f" [{d.ep}]" if d.ep else ""
             msg = f"{where}{ep}: {d.message}"
+            if d.disproved:
+                msg += f" ({d.disproved_text()})"
             if d.fix:
                 msg += f" (fix: {d.fix.title})"
             lines.append(f"::{_LEVEL[d.severity]} {','.join(props)}::{_escape_data(msg)}")

@@ -82,6 +82,9 @@ def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
                 result["properties"]["ep"] = d.ep
             if d.fix:
                 result["properties"]["fix"] = d.fix.title
+            if d.disproved:
+                result["properties"]["disproved"] = d.disproved
+                result["message"]["text"] += f" ({d.disproved_text()})"
             results.append(result)
     return {
         "$schema": SARIF_SCHEMA,

@@ -219,7 +219,8 @@ def render_table(
                 if color:
                     sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
                 fix = f"\nfix: {d.fix.title}" if d.fix else ""
-                rows.append([d.code, sev, _where(d), d.ep or "", d.message + fix])
+                note = f"\n{d.disproved_text()}" if d.disproved else ""
+                rows.append([d.code, sev, _where(d), d.ep or "", d.message + note + fix])
             out.append(_table(rows, column_widths(rows, width), keep_tokens=True))
         elif report.diagnostics:
             out.append(f"  no findings at or above {min_severity.label}")
@@ -271,6 +272,8 @@ def render_concise(
                 sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
             ep = f" [{d.ep}]" if d.ep else ""
             text = d.message.replace("\n", " ")
+            if d.disproved:
+                text += f" [{d.disproved_text()}]"
             lines.append(f"{report.path or '<model>'}: {_where(d)}: {d.code} {sev}{ep} {text}")
         if report.fatal and not report.diagnostics:
             lines.append(f"{report.path or '<model>'}: could not be loaded")
@@ -305,8 +308,10 @@ def render_plain(reports: Sequence[Report], min_severity: Severity = Severity.HI
             if d.severity < min_severity:
                 continue
             ep = f" [{d.ep}]" if d.ep else ""
+            note = f" [{d.disproved_text()}]" if d.disproved else ""
             lines.append(
-                f"{report.path or '<model>'}: {_where(d)}: {d.severity.label} {d.code}{ep} {d.message}"
+                f"{report.path or '<model>'}: {_where(d)}: {d.severity.label} {d.code}{ep} "
+                f"{d.message}{note}"
             )
             if d.fix:
                 lines.append(
