@@ -71,6 +71,16 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         help="table (default), concise (one line per finding), json, sarif, github",
     )
     p.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="SARIF: name models relative to DIR (default: the working folder), as %%SRCROOT%%",
+    )
+    p.add_argument(
+        "--sarif-partitions",
+        action="store_true",
+        help="SARIF: add the predicted partitions as a run property (large on big models)",
+    )
+    p.add_argument(
         "--min-severity",
         choices=("error", "warning", "info", "hint"),
         default=None,
@@ -393,8 +403,26 @@ def _run_lint(args: argparse.Namespace) -> int:
 
         text = render_statistics(reports, min_severity=shown, quiet=quiet)
     else:
+        if fmt == "sarif":
+            problem = _sarif_size_problem(reports, shown)
+            if problem is not None:
+                level, message = problem
+                print(f"onnxlint: {level}: {message}", file=sys.stderr)
+                if level == "error":
+                    return EXIT_USAGE
         width = terminal_width() if to_terminal or "COLUMNS" in os.environ else None
-        text = render(reports, fmt, color=color, min_severity=shown, width=width, quiet=quiet)
+        text = render(
+            reports,
+            fmt,
+            color=color,
+            min_severity=shown,
+            width=width,
+            quiet=quiet,
+            sarif_root=args.sarif_root or os.getcwd(),
+            partitions=args.sarif_partitions,
+        )
+        if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+            _append_step_summary(Path(os.environ["GITHUB_STEP_SUMMARY"]), reports, shown)
     if getattr(args, "report", None) == "partitions" and fmt == "table":
         from onnxlint.render.partitions import render_partitions
 
@@ -434,6 +462,23 @@ def _run_lint(args: argparse.Namespace) -> int:
         return EXIT_OK  # the findings were just accepted, or the caller wants no gate
     fail_on = Severity.parse(jobs[0][1].fail_on)
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _sarif_size_problem(reports: list[Any], shown: Any) -> tuple[str, str] | None:
+    from onnxlint.render.sarif import result_count_problem
+
+    return result_count_problem(sum(len(r.at_or_above(shown)) for r in reports))
+
+
+def _append_step_summary(target: Path, reports: list[Any], shown: Any) -> None:
+    """Add the full summary to the GitHub step summary (appending is that file's protocol)."""
+    from onnxlint.render.github import render_step_summary
+
+    try:
+        with target.open("a", encoding="utf-8") as fh:
+            fh.write(render_step_summary(reports, shown))
+    except OSError as exc:
+        print(f"onnxlint: warning: cannot write the step summary {target}: {exc}", file=sys.stderr)
 
 
 def use_color(stream: Any) -> bool:
