@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -61,7 +62,47 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         metavar="JSON",
         help="an extra EP capability profile (for an EP onnxlint does not ship)",
     )
-    p.add_argument("--format", choices=("table", "json", "sarif", "github"), default=None)
+    p.add_argument(
+        "--format",
+        "--output-format",
+        dest="format",
+        choices=("table", "concise", "json", "sarif", "github"),
+        default=None,
+        help="table (default), concise (one line per finding), json, sarif, github",
+    )
+    p.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="SARIF: name models relative to DIR (default: the working folder), as %%SRCROOT%%",
+    )
+    p.add_argument(
+        "--sarif-partitions",
+        action="store_true",
+        help="SARIF: add the predicted partitions as a run property (large on big models)",
+    )
+    p.add_argument(
+        "--min-severity",
+        choices=("error", "warning", "info", "hint"),
+        default=None,
+        help="list findings at or above this level (default: info; json: hint); "
+        "the summary counts the rest",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="only the findings: no summary, no notes"
+    )
+    p.add_argument(
+        "--statistics", action="store_true", help="how many findings each rule gave, most first"
+    )
+    p.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even with findings (2 still means unusable)",
+    )
+    p.add_argument(
+        "--show-settings",
+        action="store_true",
+        help="print the resolved settings for the first model (config, EPs, versions) and exit",
+    )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
     )
@@ -85,7 +126,7 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="use this onnxlint.toml/pyproject.toml")
     p.add_argument("--isolated", action="store_true", help="ignore configuration files")
     p.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="lint N files in parallel"
+        "-j", "--jobs", type=_positive_int, default=1, metavar="N", help="lint N files in parallel"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument(
@@ -132,6 +173,35 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         "--write-baseline",
         metavar="FILE",
         help="record today's findings in FILE and exit 0 (adopt onnxlint on an existing model zoo)",
+    )
+
+
+def _positive_int(value: str) -> int:
+    """``-j``: a whole number of at least 1 (argparse turns the error into exit 2)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value!r}")
+    return n
+
+
+_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
+
+
+def _check_target_ort(value: str | None) -> None:
+    """``--target-ort`` must be a release number (the config schema holds files to the same)."""
+    if value is None or _VERSION_RE.match(value.strip()):
+        return
+    from onnxlint.data import load_json
+    from onnxlint.engine import UsageError
+    from onnxlint.suggest import did_you_mean
+
+    known = [str(r["ort"]) for r in load_json("ort_versions.json")["releases"]]
+    raise UsageError(
+        f"--target-ort: {value!r} is not an ONNX Runtime version (expected X.Y such as "
+        f"{known[-1]}){did_you_mean(value, known)}"
     )
 
 
@@ -184,17 +254,39 @@ class _ConfigCache:
         self._cfg = cfg
         self._by_file: dict[Path | None, Any] = {}
         self._fixed = None
+        self._check_cli()
         if args.isolated:
             self._fixed = cfg.Config()
         elif args.config:
-            self._fixed = cfg.load_file(Path(args.config))
+            self._fixed = self._load(Path(args.config))
+
+    def _load(self, path: Path) -> Any:
+        from onnxlint.engine import check_selectors
+
+        loaded = self._cfg.load_file(path)
+        check_selectors(loaded)
+        return loaded
+
+    def _check_cli(self) -> None:
+        """The flags' own values, named by flag, before any file is read or model linted."""
+        from onnxlint.engine import check_selector_values
+
+        a = self.args
+        for flag, values in (
+            ("--select", a.select),
+            ("--ignore", a.ignore),
+            ("--extend-ignore", a.extend_ignore),
+        ):
+            check_selector_values(flag, _csv(values) or ())
+        check_selector_values("--severity", _parse_severity(a.severity) or {}, exact=True)
+        _check_target_ort(a.target_ort)
 
     def for_model(self, path: Path) -> Any:
         base = self._fixed
         if base is None:
             found = self._cfg.find_config_file(path)
             if found not in self._by_file:
-                self._by_file[found] = self._cfg.load_file(found) if found else self._cfg.Config()
+                self._by_file[found] = self._load(found) if found else self._cfg.Config()
             base = self._by_file[found]
         return self.apply_cli(base)
 
@@ -276,28 +368,25 @@ def _run_lint(args: argparse.Namespace) -> int:
         print("onnxlint: error: no .onnx or .onnxtxt files found", file=sys.stderr)
         return EXIT_USAGE
 
-    show_progress = len(files) > 1 and sys.stderr.isatty() and not args.no_progress
-    reports = []
-    try:
-        if args.jobs > 1 and len(jobs) > 1:
-            from concurrent.futures import ProcessPoolExecutor
+    quiet = bool(getattr(args, "quiet", False)) or args.no_progress
+    show_progress = len(files) > 1 and sys.stderr.isatty() and not quiet
+    from onnxlint import progress
 
-            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-                futures = [pool.submit(_lint_one, f, c) for f, c in jobs]
-                for i, fut in enumerate(futures, 1):
-                    reports.append(fut.result())
-                    if show_progress:
-                        _progress(i, len(jobs), jobs[i - 1][0])
-        else:
-            for i, (f, c) in enumerate(jobs, 1):
-                if show_progress:
-                    _progress(i, len(jobs), f)
-                reports.append(_lint_one(f, c))
+    # long work (real sessions under --confirm) says what it is doing, on stderr
+    progress.set_listener(None if quiet else _progress_line)
+    try:
+        reports = _lint_all(args, jobs, show_progress)
     except (ConfigError, UsageError) as exc:
         print(f"onnxlint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        progress.set_listener(None)
     if show_progress:
         print("\r\033[K", end="", file=sys.stderr)
+    bad_dims = _unknown_cli_dims(args, reports)
+    if bad_dims:
+        print(f"onnxlint: error: {bad_dims}", file=sys.stderr)
+        return EXIT_USAGE
 
     baseline_exit = _apply_baseline(args, reports)
     if isinstance(baseline_exit, int):
@@ -305,10 +394,35 @@ def _run_lint(args: argparse.Namespace) -> int:
     reports = baseline_exit
 
     fmt = jobs[0][1].format if args.format is None else args.format
-    color = (
-        fmt == "table" and not args.output and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    )
-    text = render(reports, fmt, color=color)
+    to_terminal = not args.output and sys.stdout.isatty()
+    color = fmt in ("table", "concise") and not args.output and use_color(sys.stdout)
+    shown = Severity.parse(args.min_severity or ("hint" if fmt == "json" else "info"))
+    quiet = bool(getattr(args, "quiet", False))
+    if getattr(args, "statistics", False):
+        from onnxlint.render.text import render_statistics
+
+        text = render_statistics(reports, min_severity=shown, quiet=quiet)
+    else:
+        if fmt == "sarif":
+            problem = _sarif_size_problem(reports, shown)
+            if problem is not None:
+                level, message = problem
+                print(f"onnxlint: {level}: {message}", file=sys.stderr)
+                if level == "error":
+                    return EXIT_USAGE
+        width = terminal_width() if to_terminal or "COLUMNS" in os.environ else None
+        text = render(
+            reports,
+            fmt,
+            color=color,
+            min_severity=shown,
+            width=width,
+            quiet=quiet,
+            sarif_root=args.sarif_root or os.getcwd(),
+            partitions=args.sarif_partitions,
+        )
+        if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+            _append_step_summary(Path(os.environ["GITHUB_STEP_SUMMARY"]), reports, shown)
     if getattr(args, "report", None) == "partitions" and fmt == "table":
         from onnxlint.render.partitions import render_partitions
 
@@ -330,17 +444,94 @@ def _run_lint(args: argparse.Namespace) -> int:
         try:
             atomic_write_text(Path(args.output), text)
         except OSError as exc:
-            print(f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     else:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_broken_pipe()  # the reader left (| head): the exit code still tells
 
     if any(r.fatal for r in reports):
         return EXIT_USAGE
-    if getattr(args, "write_baseline", None):
-        return EXIT_OK  # the findings were just accepted
+    if getattr(args, "write_baseline", None) or getattr(args, "exit_zero", False):
+        return EXIT_OK  # the findings were just accepted, or the caller wants no gate
     fail_on = Severity.parse(jobs[0][1].fail_on)
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _sarif_size_problem(reports: list[Any], shown: Any) -> tuple[str, str] | None:
+    from onnxlint.render.sarif import result_count_problem
+
+    return result_count_problem(sum(len(r.at_or_above(shown)) for r in reports))
+
+
+def _append_step_summary(target: Path, reports: list[Any], shown: Any) -> None:
+    """Add the full summary to the GitHub step summary (appending is that file's protocol)."""
+    from onnxlint.render.github import render_step_summary
+
+    try:
+        with target.open("a", encoding="utf-8") as fh:
+            fh.write(render_step_summary(reports, shown))
+    except OSError as exc:
+        print(f"onnxlint: warning: cannot write the step summary {target}: {exc}", file=sys.stderr)
+
+
+def use_color(stream: Any) -> bool:
+    """Colour when the stream is a terminal; ``NO_COLOR`` (non-empty) turns it off and
+    ``FORCE_COLOR`` (non-empty) on, in that order (https://no-color.org, force-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def terminal_width() -> int:
+    """The terminal's width (``COLUMNS`` wins; 120 when it cannot be told)."""
+    import shutil
+
+    return max(shutil.get_terminal_size((120, 24)).columns, 40)
+
+
+def _quiet_broken_pipe() -> None:
+    """After EPIPE on stdout: point it at /dev/null, so that the flush at exit does not
+    print a second error (Python's documented recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # no real file behind stdout: nothing will be flushed to the closed pipe
+
+
+def _unknown_cli_dims(args: argparse.Namespace, reports: list[Any]) -> str | None:
+    """Why an ``--assume-dim`` name is a typo (no linted model's inputs declare it), or None."""
+    from onnxlint.engine import UsageError
+
+    try:
+        dims = _parse_dims(getattr(args, "assume_dims", None)) or {}
+    except UsageError as exc:
+        return str(exc)
+    if not dims or all(r.fatal for r in reports):
+        return None  # nothing loaded: OL001/OL002 say why
+    declared = sorted(set().union(*(r.dim_params for r in reports)))
+    for name in dims:
+        if name not in declared:
+            from onnxlint.suggest import did_you_mean
+
+            known = f" (the inputs declare: {', '.join(declared)})" if declared else ""
+            return (
+                f"--assume-dim: no linted model has an input dim named {name!r}"
+                f"{did_you_mean(name, declared) or known}"
+            )
+    return None
 
 
 def _baseline_arg(value: str) -> Any:
@@ -368,10 +559,12 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
         except OSError as exc:
             print(f"onnxlint: error: cannot write baseline {target}: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        print(
-            f"onnxlint: recorded {len(base)} finding{'s' if len(base) != 1 else ''} in {target}",
-            file=sys.stderr,
-        )
+        if not getattr(args, "quiet", False):
+            print(
+                f"onnxlint: recorded {len(base)} finding{'s' if len(base) != 1 else ''} in "
+                f"{target}",
+                file=sys.stderr,
+            )
         return reports
     base = getattr(args, "baseline", None)
     if base is not None:
@@ -382,9 +575,38 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
                 print(f"onnxlint: error: {exc}", file=sys.stderr)
                 return EXIT_USAGE
         result = base.filter(reports)
-        print(result.summary(str(base.source)), file=sys.stderr)
+        if not getattr(args, "quiet", False):
+            print(result.summary(str(base.source)), file=sys.stderr)
         return result.reports
     return reports
+
+
+def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
+    """The reports in the order of ``jobs``; the progress bar moves in completion order."""
+    if args.jobs > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {pool.submit(_lint_one, f, c): k for k, (f, c) in enumerate(jobs)}
+            done: dict[int, Any] = {}
+            for i, fut in enumerate(as_completed(futures), 1):
+                k = futures[fut]
+                done[k] = fut.result()
+                if show:
+                    _progress(i, len(jobs), jobs[k][0])
+            return [done[k] for k in range(len(jobs))]
+    reports = []
+    for i, (f, c) in enumerate(jobs, 1):
+        if show:
+            _progress(i, len(jobs), f)
+        reports.append(_lint_one(f, c))
+    return reports
+
+
+def _progress_line(message: str) -> None:
+    """A progress note on its own stderr line (clearing a progress bar drawn there)."""
+    clear = "\r\033[K" if sys.stderr.isatty() else ""
+    print(f"{clear}onnxlint: {message}", file=sys.stderr, flush=True)
 
 
 def _progress(i: int, n: int, path: Path) -> None:
@@ -399,14 +621,29 @@ def _progress(i: int, n: int, path: Path) -> None:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with whole option names only, and a usage error in one line (exit 2)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
+    listed = {"check": "lint model files and folders (the default: 'onnxlint PATH...')"}
+    listed.update({name: mod.HELP for name, mod in commands.items()})
     epilog = "commands:\n" + "\n".join(
-        f"  {name:<12} {mod.HELP}" for name, mod in sorted(commands.items())
+        f"  {name:<12} {text}" for name, text in sorted(listed.items())
     )
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="onnxlint",
         description="Lint ONNX models for deployment: opsets, shapes, control flow, EP support, partitions.",
-        epilog=epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options",
+        epilog=epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options; a first "
+        "argument spelled like a command is that command (lint a path of that name as "
+        "'onnxlint ./NAME' or 'onnxlint check NAME')",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
@@ -414,30 +651,47 @@ def build_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
     return p
 
 
+#: the explicit lint subcommand (``lint`` is its older spelling)
+LINT_COMMANDS = ("check", "lint")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command line. The first argument names a subcommand when it is spelled exactly
+    like one (``onnxlint rules`` lists the rules even in a folder that holds ``rules/``);
+    anything else is a lint of the paths given. To lint a path spelled like a subcommand,
+    write ``onnxlint ./rules`` or ``onnxlint check rules``."""
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = _command_modules()
-    if argv and argv[0] in commands:
-        mod = commands[argv[0]]
-        sub = argparse.ArgumentParser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
-        mod.add_arguments(sub)
-        args = sub.parse_args(argv[1:])
-        try:
+    try:
+        if argv and argv[0] in commands:
+            if os.path.exists(argv[0]):
+                print(
+                    f"onnxlint: note: '{argv[0]}' is a command here; to lint the path, run "
+                    f"'onnxlint check {argv[0]}' or 'onnxlint ./{argv[0]}'",
+                    file=sys.stderr,
+                )
+            mod = commands[argv[0]]
+            sub = _Parser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
+            mod.add_arguments(sub)
+            args = sub.parse_args(argv[1:])
             return int(mod.run(args))
-        except KeyboardInterrupt:
-            return 130
-    parser = build_parser(commands)
-    if argv and argv[0] == "lint":
-        argv = argv[1:]
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
-    try:
+        parser = build_parser(commands)
+        if argv and argv[0] in LINT_COMMANDS:
+            parser.prog = f"onnxlint {argv[0]}"
+            argv = argv[1:]
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:
+            return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
+        if args.show_settings:
+            from onnxlint.settings_report import show_settings
+
+            return show_settings(args)
         return run_lint(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
+        _quiet_broken_pipe()  # `onnxlint rules | head`: the reader has what it wanted
         return EXIT_OK
 
 

@@ -95,12 +95,14 @@ def load_file(path: Path) -> Config:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("onnxlint", {})
+        tool = data.get("tool", {})
+        data = tool.get("onnxlint", {}) if isinstance(tool, dict) else {}
     return from_mapping(data, source=path)
 
 
 def find_config_file(start: Path) -> Path | None:
-    """Walk up from ``start`` to the first onnxlint.toml or pyproject.toml with [tool.onnxlint]."""
+    """Walk up from ``start`` to the first onnxlint.toml or pyproject.toml with [tool.onnxlint]
+    (or a pyproject.toml that cannot be parsed: whether it configures onnxlint is unknown)."""
     here = start if start.is_dir() else start.parent
     for folder in (here.resolve(), *here.resolve().parents):
         candidate = folder / "onnxlint.toml"
@@ -112,8 +114,12 @@ def find_config_file(start: Path) -> Path | None:
                 with pyproject.open("rb") as fh:
                     if "onnxlint" in tomllib.load(fh).get("tool", {}):
                         return pyproject
-            except (OSError, tomllib.TOMLDecodeError):
+            except OSError:
                 continue
+            except tomllib.TOMLDecodeError:
+                # it may hold [tool.onnxlint]: returned, so that loading it reports the error
+                # instead of linting with the defaults as if there were no configuration
+                return pyproject
     return None
 
 

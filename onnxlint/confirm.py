@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onnxlint import progress
 from onnxlint.diagnostics import Diagnostic, Fix, Location, Severity
 from onnxlint.runtime.results import (
     STATUS_CRASH,
@@ -535,6 +536,11 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
             SessionRequest(model, id=level, optimization=level, free_dims=free_dims)
             for level in settings.levels
         ]
+        progress.note(
+            f"confirming {ctx.loaded.path or 'model'} on {profile.id}: "
+            f"{len(reqs)} session{'s' if len(reqs) != 1 else ''} ({', '.join(settings.levels)})"
+        )
+        t0 = time.perf_counter()
         results = run_sessions(
             reqs,
             spec,
@@ -542,6 +548,8 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
             timeout_s=settings.timeout_s,
             memory_cap_mb=settings.memory_cap_mb,
         )
+        states = ", ".join(f"{r.status}" for r in results)
+        progress.note(f"  {profile.id}: {states} in {time.perf_counter() - t0:.1f} s")
         if (
             settings.use_cache
             and versions is not None
@@ -845,6 +853,7 @@ def report_hook(ctx: LintContext, report: Report) -> None:
         data.append(
             {
                 "ep": conf.ep,
+                "profile_id": conf.profile_id,
                 "runner": conf.runner,
                 "skipped": conf.skipped,
                 "levels": [lv.to_dict() for lv in conf.levels],

@@ -11,6 +11,11 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from onnxlint.names import is_synthetic, quote, synthetic_label
+
+#: how every front end marks a prediction a real session contradicted (``--confirm``)
+DISPROVED = "disproved by the real EP"
+
 
 class Severity(enum.IntEnum):
     """Ordered so that ``a >= b`` means *a is at least as serious as b*."""
@@ -61,23 +66,36 @@ class Location:
     op_type: str | None = None
     tensor: str | None = None
     slot: str | None = None  # e.g. "input 1", "output 0"
-    #: the node's label in its graph path (its name, or ``OpType_index`` when unnamed or ambiguous)
+    #: the node's label in its graph path: its real name (quoted when it holds path syntax),
+    #: or ``OpType_index`` when unnamed or ambiguous (see :mod:`onnxlint.names`)
     label: str | None = None
 
     @property
     def node_path(self) -> str | None:
-        """Stable node id that survives unnamed nodes: ``main/Conv_3``."""
+        """Stable node id: ``main/conv1``, ``main/"/model/layer.0/MatMul"``, ``main/Conv_3``."""
         if self.node_index is None:
             return None
-        label = self.label or self.node_name or f"{self.op_type or 'node'}_{self.node_index}"
-        return f"{self.graph}/{label}"
+        label = self.label
+        if label is None:
+            label = quote(self.node_name) if self.node_name else None
+        return f"{self.graph}/{label or synthetic_label(self.op_type or '', self.node_index)}"
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether the node's label is made up (it has no name, or shares its name)."""
+        return self.node_index is not None and (
+            not self.node_name or is_synthetic(self.label, self.node_name)
+        )
 
     def describe(self) -> str:
         parts: list[str] = []
         if self.node_index is not None:
             parts.append(self.node_path or "")
-            if self.op_type:
-                parts[-1] += f" ({self.op_type})"
+            what = [self.op_type] if self.op_type else []
+            if self.synthetic:
+                what.append(f"name {self.node_name!r} not unique" if self.node_name else "unnamed")
+            if what:
+                parts[-1] += f" ({', '.join(what)})"
         elif self.graph != "main":
             parts.append(self.graph)
         if self.tensor:
@@ -90,6 +108,7 @@ class Location:
             "node_name": self.node_name,
             "node_index": self.node_index,
             "node_path": self.node_path,
+            "synthetic_label": self.synthetic,
             "op_type": self.op_type,
             "tensor": self.tensor,
             "slot": self.slot,
@@ -142,6 +161,18 @@ class Diagnostic:
     related: tuple[Location, ...] = ()
     path: str | None = None  # the model file this came from, if any
     graph_level: str | None = None  # "exported" or "optimized" for partition findings
+    #: set when a real session contradicts this prediction (``--confirm``): the EP and the
+    #: nodes it placed, ``{"ep": "qnn-htp", "nodes": {path: "QNNExecutionProvider"}}``
+    disproved: dict[str, Any] | None = None
+
+    def disproved_text(self) -> str | None:
+        """``disproved by the real EP (a real session ran it on QNNExecutionProvider)``."""
+        if not self.disproved:
+            return None
+        nodes = self.disproved.get("nodes") or {}
+        eps = sorted({str(e) for e in nodes.values() if e})
+        where = f" (a real session ran it on {', '.join(eps)})" if eps else ""
+        return f"{DISPROVED}{where}"
 
     def sort_key(self) -> tuple[Any, ...]:
         loc = self.location
@@ -181,6 +212,7 @@ class Diagnostic:
             "related": [r.to_dict() for r in self.related],
             "path": self.path,
             "graph_level": self.graph_level,
+            "disproved": _jsonable(self.disproved) if self.disproved else None,
         }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -17,12 +17,13 @@ import onnx
 
 from onnxlint.config import Config, ConfigError
 from onnxlint.context import LintContext
-from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
 from onnxlint.rule import Rule, all_rules
-from onnxlint.selection import glob_matches, is_enabled
+from onnxlint.selection import glob_matches, is_enabled, unknown_selectors
+from onnxlint.suggest import did_you_mean
 
 ModelSource = str | os.PathLike[str] | bytes | onnx.ModelProto
 
@@ -51,11 +52,69 @@ def resolve_eps(names: Sequence[str], config: Config) -> list[Any]:
     for name in names:
         try:
             prof = profiles.get_profile(name)
+        except profiles.UnknownProfileError as exc:
+            raise UsageError(f"{exc}{did_you_mean(name, _ep_names(profiles))}") from None
         except profiles.ProfileError as exc:
             raise UsageError(str(exc)) from None
         if all(p.id != prof.id for p in resolved):
             resolved.append(prof)
     return resolved
+
+
+def _ep_names(profiles: Any) -> list[str]:
+    """Every name ``--ep`` accepts for a shipped profile: ids, aliases and ORT EP names."""
+    names: list[str] = []
+    for info in profiles.list_profiles():
+        names += [info.id, *info.aliases]
+    return names
+
+
+def check_selector_values(label: str, values: Iterable[str], exact: bool = False) -> None:
+    """Raise ``UsageError`` naming ``label`` (``--select``, ``onnxlint.toml: ignore``) for the
+    first value that matches no rule; ``exact``: a code or rule name, no prefix or category."""
+    rules = all_rules()
+    codes = [r.code for r in rules]
+    names = [r.name for r in rules]
+    if exact:
+        known = {c.upper() for c in codes} | {n.lower() for n in names}
+        bad = [
+            v for v in values if v.strip().upper() not in known and v.strip().lower() not in known
+        ]
+        choices = [*codes, *names]
+    else:
+        bad = unknown_selectors(values, codes, names)
+        choices = ["ALL", *codes, *names, *(c.value for c in Category)]
+    if bad:
+        what = "code or rule name" if exact else "code, prefix, category or rule name"
+        raise UsageError(f"{label}: unknown {what} {bad[0]!r}{did_you_mean(bad[0], choices)}")
+
+
+def check_selectors(config: Config, where: str | None = None) -> None:
+    """Raise ``UsageError`` for a code, prefix, category or rule name that matches no rule.
+
+    Checks ``select``/``ignore``, the ``severity`` and ``rules`` keys and the codes of
+    ``per-file-ignores``/``per-node-ignores``; ``where`` names the origin (default: the
+    config file). A typo must not turn a gate green by selecting nothing.
+    """
+    origin = where or (str(config.source) if config.source else "configuration")
+    check_selector_values(f"{origin}: select", config.select)
+    check_selector_values(f"{origin}: ignore", config.ignore)
+    for key, codes in config.per_file_ignores.items():
+        check_selector_values(f"{origin}: per-file-ignores.{key}", codes)
+    for key, codes in config.per_node_ignores.items():
+        check_selector_values(f"{origin}: per-node-ignores.{key}", codes)
+    check_selector_values(f"{origin}: severity", config.severity, exact=True)
+    check_selector_values(f"{origin}: rules", config.rules, exact=True)
+
+
+def unknown_dims(config: Config, reports: Sequence[Report]) -> list[str]:
+    """``assume_dims`` names that no graph input of any linted model declares (a typo)."""
+    declared: set[str] = set()
+    for r in reports:
+        declared |= r.dim_params
+    if not any(not r.fatal for r in reports):
+        return []  # nothing was loaded: no evidence either way
+    return [name for name in config.assume_dims if name not in declared]
 
 
 @cache
@@ -71,7 +130,8 @@ def _options_validator(rule_cls: type[Rule]) -> Any:
 
 
 def instantiate_rules(config: Config) -> list[Rule]:
-    """The enabled rules with validated options."""
+    """The enabled rules with validated options (bad selectors raise ``UsageError``)."""
+    check_selectors(config)
     rules = []
     for cls in all_rules():
         if not is_enabled(cls.code, cls.name, cls.category.value, config.select, config.ignore):
@@ -116,6 +176,7 @@ def lint(
         if not loaded.fatal:
             ctx = _run_rules(loaded, config, profiles, rules)
             report.stats["nodes"] = len(ctx.index.nodes)
+            report.dim_params = _input_dim_params(loaded.model)
             for hook in _report_hooks():
                 hook(ctx, report)
             # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
@@ -125,7 +186,24 @@ def lint(
     report.fatal = loaded.fatal
     ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
     report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
+    if "confirmation" in report.stats:
+        from onnxlint.confirmed import apply_confirmation
+
+        apply_confirmation(report)  # confirmed beats predicted
     return report
+
+
+def _input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:
+    """The symbolic dims of the main graph's inputs (what ``assume_dims`` can name)."""
+    if model is None:
+        return frozenset()
+    return frozenset(
+        d.dim_param
+        for vi in model.graph.input
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+        for d in vi.type.tensor_type.shape.dim
+        if d.HasField("dim_param") and d.dim_param
+    )
 
 
 def _start_level1(loaded: LoadedModel, config: Config, profiles: list[Any]) -> Any:

@@ -1,7 +1,9 @@
 """The model index: one pass over the model that every rule and analysis shares.
 
-It gives each node a stable location even when nodes are unnamed
-(``main/loop_3:body/Add_7``), maps values to producers and consumers, keeps
+It gives each node a stable location: its real name when that identifies it,
+quoted when it holds path syntax (``main/"/model/layer.0/MatMul"``), a synthetic
+label only when it is unnamed or duplicated (``main/loop_3:body/Add_7``; see
+:mod:`onnxlint.names`), maps values to producers and consumers, keeps
 initializers and value infos per graph, enters If/Loop/Scan bodies and
 model-local functions, and resolves the operator revision each node uses
 (the ``since_version`` of its schema at the imported opset).
@@ -18,6 +20,7 @@ import onnx
 from onnx import defs
 
 from onnxlint.diagnostics import Location
+from onnxlint.names import node_labels
 
 DEFAULT_DOMAIN = "ai.onnx"
 
@@ -213,13 +216,9 @@ class ModelIndex:
         return g
 
     def _add_nodes(self, g: GraphRef, nodes: onnx.NodeProto | list[onnx.NodeProto]) -> None:
-        names_seen: dict[str, int] = {}
-        for n in nodes:  # type: ignore[union-attr]
-            if n.name:
-                names_seen[n.name] = names_seen.get(n.name, 0) + 1
+        labels = node_labels([(n.name, n.op_type) for n in nodes])  # type: ignore[union-attr]
         for i, n in enumerate(nodes):  # type: ignore[arg-type]
-            unique = bool(n.name) and names_seen.get(n.name) == 1 and "/" not in n.name
-            label = n.name if unique else f"{n.op_type}_{i}"
+            label = labels[i]
             domain = norm_domain(n.domain)
             opset = g.opsets.get(domain)
             schema = resolve_schema(n.op_type, domain, opset) if opset is not None else None

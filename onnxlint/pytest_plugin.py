@@ -61,14 +61,47 @@ def pytest_configure(config: pytest.Config) -> None:
     from onnxlint import testing
 
     # a pytest run inside a pytest run (pytester) must not leak its EPs or records outwards
+    eps = session_eps(config)
+    _check_eps(eps)
     config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)
-    testing.SESSION_EPS = session_eps(config)
+    testing.SESSION_EPS = eps
+    _listen_for_progress(config)
     testing.CHECKED = []
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    from onnxlint import testing
+def _listen_for_progress(config: pytest.Config) -> None:
+    """Long work in a test (``check_export``'s exports, ``--confirm`` sessions) says what it is
+    doing on the terminal, past pytest's capture (``-v`` and above only)."""
+    from onnxlint import progress
 
+    if config.get_verbosity() < 1:
+        return
+
+    def show(message: str) -> None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"onnxlint: {message}")
+
+    progress.set_listener(show)
+
+
+def _check_eps(eps: list[str]) -> None:
+    """An unknown EP is a usage error at start-up, not a traceback in every test that lints."""
+    if not eps:
+        return  # nothing to check: the engine stays unimported in test runs that never lint
+    from onnxlint.config import Config
+    from onnxlint.engine import UsageError, resolve_eps
+
+    try:
+        resolve_eps(eps, Config())
+    except UsageError as exc:
+        raise pytest.UsageError(f"--onnxlint-ep / onnxlint_ep: {exc}") from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from onnxlint import progress, testing
+
+    progress.set_listener(None)
     saved = config.stash.get(_SAVED_STATE, None)
     if saved is not None:
         testing.SESSION_EPS, testing.CHECKED = saved  # type: ignore[assignment]

@@ -27,6 +27,8 @@ class Report:
     #: node path -> predicted EP, for front ends (hover, inlay hints)
     assignment: dict[str, str] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: the symbolic dims the model's graph inputs declare (what ``--assume-dim`` may name)
+    dim_params: frozenset[str] = frozenset()
 
     @property
     def errors(self) -> list[Diagnostic]:

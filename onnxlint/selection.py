@@ -58,4 +58,6 @@ def unknown_selectors(
 
 
 def glob_matches(patterns: Iterable[str], *candidates: str | None) -> bool:
-    return any(fnmatch.fnmatchcase(c, p) for p in patterns for c in candidates if c)
+    """Whether a pattern equals or globs one of the candidates (equality first, so a node
+    name holding ``[``, ``*`` or ``?`` still matches itself)."""
+    return any(c == p or fnmatch.fnmatchcase(c, p) for p in patterns for c in candidates if c)

@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import onnx
 
+from onnxlint.names import node_labels
+
 #: larger inline tensors are not decoded by :func:`inline_array` unless asked to
 DEFAULT_MAX_ELEMENTS = 1 << 16
 
@@ -91,8 +93,12 @@ def _attribute_tensors(
 def _node_tensors(
     nodes: Iterable[onnx.NodeProto], where: str, graphs: list[tuple[onnx.GraphProto, str]]
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
+    nodes = list(nodes)
+    labels: list[str] | None = None  # the index's labels, made only for a graph with bodies
     for i, node in enumerate(nodes):
-        label = f"{where}/{node.name or f'{node.op_type}_{i}'}"
+        if labels is None and any(a.HasField("g") or a.graphs for a in node.attribute):
+            labels = node_labels([(n.name, n.op_type) for n in nodes])
+        label = f"{where}/{labels[i] if labels is not None else node.name}"
         for attr in node.attribute:
             for tensor, _ in _attribute_tensors(attr, label, graphs):
                 yield tensor, where

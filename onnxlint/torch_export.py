@@ -30,6 +30,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint import progress
 from onnxlint.config import Config
 from onnxlint.report import Report
 
@@ -395,6 +396,7 @@ def check_export(
         for n in opsets:
             trial = OpsetTrial(opset=n, exporter=exporter)
             trials.append(trial)
+            progress.note(f"exporting {name} with {exporter} at opset {n}")
             try:
                 proto = export_to_proto(
                     module,

@@ -107,6 +107,8 @@ def to_lsp(
         message = f"{loc.describe()}: {message}"
     if d.ep:
         message = f"[{d.ep}] {message}"
+    if d.disproved:
+        message += f"\n{d.disproved_text()}"
     if d.fix is not None:
         message += f"\nFix: {d.fix.title}"
     href = rule_doc_uri(d.code, docs_dir)

@@ -346,15 +346,9 @@ def confirmed_eps(report: Report) -> dict[str, str]:
 
     Read from the confirmation stage's report data (``--confirm``), when it ran.
     """
-    out: dict[str, str] = {}
-    for conf in report.stats.get("confirmation") or []:
-        for level in conf.get("levels") or []:
-            if level.get("level") != "disabled":
-                continue  # node for node only where the graph is the one exported
-            for node, pair in (level.get("mismatches") or {}).items():
-                if isinstance(pair, (list, tuple)) and len(pair) == 2 and pair[1]:
-                    out[node] = str(pair[1])
-    return out
+    from onnxlint.confirmed import real_eps
+
+    return real_eps(report)  # one reading of the confirmation for every front end
 
 
 class ValueTypes(Mapping[tuple[str, str], str]):

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 
 from onnxlint import __version__
+from onnxlint.diagnostics import Severity
 from onnxlint.report import Report
 
 SCHEMA_VERSION = 1
 
 
-def render_json(reports: Sequence[Report]) -> str:
+def render_json(reports: Sequence[Report], min_severity: Severity = Severity.HINT) -> str:
+    if min_severity > Severity.HINT:
+        reports = [
+            replace(r, diagnostics=[d for d in r.diagnostics if d.severity >= min_severity])
+            for r in reports
+        ]
     totals: dict[str, int] = {}
     for r in reports:
         for label, n in r.counts().items():

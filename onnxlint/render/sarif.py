@@ -1,13 +1,22 @@
 """SARIF 2.1.0 output for code-scanning services.
 
 ONNX models have no lines, so results use logical locations (the graph path of
-the node) plus the model file as the physical artifact.
+the node) plus the model file as the physical artifact. Artifact URIs are
+percent-encoded; a model under the root (``--sarif-root``, default the working
+folder) is named relative to it, with ``uriBaseId: %SRCROOT%`` and the root in
+``originalUriBaseIds``; one outside it by an absolute ``file:`` URI.
+
+GitHub code scanning rejects an upload above 25,000 results and shows 5,000:
+:func:`result_count_problem` says which side of those a run falls.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from onnxlint import __version__
 from onnxlint.diagnostics import Severity
@@ -46,12 +55,56 @@ def _rule_descriptors(codes: set[str]) -> tuple[list[dict[str, Any]], dict[str, 
     return rules, index
 
 
-def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
-    codes = {d.code for r in reports for d in r.diagnostics}
+#: GitHub code scanning: results it displays, and the most one upload may hold
+SHOWN_RESULTS = 5_000
+MAX_RESULTS = 25_000
+#: the base id of repository-relative URIs (the name GitHub's documentation uses)
+ROOT_ID = "%SRCROOT%"
+
+
+def result_count_problem(n: int) -> tuple[str, str] | None:
+    """``("error"|"warning", text)`` when ``n`` results exceed what GitHub takes or shows."""
+    narrow = "narrow it with --min-severity, --select or --ignore, or lint fewer models per run"
+    if n > MAX_RESULTS:
+        return "error", f"{n} SARIF results: GitHub rejects uploads above {MAX_RESULTS}; {narrow}"
+    if n > SHOWN_RESULTS:
+        return "warning", f"{n} SARIF results: GitHub shows only {SHOWN_RESULTS}; {narrow}"
+    return None
+
+
+def artifact_location(path: str, root: Path | None) -> dict[str, Any]:
+    """A percent-encoded ``artifactLocation`` for a model path: relative to ``root`` with
+    ``uriBaseId`` when it lies under it, else an absolute ``file:`` URI (``root`` None:
+    a relative path stays relative)."""
+    p = Path(path)
+    if root is not None:
+        try:
+            rel = Path(os.path.abspath(p)).relative_to(Path(os.path.abspath(root)))
+        except ValueError:
+            return {"uri": Path(os.path.abspath(p)).as_uri()}
+        return {"uri": quote(rel.as_posix(), safe="/"), "uriBaseId": ROOT_ID}
+    if p.is_absolute():
+        return {"uri": p.as_uri()}
+    return {"uri": quote(path.replace("\\", "/"), safe="/")}
+
+
+def to_sarif(
+    reports: Sequence[Report],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    min_severity: Severity = Severity.HINT,
+    partitions: bool = False,
+) -> dict[str, Any]:
+    """The SARIF log of ``reports``: findings at or above ``min_severity``; model paths
+    relative to ``root`` (see :func:`artifact_location`); the predicted partitions as a
+    run property only when ``partitions`` is asked for (they can be large)."""
+    base = Path(root) if root is not None else None
+    shown = [[d for d in r.diagnostics if d.severity >= min_severity] for r in reports]
+    codes = {d.code for ds in shown for d in ds}
     rules, index = _rule_descriptors(codes)
     results = []
-    for report in reports:
-        for d in report.diagnostics:
+    for report, diagnostics in zip(reports, shown, strict=True):
+        for d in diagnostics:
             loc: dict[str, Any] = {
                 "logicalLocations": [
                     {
@@ -63,7 +116,7 @@ def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
             }
             if report.path:
                 loc["physicalLocation"] = {
-                    "artifactLocation": {"uri": report.path.replace("\\", "/")},
+                    "artifactLocation": artifact_location(report.path, base),
                     # a model has no lines, but GitHub code scanning places (and may
                     # reject) results without region.startLine: point at the file's start
                     "region": {"startLine": 1},
@@ -82,31 +135,34 @@ def to_sarif(reports: Sequence[Report]) -> dict[str, Any]:
                 result["properties"]["ep"] = d.ep
             if d.fix:
                 result["properties"]["fix"] = d.fix.title
+            if d.disproved:
+                result["properties"]["disproved"] = d.disproved
+                result["message"]["text"] += f" ({d.disproved_text()})"
             results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "onnxlint",
-                        "version": __version__,
-                        "informationUri": "https://github.com/onnxlint/onnxlint",
-                        "rules": rules,
-                    }
-                },
-                "results": results,
-                # predicted ORT partitions per model (``--ep``); SARIF has no slot for them
-                "properties": {
-                    "partitions": {
-                        r.path or "<model>": [
-                            p.to_dict() if hasattr(p, "to_dict") else p for p in r.partitions
-                        ]
-                        for r in reports
-                        if r.partitions
-                    }
-                },
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "onnxlint",
+                "version": __version__,
+                "informationUri": "https://github.com/onnxlint/onnxlint",
+                "rules": rules,
             }
-        ],
+        },
+        "results": results,
     }
+    if base is not None:
+        run["originalUriBaseIds"] = {
+            ROOT_ID: {"uri": Path(os.path.abspath(base)).as_uri().rstrip("/") + "/"}
+        }
+    if partitions:
+        # predicted ORT partitions per model (``--ep``); SARIF has no slot for them
+        run["properties"] = {
+            "partitions": {
+                r.path or "<model>": [
+                    p.to_dict() if hasattr(p, "to_dict") else p for p in r.partitions
+                ]
+                for r in reports
+                if r.partitions
+            }
+        }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}

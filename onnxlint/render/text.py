@@ -45,6 +45,47 @@ class _PlainWrap(textwrap.TextWrapper):
             cur_line.append(reversed_chunks.pop())
 
 
+class _TokenWrap(_PlainWrap):
+    """Wrapping that never cuts an identifier: no break at hyphens (``qnn-htp``,
+    ``dynamic-input-shape``); a word longer than the column breaks only after a ``/``
+    (a graph path, a file path), else it keeps its own line and widens the column."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__(width=width, break_on_hyphens=False)
+
+    def _handle_long_word(
+        self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
+    ) -> None:
+        chunk = reversed_chunks[-1]
+        cut = chunk.rfind("/", 0, max(width - cur_len, 1)) + 1
+        if 0 < cut < len(chunk):
+            cur_line.append(chunk[:cut])
+            reversed_chunks[-1] = chunk[cut:]
+        elif not cur_line:
+            cur_line.append(reversed_chunks.pop())
+
+
+def column_widths(rows: Sequence[Sequence[str]], total: int | None) -> list[int | None]:
+    """Wrap widths of the table's columns for a terminal ``total`` characters wide (None:
+    the fixed widths). Code, severity and EP keep their own width; the place and the
+    message share the rest, the place taking what its longest cell needs up to a third."""
+    if total is None:
+        return list(_WIDTHS)
+
+    def natural(i: int) -> int:
+        cells = (line for row in rows for line in row[i].split("\n"))
+        return max([len(_HEADERS[i]) + 2, *map(len, cells)])
+
+    fixed = natural(0) + natural(1) + natural(3) + 2 * (len(_HEADERS) - 1)
+    rest = max(total - fixed, 40)
+    # the longest piece the token wrapper cannot break (it breaks at blanks and after '/')
+    unbreakable = max(
+        (len(piece) for row in rows for piece in re.split(r"\s+|(?<=/)", row[2])), default=0
+    )
+    where = min(natural(2), max(20, rest * 2 // 5, unbreakable))
+    return [None, None, where, None, max(24, rest - where)]
+
+
 def _wrap_plain(wrapper: _PlainWrap, line: str) -> list[str]:
     """``wrapper.wrap(line)`` for plain ASCII, by greedy filling when that is provably the
     same: words separated by single spaces, no hyphen (TextWrapper also breaks after
@@ -73,7 +114,9 @@ def _plain(cell: str) -> bool:
     return cell.isascii() and all(line.isprintable() for line in cell.splitlines())
 
 
-def _table(rows: list[list[str]]) -> str:
+def _table(
+    rows: list[list[str]], widths: Sequence[int | None] = _WIDTHS, keep_tokens: bool = False
+) -> str:
     """The findings table, its cells wrapped and laid out here rather than by tabulate.
 
     tabulate's own wrapping measures every chunk through an ANSI-stripping regex and
@@ -83,12 +126,14 @@ def _table(rows: list[list[str]]) -> str:
     the column; other cells through tabulate's wrapper. Tables whose cells are all plain
     ASCII (the usual case), or any table when wcwidth is not installed, are laid out in
     tabulate's "simple" format here, byte for byte; other tables by tabulate itself,
-    which then measures wide characters.
+    which then measures wide characters. ``keep_tokens``: wrap with :class:`_TokenWrap`
+    (what the CLI shows) instead of tabulate's rule, which cuts long words anywhere.
     """
     custom = getattr(tabulate_module, "_CustomTextWrap", None)
     if custom is None:  # pragma: no cover - a tabulate without it: its own wrapping
-        return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=_WIDTHS)
-    plain = {i: _PlainWrap(width=w) for i, w in enumerate(_WIDTHS) if w is not None}
+        return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=list(widths))
+    make: type[_PlainWrap] = _TokenWrap if keep_tokens else _PlainWrap
+    plain = {i: make(width=w) for i, w in enumerate(widths) if w is not None}
     wrapped = []
     all_plain = True
     for row in rows:
@@ -102,7 +147,8 @@ def _table(rows: list[list[str]]) -> str:
                 wrap = functools.partial(_wrap_plain, wrapper)
             else:
                 all_plain = False
-                wrap = custom(width=width).wrap
+                extra = {"break_on_hyphens": False, "break_long_words": False}
+                wrap = custom(width=width, **(extra if keep_tokens else {})).wrap
             new[i] = "\n".join("\n".join(wrap(line)) for line in cell.splitlines() if line.strip())
         all_plain = all_plain and all(_plain(_ANSI.sub("", c)) for c in (new[0], new[1], new[3]))
         wrapped.append(new)
@@ -149,24 +195,49 @@ def _simple_layout(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def render_table(reports: Sequence[Report], color: bool = False) -> str:
+def render_table(
+    reports: Sequence[Report],
+    color: bool = False,
+    *,
+    min_severity: Severity = Severity.HINT,
+    width: int | None = None,
+    quiet: bool = False,
+) -> str:
+    """A table per model, then the summary. Findings below ``min_severity`` are counted in
+    the summary but not listed; ``width``: fit a terminal that wide; ``quiet``: only models
+    with findings shown, and no summary."""
     out: list[str] = []
-    totals = {s: 0 for s in Severity}
     for report in reports:
+        shown = [d for d in report.diagnostics if d.severity >= min_severity]
+        if quiet and not shown and not report.fatal:
+            continue
         out.append(report.path or "<model>")
-        if report.diagnostics:
+        if shown:
             rows = []
-            for d in report.diagnostics:
+            for d in shown:
                 sev = d.severity.label
                 if color:
                     sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
                 fix = f"\nfix: {d.fix.title}" if d.fix else ""
-                rows.append([d.code, sev, _where(d), d.ep or "", d.message + fix])
-                totals[d.severity] += 1
-            out.append(_table(rows))
+                note = f"\n{d.disproved_text()}" if d.disproved else ""
+                rows.append([d.code, sev, _where(d), d.ep or "", d.message + note + fix])
+            out.append(_table(rows, column_widths(rows, width), keep_tokens=True))
+        elif report.diagnostics:
+            out.append(f"  no findings at or above {min_severity.label}")
         else:
             out.append("  no findings")
         out.append("")
+    if not quiet:
+        out.append(summary_line(reports, min_severity))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def summary_line(reports: Sequence[Report], min_severity: Severity = Severity.HINT) -> str:
+    """``Checked 3 models: 1 error, 2 warnings, 0 infos, 285 hints (285 hidden: ...)``."""
+    totals = {s: 0 for s in Severity}
+    for report in reports:
+        for d in report.diagnostics:
+            totals[d.severity] += 1
     files = len(reports)
     unreadable = sum(1 for r in reports if r.fatal)
     parts = [
@@ -174,10 +245,59 @@ def render_table(reports: Sequence[Report], color: bool = False) -> str:
         for s in sorted(Severity, reverse=True)
     ]
     summary = f"Checked {files} model{'s' if files != 1 else ''}: " + ", ".join(parts)
+    hidden = [s for s in Severity if s < min_severity and totals[s]]
+    if hidden:
+        n = sum(totals[s] for s in hidden)
+        summary += f" ({n} not shown: --min-severity {min(hidden).label} shows them)"
     if unreadable:
         summary += f"; {unreadable} could not be loaded"
-    out.append(summary)
-    return "\n".join(out) + "\n"
+    return summary
+
+
+def render_concise(
+    reports: Sequence[Report],
+    color: bool = False,
+    *,
+    min_severity: Severity = Severity.HINT,
+    quiet: bool = False,
+) -> str:
+    """One line per finding (``path: where: CODE severity [ep] message``), then the summary."""
+    lines = []
+    for report in reports:
+        for d in report.diagnostics:
+            if d.severity < min_severity:
+                continue
+            sev = d.severity.label
+            if color:
+                sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
+            ep = f" [{d.ep}]" if d.ep else ""
+            text = d.message.replace("\n", " ")
+            if d.disproved:
+                text += f" [{d.disproved_text()}]"
+            lines.append(f"{report.path or '<model>'}: {_where(d)}: {d.code} {sev}{ep} {text}")
+        if report.fatal and not report.diagnostics:
+            lines.append(f"{report.path or '<model>'}: could not be loaded")
+    if not quiet:
+        lines.append(summary_line(reports, min_severity))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_statistics(
+    reports: Sequence[Report], *, min_severity: Severity = Severity.HINT, quiet: bool = False
+) -> str:
+    """How many findings each rule gave (most first): ``  107  OL504  warning  ep-...``."""
+    counts: dict[tuple[str, str, Severity], int] = {}
+    for report in reports:
+        for d in report.diagnostics:
+            if d.severity >= min_severity:
+                key = (d.code, d.rule, d.severity)
+                counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], -kv[0][2], kv[0][0]))
+    width = len(str(ranked[0][1])) if ranked else 1
+    lines = [f"{n:>{width}}  {code:<6} {sev.label:<8} {rule}" for (code, rule, sev), n in ranked]
+    if not quiet:
+        lines.append(summary_line(reports, min_severity))
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def render_plain(reports: Sequence[Report], min_severity: Severity = Severity.HINT) -> str:
@@ -188,8 +308,10 @@ def render_plain(reports: Sequence[Report], min_severity: Severity = Severity.HI
             if d.severity < min_severity:
                 continue
             ep = f" [{d.ep}]" if d.ep else ""
+            note = f" [{d.disproved_text()}]" if d.disproved else ""
             lines.append(
-                f"{report.path or '<model>'}: {_where(d)}: {d.severity.label} {d.code}{ep} {d.message}"
+                f"{report.path or '<model>'}: {_where(d)}: {d.severity.label} {d.code}{ep} "
+                f"{d.message}{note}"
             )
             if d.fix:
                 lines.append(

@@ -194,9 +194,12 @@ g (float[1,16] x) => (float[1,16] y) {
             neighbours = _neighbour_eps(plan, island, by_id)
             memcpy = any(c.kind == "memcpy" for c in crossing)
             loc, _ = _location(ctx, plan, island.first)
+            # every node of the island, so that a real session can disprove it (--confirm)
+            related = tuple(_location(ctx, plan, n)[0] for n in island.nodes)
             d = self.make(
                 loc,
                 ep=neighbours[0] if neighbours else None,
+                related=tuple(r for r in related if r.node_index is not None),
                 fix=Fix(title="make these nodes supported by the accelerator, or move them"),
                 count=island.size,
                 ops=", ".join(dict.fromkeys(island.op_types)),

@@ -102,6 +102,10 @@ def test_json_and_sarif_carry_the_partitions(cli, island_model: Path) -> None:
     assert [p["level"] for p in plans] == ["exported", "optimized"]
     assert plans[0]["verdicts"]["QNN"].startswith("QNN: ")
     res = cli(str(island_model), "--ep", "qnn", "--format", "sarif", "--isolated")
+    assert "properties" not in json.loads(res.stdout)["runs"][0]  # opt-in: they can be large
+    res = cli(
+        str(island_model), "--ep", "qnn", "--format", "sarif", "--isolated", "--sarif-partitions"
+    )
     sarif = json.loads(res.stdout)
     parts = sarif["runs"][0]["properties"]["partitions"]
     assert next(iter(parts.values()))[0]["eps"] == ["QNNExecutionProvider", "CPUExecutionProvider"]

@@ -94,13 +94,14 @@ def test_github_annotations_exact() -> None:
 def test_github_annotations_from_the_cli(zoo: Path) -> None:
     res = run_cli("models", *SEL, "--format", "github", cwd=zoo)
     assert res.returncode == 1
+    # most serious first (GitHub shows 10 of each type), then in path order
     assert res.stdout.splitlines() == [
-        "::warning file=models/bad.onnxtxt,title=OL105 unused-initializer::"
-        "tensor 'unused_w': initializer 'unused_w' is never used (2 elements)",
         "::error file=models/bad.onnxtxt,title=OL204 unknown-operator::"
         "main/ln (LayerNormalization): LayerNormalization does not exist at ai.onnx opset 13; "
         "it was introduced in opset 17: re-export with opset_version=17 "
         "(fix: re-export with opset_version=17)",
+        "::warning file=models/bad.onnxtxt,title=OL105 unused-initializer::"
+        "tensor 'unused_w': initializer 'unused_w' is never used (2 elements)",
         "::warning file=models/warn.onnx,title=OL105 unused-initializer::"
         "tensor 'unused_w': initializer 'unused_w' is never used (2 elements)",
     ]

@@ -120,3 +120,28 @@ def test_inner_run_does_not_leak_into_this_session(pytester: pytest.Pytester) ->
     before = (testing.SESSION_EPS, testing.CHECKED)
     _inprocess(pytester, "--onnxlint-ep", "cpu")
     assert before == (testing.SESSION_EPS, testing.CHECKED)
+
+
+@pytest.mark.parametrize(
+    ("args", "ini"), [(("--onnxlint-ep", "qnx"), ""), ((), "onnxlint_ep = cpu qnx\n")]
+)
+def test_unknown_ep_is_a_usage_error_at_start_up(
+    pytester: pytest.Pytester, args: tuple[str, ...], ini: str
+) -> None:
+    res = _inprocess(pytester, *args, ini=ini)
+    assert res.ret == pytest.ExitCode.USAGE_ERROR
+    err = res.stderr.str()
+    assert "unknown execution provider 'qnx'" in err and "did you mean 'qnn'" in err
+    assert "Traceback" not in err + res.stdout.str()
+    assert "passed" not in res.stdout.str()  # no test ran
+
+
+def test_progress_notes_reach_the_terminal_with_verbose(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_notes="from onnxlint import progress\n\n"
+        "def test_long_work():\n    progress.note('exporting Net with dynamo at opset 18')\n"
+    )
+    loud = pytester.runpytest_inprocess("-v", "-p", "no:cacheprovider")
+    assert "onnxlint: exporting Net with dynamo at opset 18" in loud.stdout.str()
+    quiet = pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider")
+    assert "exporting Net" not in quiet.stdout.str() and quiet.ret == 0
