@@ -9,6 +9,7 @@ import asyncio
 import gc
 import logging
 import os
+import stat
 import time
 import uuid
 from pathlib import Path
@@ -18,17 +19,20 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from onnxlint import __version__
+from onnxlint.limits import Limits
 from onnxlint.lsp import features
 from onnxlint.lsp.service import LintService
 from onnxlint.lsp.settings import SECTION, Settings, parse_settings
 from onnxlint.lsp.workspace import (
     DATA_SUFFIXES,
     ModelState,
+    file_stamp,
     graph_uri,
     is_graph_uri,
     is_model,
     is_text_model,
     path_to_uri,
+    read_model_bytes,
     scan,
     uri_to_path,
 )
@@ -38,6 +42,8 @@ log = logging.getLogger("onnxlint.lsp")
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
+#: a configuration file larger than this gets no suppression edits
+CONFIG_MAX_BYTES = 1 << 20
 WATCH_GLOBS = (
     "**/*.onnx",
     "**/*.onnxtxt",
@@ -480,7 +486,7 @@ async def _text_view(ls: OnnxLintServer, muri: str, path: Path) -> dict[str, Any
         return {"uri": guri, "text": "\n".join(lines) + "\n", "nodes": [], "error": None}
     return {
         "uri": guri,
-        "text": path.read_text("utf-8", "replace"),
+        "text": state.source.text,  # what was linted: never a second read of the file
         "nodes": [{"path": p, "line": e.line} for p, e in state.source.nodes.items()],
         "error": None,
     }
@@ -533,10 +539,13 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     state = await ls.state_for(params.text_document.uri)
     if state is None or state.path is None:
         return []
-    config_path, config_text, model_rel = await asyncio.get_running_loop().run_in_executor(
+    target = await asyncio.get_running_loop().run_in_executor(
         ls.service.executor,
         lambda: suppression_target(state.path, ls.roots),  # type: ignore[arg-type]
     )
+    if target is None:
+        return []
+    config_path, config_text, model_rel = target
     return features.code_actions(
         state,
         list(params.context.diagnostics),
@@ -547,8 +556,12 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     )
 
 
-def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None, str]:
-    """The configuration file a suppression goes into, its text (None: to create), the model's key."""
+def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None, str] | None:
+    """The configuration file a suppression goes into, its text (None: to create), the model's key.
+
+    None when the configuration file exists but cannot be read as text (a FIFO, a
+    device, not UTF-8, over a megabyte): no edit is offered for it.
+    """
     from onnxlint.config import find_config_file
 
     found = find_config_file(model)
@@ -556,10 +569,17 @@ def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None
         root = next((r for r in roots if r in model.parents), model.parent)
         found, text = root / "onnxlint.toml", None
     else:
+        # read like a model: a FIFO or device named pyproject.toml never blocks the server
+        raw = read_model_bytes(found, Limits(max_file_bytes=CONFIG_MAX_BYTES))
+        if raw is None:
+            what = file_stamp(found)
+            if what is None or what[:2] != (stat.S_IFREG, 0):
+                return None
+            raw = b""  # an empty file (the reader only returns content)
         try:
-            text = found.read_text("utf-8")
-        except OSError:
-            text = None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     try:
         rel = model.resolve().relative_to(found.parent.resolve()).as_posix()
     except ValueError:
