@@ -40,6 +40,7 @@ from onnxlint.lsp.workspace import (
 log = logging.getLogger("onnxlint.lsp")
 
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
+GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed"
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
 #: a configuration file larger than this gets no suppression edits
@@ -119,12 +120,56 @@ class OnnxLintServer(LanguageServer):
             diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
             self._send(state.uri, diags, state.version)
             return
-        self._send(state.uri, features.diagnostics_for(state, view="file", docs_dir=self.docs_dir))
+        # one set of problems per model: on its graph view while the client shows it,
+        # else on the file
         if state.path is not None and graph_uri(state.path) in self.graph_views:
+            self._send(state.uri, [])
             self.publish_graph(state)
+        else:
+            self.publish_file(state)
         timing = self.service.timings.get(state.uri)
         if timing is not None:
             log.info("linted %s in %.3f s", state.uri, timing.finished - timing.scheduled)
+
+    def publish_file(self, state: ModelState) -> None:
+        """The diagnostics of a binary model on its file, at once.
+
+        Each then gets its node's range in the graph view and a related location
+        there (the Problems panel opens the view at the node): the view is
+        rendered in the view thread and the diagnostics go out again, unless a
+        newer result was published or the view was opened meanwhile.
+        """
+        guri = graph_uri(state.path) if state.path is not None else None
+        self._send_file(state, guri)
+        if guri is None or not state.view_pending:
+            return
+
+        async def later() -> None:
+            if self.service.states.get(state.uri) is not state:
+                return
+            await self.service.ensure_view(state)
+            if self.service.states.get(state.uri) is state and guri not in self.graph_views:
+                self._send_file(state, guri)
+
+        self.spawn(later())
+
+    def _send_file(self, state: ModelState, guri: str | None) -> None:
+        diags = features.diagnostics_for(state, view="file", docs_dir=self.docs_dir, view_uri=guri)
+        self._send(state.uri, diags)
+
+    def view_closed(self, uri: str) -> None:
+        """The client no longer shows a graph view: its problems go back to the model file."""
+        path = uri_to_path(uri)
+        guri = graph_uri(path) if path is not None else uri  # as this server spells it
+        self.graph_views.discard(uri)
+        self.graph_views.discard(guri)
+        self._send(uri, [])
+        if guri != uri:
+            self._send(guri, [])
+        self._send(guri, [])
+        state = self.service.states.get(self.model_uri(guri))
+        if state is not None and not state.is_text:
+            self.publish_file(state)
 
     def publish_graph(self, state: ModelState) -> None:
         """The diagnostics of an open graph view, on node lines.
@@ -354,8 +399,7 @@ def did_save(ls: OnnxLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
 def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     if is_graph_uri(uri):
-        ls.graph_views.discard(uri)
-        ls._send(uri, [])
+        ls.view_closed(uri)
         return
     path = uri_to_path(uri)
     if path is not None and is_model(path):
@@ -434,6 +478,15 @@ async def pull_diagnostics(ls: OnnxLintServer, params: lsp.DocumentDiagnosticPar
 
 
 # -- graph view ---------------------------------------------------------------------------
+@server.feature(GRAPH_VIEW_CLOSED)
+def graph_view_closed(ls: OnnxLintServer, params: Any) -> None:
+    """``{uri}`` of a graph view whose last tab the user closed (VS Code sends ``didClose``
+    only when it disposes the document, minutes later)."""
+    uri = _param(params, "uri")
+    if isinstance(uri, str) and is_graph_uri(uri):
+        ls.view_closed(uri)
+
+
 @server.feature(GRAPH_VIEW_REQUEST)
 async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
     """``{uri}`` of a model -> ``{uri, text, nodes: [{path, line}], error}``.
@@ -463,6 +516,7 @@ async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
     if state is not None and state.content_hash == view.content_hash:
         if view.source is not None and state.view_pending:
             state.source = view.source
+        ls._send(muri, [])  # the view shows the model's problems now, the file none
         ls.publish_graph(state)
     else:
         # findings of other bytes would sit on the wrong lines of this text: none until
