@@ -10,6 +10,7 @@ import gc
 import logging
 import os
 import stat
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -41,6 +42,7 @@ log = logging.getLogger("onnxlint.lsp")
 
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
 GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed"
+STATUS_NOTIFICATION = "onnxlint/status"
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
 #: a configuration file larger than this gets no suppression edits
@@ -119,17 +121,31 @@ class OnnxLintServer(LanguageServer):
         if state.is_text:
             diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
             self._send(state.uri, diags, state.version)
-            return
         # one set of problems per model: on its graph view while the client shows it,
         # else on the file
-        if state.path is not None and graph_uri(state.path) in self.graph_views:
+        elif state.path is not None and graph_uri(state.path) in self.graph_views:
             self._send(state.uri, [])
             self.publish_graph(state)
         else:
             self.publish_file(state)
         timing = self.service.timings.get(state.uri)
-        if timing is not None:
-            log.info("linted %s in %.3f s", state.uri, timing.finished - timing.scheduled)
+        log.info(
+            "checked %s: %d finding(s), EPs %s, configuration %s%s",
+            state.path or state.uri,
+            len(state.report.diagnostics),
+            ", ".join(state.report.eps) or "none",
+            state.config_stamp[0] if state.config_stamp else "none (defaults)",
+            f", {timing.finished - timing.scheduled:.3f} s" if timing is not None else "",
+        )
+
+    def send_status(self) -> None:
+        """``onnxlint/status`` for the client's status bar: version, EPs, models checked."""
+        eps = list(self.settings.eps) or sorted(
+            {ep for s in self.service.states.values() for ep in s.report.eps}
+        )
+        self.protocol.notify(
+            STATUS_NOTIFICATION, {"version": __version__, "eps": eps, "models": len(self.known)}
+        )
 
     def publish_file(self, state: ModelState) -> None:
         """The diagnostics of a binary model on its file, at once.
@@ -227,16 +243,16 @@ class OnnxLintServer(LanguageServer):
         settings = parse_settings(raw)
         for problem in settings.problems:
             self.window_show_message(
-                lsp.ShowMessageParams(
-                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
-                )
+                lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
         changed = settings.key() != self.settings.key() or settings.confirm != self.settings.confirm
         self.settings = settings
         self.service.settings = settings
+        log.info("settings: EPs %s", ", ".join(settings.eps) or "from the configuration file")
         if changed:
             for uri in list(self.known):
                 self.schedule(uri, delay=0)
+        self.send_status()
 
     async def pull_configuration(self) -> None:
         caps = self.client_capabilities.workspace
@@ -294,6 +310,7 @@ class OnnxLintServer(LanguageServer):
             self.work_done_progress.end(
                 token, lsp.WorkDoneProgressEnd(message=f"{len(files)} model(s) checked")
             )
+        self.send_status()
 
     async def register_watchers(self) -> None:
         caps = self.client_capabilities.workspace
@@ -337,14 +354,18 @@ def on_initialize(ls: OnnxLintServer, params: lsp.InitializeParams) -> None:
         ls._reported.update(settings.problems)
         for problem in settings.problems:
             ls.window_show_message(
-                lsp.ShowMessageParams(
-                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
-                )
+                lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
 
 
 @server.feature(lsp.INITIALIZED)
 async def on_initialized(ls: OnnxLintServer, params: lsp.InitializedParams) -> None:
+    log.info(
+        "onnxlint %s on Python %s, workspace %s",
+        __version__,
+        sys.version.split()[0],
+        ", ".join(map(str, ls.roots)) or "none",
+    )
     ls.docs_dir = await asyncio.get_running_loop().run_in_executor(
         ls.service.executor, write_rule_docs
     )

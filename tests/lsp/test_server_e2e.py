@@ -62,6 +62,13 @@ async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.Fix
     def _register(params: lsp.RegistrationParams) -> None:
         registrations.extend(params.registrations)
 
+    statuses: list[Any] = []
+
+    @lsp_client.feature("onnxlint/status")
+    def _status(params: Any) -> None:
+        statuses.append(params)
+
+    lsp_client.statuses = statuses  # type: ignore[attr-defined]
     lsp_client.registrations = registrations  # type: ignore[attr-defined]
     lsp_client.ws = ws  # type: ignore[attr-defined]
     options = getattr(request, "param", None)
@@ -108,6 +115,9 @@ async def test_workspace_scan_publishes_for_binary_models(client: LanguageClient
     assert "OL204" in codes(client, path_to_uri(ws / "models" / "nested.onnx"))
     # hidden folders are not scanned
     assert path_to_uri(ws / ".git" / "ignored.onnx") not in client.diagnostics
+    # the status bar's notification: after the scan, every model counted
+    status = await wait_until(lambda: [x for x in client.statuses if x.models >= 4])  # type: ignore[attr-defined]
+    assert status[-1].version
     bad = next(d for d in client.diagnostics[path_to_uri(ws / "bad.onnx")] if d.code == "OL204")
     assert bad.source == "onnxlint"
     assert bad.severity == lsp.DiagnosticSeverity.Error
