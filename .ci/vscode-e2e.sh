@@ -46,6 +46,8 @@ if (newer) { console.error(`@types/vscode ${types} is newer than engines.vscode 
 console.log(`@types/vscode ${types} <= engines.vscode ${p.engines.vscode}`);
 '
 npm run typecheck
+# the client's start-failure detection, outside the editor (needs any python3)
+PYTHON="${ONNXLINT_PYTHON:-python3}" npm run test:unit
 npm run bundle
 npm run package
 stamp "extension packaged: $(ls -l onnxlint.vsix | awk '{print $5}') bytes"

@@ -99,8 +99,15 @@ def to_lsp(
     model_uri: str,
     docs_dir: Path | None = None,
     with_location_prefix: bool = False,
+    view_uri: str | None = None,
 ) -> lsp.Diagnostic:
-    """One onnxlint finding as an LSP diagnostic, with ``data`` for code actions."""
+    """One onnxlint finding as an LSP diagnostic, with ``data`` for code actions.
+
+    ``view_uri``: the finding is published on a binary model's file, whose ranges
+    are those of ``smap``, the model's graph view; related locations then point
+    into that view, the first one at the finding itself, so that opening it in
+    the Problems panel lands on the node's line.
+    """
     loc = d.location
     message = d.message
     if with_location_prefix and (loc.node_index is not None or loc.tensor or loc.graph != "main"):
@@ -112,20 +119,29 @@ def to_lsp(
     if d.fix is not None:
         message += f"\nFix: {d.fix.title}"
     href = rule_doc_uri(d.code, docs_dir)
+    where = diagnostic_range(d, smap, is_text=is_text)
     related = []
     if smap is not None:
+        if view_uri is not None:
+            related.append(
+                lsp.DiagnosticRelatedInformation(
+                    location=lsp.Location(uri=view_uri, range=where),
+                    message=f"{loc.describe()} in the graph view",
+                )
+            )
         for r in d.related:
             fake = Diagnostic(d.code, d.rule, d.category, d.severity, "", location=r)
             related.append(
                 lsp.DiagnosticRelatedInformation(
                     location=lsp.Location(
-                        uri=model_uri, range=diagnostic_range(fake, smap, is_text=is_text)
+                        uri=view_uri or model_uri,
+                        range=diagnostic_range(fake, smap, is_text=is_text),
                     ),
                     message=r.describe(),
                 )
             )
     return lsp.Diagnostic(
-        range=diagnostic_range(d, smap, is_text=is_text),
+        range=where,
         message=message,
         severity=_SEVERITY.get(d.severity, lsp.DiagnosticSeverity.Warning),
         code=d.code,
@@ -186,15 +202,18 @@ def diagnostic_json(d: lsp.Diagnostic) -> dict[str, Any]:
 
 
 def diagnostics_for(
-    state: ModelState, *, view: str, docs_dir: Path | None = None
+    state: ModelState, *, view: str, docs_dir: Path | None = None, view_uri: str | None = None
 ) -> list[lsp.Diagnostic]:
     """The LSP diagnostics of a model for one of its URIs.
 
     ``view`` is ``text`` (a .onnxtxt document: exact ranges), ``file`` (a binary
-    .onnx file: no text, so everything on line 0 with the node named in the
-    message) or ``graph`` (the graph view: each finding on its node's line).
+    .onnx file: the node named in the message; once the graph view is rendered,
+    each finding carries its node's range in the view and, with ``view_uri``, a
+    related location there) or ``graph`` (the graph view: each finding on its
+    node's line). ``file`` never renders the view.
     """
-    smap = state.source if view in ("text", "graph") else None
+    rendered = view != "file" or not state.view_pending
+    smap = state.source if rendered else None
     return [
         to_lsp(
             d,
@@ -203,6 +222,7 @@ def diagnostics_for(
             model_uri=state.uri,
             docs_dir=docs_dir,
             with_location_prefix=view == "file",
+            view_uri=view_uri if view == "file" else None,
         )
         for d in state.report.diagnostics
     ] + [

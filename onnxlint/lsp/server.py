@@ -9,6 +9,8 @@ import asyncio
 import gc
 import logging
 import os
+import stat
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -18,17 +20,20 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from onnxlint import __version__
+from onnxlint.limits import Limits
 from onnxlint.lsp import features
 from onnxlint.lsp.service import LintService
 from onnxlint.lsp.settings import SECTION, Settings, parse_settings
 from onnxlint.lsp.workspace import (
     DATA_SUFFIXES,
     ModelState,
+    file_stamp,
     graph_uri,
     is_graph_uri,
     is_model,
     is_text_model,
     path_to_uri,
+    read_model_bytes,
     scan,
     uri_to_path,
 )
@@ -36,8 +41,12 @@ from onnxlint.lsp.workspace import (
 log = logging.getLogger("onnxlint.lsp")
 
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
+GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed"
+STATUS_NOTIFICATION = "onnxlint/status"
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
+#: a configuration file larger than this gets no suppression edits
+CONFIG_MAX_BYTES = 1 << 20
 WATCH_GLOBS = (
     "**/*.onnx",
     "**/*.onnxtxt",
@@ -112,13 +121,71 @@ class OnnxLintServer(LanguageServer):
         if state.is_text:
             diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
             self._send(state.uri, diags, state.version)
-            return
-        self._send(state.uri, features.diagnostics_for(state, view="file", docs_dir=self.docs_dir))
-        if state.path is not None and graph_uri(state.path) in self.graph_views:
+        # one set of problems per model: on its graph view while the client shows it,
+        # else on the file
+        elif state.path is not None and graph_uri(state.path) in self.graph_views:
+            self._send(state.uri, [])
             self.publish_graph(state)
+        else:
+            self.publish_file(state)
         timing = self.service.timings.get(state.uri)
-        if timing is not None:
-            log.info("linted %s in %.3f s", state.uri, timing.finished - timing.scheduled)
+        log.info(
+            "checked %s: %d finding(s), EPs %s, configuration %s%s",
+            state.path or state.uri,
+            len(state.report.diagnostics),
+            ", ".join(state.report.eps) or "none",
+            state.config_stamp[0] if state.config_stamp else "none (defaults)",
+            f", {timing.finished - timing.scheduled:.3f} s" if timing is not None else "",
+        )
+
+    def send_status(self) -> None:
+        """``onnxlint/status`` for the client's status bar: version, EPs, models checked."""
+        eps = list(self.settings.eps) or sorted(
+            {ep for s in self.service.states.values() for ep in s.report.eps}
+        )
+        self.protocol.notify(
+            STATUS_NOTIFICATION, {"version": __version__, "eps": eps, "models": len(self.known)}
+        )
+
+    def publish_file(self, state: ModelState) -> None:
+        """The diagnostics of a binary model on its file, at once.
+
+        Each then gets its node's range in the graph view and a related location
+        there (the Problems panel opens the view at the node): the view is
+        rendered in the view thread and the diagnostics go out again, unless a
+        newer result was published or the view was opened meanwhile.
+        """
+        guri = graph_uri(state.path) if state.path is not None else None
+        self._send_file(state, guri)
+        if guri is None or not state.view_pending:
+            return
+
+        async def later() -> None:
+            if self.service.states.get(state.uri) is not state:
+                return
+            await self.service.ensure_view(state)
+            if self.service.states.get(state.uri) is state and guri not in self.graph_views:
+                self._send_file(state, guri)
+
+        self.spawn(later())
+
+    def _send_file(self, state: ModelState, guri: str | None) -> None:
+        diags = features.diagnostics_for(state, view="file", docs_dir=self.docs_dir, view_uri=guri)
+        self._send(state.uri, diags)
+
+    def view_closed(self, uri: str) -> None:
+        """The client no longer shows a graph view: its problems go back to the model file."""
+        path = uri_to_path(uri)
+        guri = graph_uri(path) if path is not None else uri  # as this server spells it
+        self.graph_views.discard(uri)
+        self.graph_views.discard(guri)
+        self._send(uri, [])
+        if guri != uri:
+            self._send(guri, [])
+        self._send(guri, [])
+        state = self.service.states.get(self.model_uri(guri))
+        if state is not None and not state.is_text:
+            self.publish_file(state)
 
     def publish_graph(self, state: ModelState) -> None:
         """The diagnostics of an open graph view, on node lines.
@@ -176,16 +243,16 @@ class OnnxLintServer(LanguageServer):
         settings = parse_settings(raw)
         for problem in settings.problems:
             self.window_show_message(
-                lsp.ShowMessageParams(
-                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
-                )
+                lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
         changed = settings.key() != self.settings.key() or settings.confirm != self.settings.confirm
         self.settings = settings
         self.service.settings = settings
+        log.info("settings: EPs %s", ", ".join(settings.eps) or "from the configuration file")
         if changed:
             for uri in list(self.known):
                 self.schedule(uri, delay=0)
+        self.send_status()
 
     async def pull_configuration(self) -> None:
         caps = self.client_capabilities.workspace
@@ -243,6 +310,7 @@ class OnnxLintServer(LanguageServer):
             self.work_done_progress.end(
                 token, lsp.WorkDoneProgressEnd(message=f"{len(files)} model(s) checked")
             )
+        self.send_status()
 
     async def register_watchers(self) -> None:
         caps = self.client_capabilities.workspace
@@ -286,14 +354,18 @@ def on_initialize(ls: OnnxLintServer, params: lsp.InitializeParams) -> None:
         ls._reported.update(settings.problems)
         for problem in settings.problems:
             ls.window_show_message(
-                lsp.ShowMessageParams(
-                    lsp.MessageType.Warning, f"onnxlint: {problem}; using the default"
-                )
+                lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
 
 
 @server.feature(lsp.INITIALIZED)
 async def on_initialized(ls: OnnxLintServer, params: lsp.InitializedParams) -> None:
+    log.info(
+        "onnxlint %s on Python %s, workspace %s",
+        __version__,
+        sys.version.split()[0],
+        ", ".join(map(str, ls.roots)) or "none",
+    )
     ls.docs_dir = await asyncio.get_running_loop().run_in_executor(
         ls.service.executor, write_rule_docs
     )
@@ -348,8 +420,7 @@ def did_save(ls: OnnxLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
 def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     if is_graph_uri(uri):
-        ls.graph_views.discard(uri)
-        ls._send(uri, [])
+        ls.view_closed(uri)
         return
     path = uri_to_path(uri)
     if path is not None and is_model(path):
@@ -428,6 +499,15 @@ async def pull_diagnostics(ls: OnnxLintServer, params: lsp.DocumentDiagnosticPar
 
 
 # -- graph view ---------------------------------------------------------------------------
+@server.feature(GRAPH_VIEW_CLOSED)
+def graph_view_closed(ls: OnnxLintServer, params: Any) -> None:
+    """``{uri}`` of a graph view whose last tab the user closed (VS Code sends ``didClose``
+    only when it disposes the document, minutes later)."""
+    uri = _param(params, "uri")
+    if isinstance(uri, str) and is_graph_uri(uri):
+        ls.view_closed(uri)
+
+
 @server.feature(GRAPH_VIEW_REQUEST)
 async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
     """``{uri}`` of a model -> ``{uri, text, nodes: [{path, line}], error}``.
@@ -457,6 +537,7 @@ async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
     if state is not None and state.content_hash == view.content_hash:
         if view.source is not None and state.view_pending:
             state.source = view.source
+        ls._send(muri, [])  # the view shows the model's problems now, the file none
         ls.publish_graph(state)
     else:
         # findings of other bytes would sit on the wrong lines of this text: none until
@@ -480,7 +561,7 @@ async def _text_view(ls: OnnxLintServer, muri: str, path: Path) -> dict[str, Any
         return {"uri": guri, "text": "\n".join(lines) + "\n", "nodes": [], "error": None}
     return {
         "uri": guri,
-        "text": path.read_text("utf-8", "replace"),
+        "text": state.source.text,  # what was linted: never a second read of the file
         "nodes": [{"path": p, "line": e.line} for p, e in state.source.nodes.items()],
         "error": None,
     }
@@ -533,10 +614,13 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     state = await ls.state_for(params.text_document.uri)
     if state is None or state.path is None:
         return []
-    config_path, config_text, model_rel = await asyncio.get_running_loop().run_in_executor(
+    target = await asyncio.get_running_loop().run_in_executor(
         ls.service.executor,
         lambda: suppression_target(state.path, ls.roots),  # type: ignore[arg-type]
     )
+    if target is None:
+        return []
+    config_path, config_text, model_rel = target
     return features.code_actions(
         state,
         list(params.context.diagnostics),
@@ -547,8 +631,12 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     )
 
 
-def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None, str]:
-    """The configuration file a suppression goes into, its text (None: to create), the model's key."""
+def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None, str] | None:
+    """The configuration file a suppression goes into, its text (None: to create), the model's key.
+
+    None when the configuration file exists but cannot be read as text (a FIFO, a
+    device, not UTF-8, over a megabyte): no edit is offered for it.
+    """
     from onnxlint.config import find_config_file
 
     found = find_config_file(model)
@@ -556,10 +644,17 @@ def suppression_target(model: Path, roots: list[Path]) -> tuple[Path, str | None
         root = next((r for r in roots if r in model.parents), model.parent)
         found, text = root / "onnxlint.toml", None
     else:
+        # read like a model: a FIFO or device named pyproject.toml never blocks the server
+        raw = read_model_bytes(found, Limits(max_file_bytes=CONFIG_MAX_BYTES))
+        if raw is None:
+            what = file_stamp(found)
+            if what is None or what[:2] != (stat.S_IFREG, 0):
+                return None
+            raw = b""  # an empty file (the reader only returns content)
         try:
-            text = found.read_text("utf-8")
-        except OSError:
-            text = None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     try:
         rel = model.resolve().relative_to(found.parent.resolve()).as_posix()
     except ValueError:

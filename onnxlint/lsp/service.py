@@ -29,7 +29,17 @@ from pathlib import Path
 
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap
-from onnxlint.lsp.workspace import GraphView, ModelState, analyse, build_view, content_hash
+from onnxlint.lsp.workspace import (
+    GraphView,
+    ModelState,
+    analyse,
+    build_view,
+    config_for,
+    config_stamp,
+    content_hash,
+    file_stamp,
+    read_model_bytes,
+)
 
 #: called on the event loop with each fresh state (publishes diagnostics)
 Publisher = Callable[[ModelState], Awaitable[None] | None]
@@ -126,11 +136,10 @@ class LintService:
         settings = self.settings
         data = state.content_hash
         loop = asyncio.get_running_loop()
+        # the loader reads the file again: a FIFO swapped in meanwhile is reported, not read
         confirmed = await loop.run_in_executor(
             self.executor,
-            lambda: analyse(
-                uri, path, path.read_bytes(), settings, version=state.version, confirm_mode="run"
-            ),
+            lambda: analyse(uri, path, None, settings, version=state.version, confirm_mode="run"),
         )
         if self._generation.get(uri, 0) != gen or confirmed.content_hash != data:
             return  # the model changed while its sessions ran: that result is stale
@@ -152,27 +161,29 @@ class LintService:
         elif path is None:
             return None
 
-        def prepare() -> tuple[bytes, tuple[object, ...]]:
+        settings = self.settings
+
+        def prepare() -> tuple[bytes | None, object, tuple[object, ...]]:
             # file reads and the config lookup touch the disk: keep them off the loop too
             if text is not None:
-                data = text.encode("utf-8")
+                data: bytes | None = text.encode("utf-8")
             else:
-                try:
-                    data = path.read_bytes()  # type: ignore[union-attr]
-                except OSError:
-                    data = b""
-            return data, _config_stamp(path)
+                assert path is not None
+                data = read_model_bytes(path, config_for(path, settings)[0].limits)
+            # a file that cannot be read as a model (FIFO, device, missing) is keyed by
+            # what it is; the loader says why when it is linted
+            what = content_hash(data) if data is not None else file_stamp(path)  # type: ignore[arg-type]
+            return data, what, config_stamp(path)
 
-        data, stamp = await loop.run_in_executor(self.executor, prepare)
-        settings = self.settings
-        key = (str(path), content_hash(data), settings.key(), settings.confirm, stamp)
+        data, what, stamp = await loop.run_in_executor(self.executor, prepare)
+        key = (str(path), what, settings.key(), settings.confirm, stamp)
         timing = self.timings.setdefault(uri, Timing(scheduled=time.monotonic()))
         timing.started = time.monotonic()
         state = self._cache.get(key)
         if state is not None:
             self._cache.move_to_end(key)
         else:
-            if not data and path is not None and not path.exists():
+            if what is None:  # the file is gone
                 return self._forget(uri)
             # cached confirmations are free to show; sessions only run in ``confirm``
             mode = "cache-only" if settings.confirm else "off"
@@ -207,7 +218,8 @@ class LintService:
                 # a file rewritten while it was linted: the result is not that of ``key``
                 if not fut.cancelled() and fut.exception() is None:
                     state = fut.result()
-                    if state.content_hash == key[1]:
+                    linted = key[1] if isinstance(key[1], str) else ""  # "": unreadable
+                    if state.content_hash == linted:
                         self._remember(key, state)
 
             run.add_done_callback(done)
@@ -224,15 +236,19 @@ class LintService:
         """
         loop = asyncio.get_running_loop()
 
+        settings = self.settings
+
         def read() -> bytes | None:
-            try:
-                return path.read_bytes()
-            except OSError:
-                return None
+            return read_model_bytes(path, config_for(path, settings)[0].limits)
 
         data = await loop.run_in_executor(self.view_executor, read)
         if data is None:
-            return None
+            if file_stamp(path) is None:
+                return None
+            # a FIFO, a device, an empty file: a text that says why, never cached
+            return await loop.run_in_executor(
+                self.view_executor, lambda: build_view(path, None, settings)
+            )
         digest = content_hash(data)
         view = self.cached_view(digest)
         if view is not None:
@@ -246,7 +262,6 @@ class LintService:
                 self._keep_view(view)
                 return view
         self.view_runs += 1
-        settings = self.settings
         view = await loop.run_in_executor(
             self.view_executor, lambda: build_view(path, data, settings)
         )
@@ -329,16 +344,3 @@ def _weight(state: ModelState) -> int:
     """What a cached result costs, in model nodes (at least 1; fixed once linted)."""
     nodes = state.report.stats.get("nodes")
     return max(1, nodes if isinstance(nodes, int) else 0)
-
-
-def _config_stamp(path: Path | None) -> tuple[object, ...]:
-    """The configuration files that apply to ``path``, with their mtimes (part of the cache key)."""
-    if path is None:
-        return ()
-    from onnxlint.config import find_config_file
-
-    try:
-        found = find_config_file(path)
-        return (str(found), found.stat().st_mtime_ns) if found else ()
-    except OSError:
-        return ()

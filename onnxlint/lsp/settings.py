@@ -21,7 +21,7 @@ SECTION = "onnxlint"
 class Settings:
     #: EPs in priority order; empty: what the configuration file says
     eps: tuple[str, ...] = ()
-    #: None: what the configuration file says
+    #: None (or an empty list from the client): what the configuration file says
     select: tuple[str, ...] | None = None
     ignore: tuple[str, ...] | None = None
     #: run real ORT sessions in the background after the static results are shown
@@ -57,7 +57,9 @@ def _str_list(value: Any, name: str, problems: list[str]) -> tuple[str, ...] | N
     if isinstance(value, str):
         value = [v for v in value.split(",")]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(f"{SECTION}.{name}: expected a list of strings, got {value!r}")
+        problems.append(
+            f"{SECTION}.{name}: expected a list of strings, got {value!r}; using the default"
+        )
         return None
     return tuple(v.strip() for v in value if v.strip())
 
@@ -71,7 +73,11 @@ def parse_settings(raw: Any) -> Settings:
     if raw is None:
         return Settings()
     if not isinstance(raw, dict):
-        return Settings(problems=(f"{SECTION}: expected an object, got {type(raw).__name__}",))
+        return Settings(
+            problems=(
+                f"{SECTION}: expected an object, got {type(raw).__name__}; using the defaults",
+            )
+        )
     if isinstance(raw.get(SECTION), dict):
         raw = raw[SECTION]
     known = {"eps", "select", "ignore", "confirm", "serverCommand", "debounceMs", "trace"}
@@ -83,19 +89,25 @@ def parse_settings(raw: Any) -> Settings:
         eps = tuple(e.lower() for e in eps)
         bad = _unknown_eps(eps)
         if bad:
-            problems.append(f"{SECTION}.eps: unknown execution provider(s) {', '.join(bad)}")
+            kept = ", ".join(e for e in eps if e not in bad) or "those of the configuration file"
+            problems.append(
+                f"{SECTION}.eps: unknown execution provider(s) {', '.join(bad)} ignored; "
+                f"checking for {kept}"
+            )
             eps = tuple(e for e in eps if e not in bad)
         kw["eps"] = eps
     for name in ("select", "ignore"):
         val = _str_list(raw.get(name), name, problems)
-        if val is not None:
+        if val:  # an empty list is how the Settings UI says "not set"
             kw[name] = val
     confirm = raw.get("confirm")
     if confirm is not None:
         if isinstance(confirm, bool):
             kw["confirm"] = confirm
         else:
-            problems.append(f"{SECTION}.confirm: expected true or false, got {confirm!r}")
+            problems.append(
+                f"{SECTION}.confirm: expected true or false, got {confirm!r}; using the default"
+            )
     cmd = raw.get("serverCommand")
     if cmd not in (None, "", []):
         val = _str_list(cmd if isinstance(cmd, list) else [cmd], "serverCommand", problems)
@@ -107,7 +119,8 @@ def parse_settings(raw: Any) -> Settings:
             kw["debounce_ms"] = debounce
         else:
             problems.append(
-                f"{SECTION}.debounceMs: expected an integer from 0 to 60000, got {debounce!r}"
+                f"{SECTION}.debounceMs: expected an integer from 0 to 60000, got {debounce!r}; "
+                "using the default"
             )
     return Settings(**kw, problems=tuple(problems))
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
+import stat
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -22,7 +24,8 @@ import onnx
 
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
-from onnxlint.loader import TEXT_SUFFIXES
+from onnxlint.limits import Limits
+from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import (
     SourceMap,
@@ -98,6 +101,91 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def read_model_bytes(path: Path, limits: Limits) -> bytes | None:
+    """The bytes of the model file ``path``, or None when only the loader can say why not.
+
+    Opened the way the loader opens a model: ``O_NONBLOCK`` (a FIFO never blocks the
+    open), then ``fstat`` on the descriptor, so a FIFO, a device such as ``/dev/zero``
+    behind a symlink, or a folder is never read from; nothing over the size limit
+    is read. None for those, for an empty or missing file and for any OS error:
+    the caller then hands ``path`` to the loader, whose diagnostic names the reason.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= limits.max_file_bytes:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(limits.max_file_bytes + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if 0 < len(data) <= limits.max_file_bytes else None
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """(file type, size, mtime) of ``path`` following links, or None when it does not exist.
+
+    What a cached result of an unreadable file (a FIFO, a device) is keyed by.
+    """
+    try:
+        st = path.stat()
+    except (OSError, ValueError):
+        return None
+    return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
+
+
+#: comments and blank lines before the first token of an ONNX text document
+_LEADING_COMMENTS = re.compile(rb"(?:[ \t\r\n]*#[^\n]*)*")
+#: leading line breaks that fit the loader's 256-byte look at the start
+_KEPT_BREAKS = 200
+
+
+def load_text(data: bytes, limits: Limits, label: str = "<document>") -> LoadedModel:
+    """An ONNX text document (an editor buffer or a ``.onnxtxt`` file) through the loader.
+
+    The loader's guards apply: size limit, UTF-8, the bracket-nesting guard that
+    keeps ``onnx.parser`` from overflowing the C stack, depth and node limits.
+    ``loader.load`` tells text from protobuf bytes by their first 256 bytes (``<``
+    or ``ir_version`` first), and a document may begin with comments, so those
+    are dropped before the loader sees the bytes, their line breaks kept (a parse
+    error keeps its line) unless there are more than ``_KEPT_BREAKS`` of them.
+    Node ranges never depend on it: they are found in the document's own text. A
+    document without a model header is refused as ONNX text, never decoded as
+    protobuf.
+    """
+    from onnxlint.diagnostics import Location
+    from onnxlint.rules import load as load_rules
+
+    if not data.strip():
+        result = LoadedModel(model=None, content_hash=content_hash(data), size=len(data))
+        result.is_text = True
+        result.diagnostics.append(load_rules.EmptyFile.make(Location(), "default", path=label))
+        return result
+    match = _LEADING_COMMENTS.match(data)
+    head = match.end() if match else 0
+    breaks = data.count(b"\n", 0, head)
+    masked = (b"\n" * breaks if breaks <= _KEPT_BREAKS else b"") + data[head:]
+    if not masked.lstrip().startswith((b"<", b"ir_version")):
+        result = LoadedModel(model=None, content_hash=content_hash(data), size=len(data))
+        result.is_text = True
+        result.diagnostics.append(
+            load_rules.TextParseError.make(
+                Location(),
+                "default",
+                error="no model header: ONNX text begins with "
+                '<ir_version: ..., opset_import: ["" : ...]>',
+            )
+        )
+        return result
+    return load(masked, limits)
+
+
 @dataclass
 class ModelState:
     """Everything the editor features need about one linted model."""
@@ -116,13 +204,25 @@ class ModelState:
     #: confirmed EP per node path, when confirmation ran
     confirmed: dict[str, str] = field(default_factory=dict)
     version: int | None = None
+    #: the configuration files that applied, with their mtimes (``config_stamp``)
+    config_stamp: tuple[object, ...] = ()
+    #: ``off``, ``cache-only`` or ``run``: how confirmation took part in this result
+    confirm_mode: str = "off"
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def result_id(self) -> str:
-        """For pull diagnostics: changes when the content or the settings change."""
-        key = hashlib.sha256(repr(self.settings_key).encode()).hexdigest()[:12]
+        """For pull diagnostics: changes with the content, the settings, the configuration
+        file and the confirmation state (the mode and what real sessions found)."""
+        inputs = (
+            self.settings_key,
+            self.config_stamp,
+            self.confirm_mode,
+            sorted(self.confirmed.items()),
+            self.notes,
+        )
+        key = hashlib.sha256(repr(inputs).encode()).hexdigest()[:16]
         return f"{self.content_hash[:32]}-{key}"
 
     @property
@@ -180,10 +280,26 @@ def config_for(
     return settings.apply(base, confirm_mode), notes
 
 
+def config_stamp(path: Path | None) -> tuple[object, ...]:
+    """The configuration file that applies to ``path``, with its mtime (cache key, result id)."""
+    if path is None:
+        return ()
+    from onnxlint.config import find_config_file
+
+    try:
+        found = find_config_file(path)
+        if found is None:
+            return ()
+        st = found.stat()
+        return str(found), st.st_mtime_ns, st.st_size
+    except OSError:
+        return ()
+
+
 def analyse(
     uri: str,
     path: Path | None,
-    data: bytes,
+    data: bytes | None,
     settings: Settings,
     *,
     version: int | None = None,
@@ -191,37 +307,63 @@ def analyse(
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
-    Runs in a worker thread: it parses, lints and renders, all CPU work.
+    ``data`` is the document's bytes (an editor buffer, or the file as read by
+    ``read_model_bytes``); None: the file is read by the loader, which reports a
+    FIFO, a device or a missing file. Every model goes through ``onnxlint.loader``
+    and its limits: a binary file by its path (external data is checked against
+    its folder), ONNX text through ``load_text``. Runs in a worker thread.
     """
     from onnxlint import engine
-    from onnxlint.rules import load as load_rules
 
     is_text = path is not None and is_text_model(path)
     label = str(path) if path is not None else uri
     config, notes = config_for(path, settings, confirm_mode)
-    digest = content_hash(data)
-    model: onnx.ModelProto | None = None
+    stamp = config_stamp(path)
+    if data is None and is_text and path is not None:
+        data = read_model_bytes(path, config.limits)
+    digest = content_hash(data) if data is not None else ""
     text = ""
-    if is_text:
-        text = data.decode("utf-8", "replace")
-        try:
-            model = onnx.parser.parse_model(text)
-        except Exception as exc:
-            diag = load_rules.TextParseError.make(_root_location(), "default", error=_one_line(exc))
-            report = Report(path=label, diagnostics=[diag], fatal=True, content_hash=digest)
-            return ModelState(
-                uri, path, digest, settings.key(), report, True, notes=notes, version=version
+    source: bytes | Path | onnx.ModelProto
+    if is_text and data is not None:
+        loaded = load_text(data, config.limits, label)
+        if loaded.model is None:
+            report = Report(
+                path=label, diagnostics=loaded.diagnostics, fatal=True, content_hash=digest
             )
-    source: str | bytes | onnx.ModelProto = model if model is not None else data
-    if model is None and path is not None and path.is_file():
-        source = path  # the loader checks external data relative to the file's folder
+            return ModelState(
+                uri,
+                path,
+                digest,
+                settings.key(),
+                report,
+                True,
+                notes=notes,
+                version=version,
+                config_stamp=stamp,
+                confirm_mode=confirm_mode,
+            )
+        source = loaded.model
+        text = data.decode("utf-8")  # the loader has checked it is UTF-8
+    elif path is not None and (data is None or path.is_file()):
+        source = path  # the loader reads it and checks external data against its folder
+    else:
+        source = data or b""
     with _capturing() as captured:
         report = _lint(engine, source, config, label, notes)
     if source is path and report.content_hash and report.content_hash != digest:
         # the file changed between the caller's read and the lint's: describe what was linted
         digest = report.content_hash
     state = ModelState(
-        uri, path, digest, settings.key(), report, is_text, notes=notes, version=version
+        uri,
+        path,
+        digest,
+        settings.key(),
+        report,
+        is_text,
+        notes=notes,
+        version=version,
+        config_stamp=stamp,
+        confirm_mode=confirm_mode,
     )
     if report.fatal:
         return state
@@ -231,10 +373,9 @@ def analyse(
     shapes = captured.get("shapes")
     try:
         if index is None:  # the lint itself failed: index the model for the editor features
-            if model is None:
-                from onnxlint.loader import load
-
-                model = load(data, config.limits).model
+            model = (
+                source if isinstance(source, onnx.ModelProto) else load(source, config.limits).model
+            )
             if model is None:
                 return state
             index = ModelIndex(model)
@@ -301,20 +442,24 @@ class GraphView:
         return cls(digest, source.text, source, nodes)
 
 
-def build_view(path: Path, data: bytes, settings: Settings) -> GraphView:
+def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
     """Load ``data`` safely and render its graph view, without linting it.
 
     For a view requested before the lint of this content is done: the text can
-    be shown at once and the diagnostics follow. A model that cannot be loaded
-    gets a text that says why (the load findings), never an exception.
+    be shown at once and the diagnostics follow. ``data`` None: the file could
+    not be read as a regular file, and the loader says why. A model that cannot
+    be loaded gets a text that says why (the load findings), never an exception.
     """
-    from onnxlint.loader import load
-
-    digest = content_hash(data)
     config, _ = config_for(path, settings)
-    loaded = load(data, config.limits)
+    if data is None:
+        loaded = load(path, config.limits)
+    elif is_text_model(path):
+        loaded = load_text(data, config.limits, str(path))
+    else:
+        loaded = load(data, config.limits)
+    digest = content_hash(data) if data is not None else ""
     problem: list[str] = [f"# {d.code} {d.message}" for d in loaded.diagnostics]
-    if loaded.model is not None:
+    if loaded.model is not None and data is not None:
         try:
             return GraphView.of(digest, render_graph_view(ModelIndex(loaded.model)))
         except Exception as exc:  # a model the index or printer cannot handle
@@ -405,18 +550,6 @@ def value_type_text(vt: Any) -> str:
     if vt.kind == "optional":
         return f"optional({base})"
     return base if vt.kind != "sparse_tensor" else f"sparse_tensor({base})"
-
-
-def _root_location() -> object:
-    from onnxlint.diagnostics import Location
-
-    return Location()
-
-
-def _one_line(exc: BaseException) -> str:
-    raw = exc.args[0] if exc.args else exc
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-    return " ".join(text.split())[:400]
 
 
 def config_files_for(path: Path) -> list[Path]:

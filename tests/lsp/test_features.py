@@ -43,8 +43,10 @@ SETTINGS_CASES = [
     (
         {"eps": ["qnn", "warp-drive"]},
         Settings(eps=("qnn",)),
-        ["unknown execution provider(s) warp-drive"],
+        ["unknown execution provider(s) warp-drive ignored; checking for qnn"],
     ),
+    # the Settings UI's empty list: what the configuration file says
+    ({"select": [], "ignore": []}, Settings(), []),
     ({"confirm": "yes"}, Settings(), ["onnxlint.confirm: expected true or false"]),
     ({"debounceMs": -5}, Settings(), ["onnxlint.debounceMs: expected an integer"]),
     ({"colour": "blue"}, Settings(), ["onnxlint.colour: unknown setting"]),

@@ -62,6 +62,13 @@ async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.Fix
     def _register(params: lsp.RegistrationParams) -> None:
         registrations.extend(params.registrations)
 
+    statuses: list[Any] = []
+
+    @lsp_client.feature("onnxlint/status")
+    def _status(params: Any) -> None:
+        statuses.append(params)
+
+    lsp_client.statuses = statuses  # type: ignore[attr-defined]
     lsp_client.registrations = registrations  # type: ignore[attr-defined]
     lsp_client.ws = ws  # type: ignore[attr-defined]
     options = getattr(request, "param", None)
@@ -108,6 +115,9 @@ async def test_workspace_scan_publishes_for_binary_models(client: LanguageClient
     assert "OL204" in codes(client, path_to_uri(ws / "models" / "nested.onnx"))
     # hidden folders are not scanned
     assert path_to_uri(ws / ".git" / "ignored.onnx") not in client.diagnostics
+    # the status bar's notification: after the scan, every model counted
+    status = await wait_until(lambda: [x for x in client.statuses if x.models >= 4])  # type: ignore[attr-defined]
+    assert status[-1].version
     bad = next(d for d in client.diagnostics[path_to_uri(ws / "bad.onnx")] if d.code == "OL204")
     assert bad.source == "onnxlint"
     assert bad.severity == lsp.DiagnosticSeverity.Error
@@ -186,6 +196,36 @@ async def test_graph_view_text_node_lines_and_squiggles(client: LanguageClient) 
     nested = await graph_view(client, ws / "models" / "nested.onnx")
     nlines = nested["text"].split("\n")
     assert "FancyOp" in nlines[nested["nodes"]["main/if0:else_branch/else_fancy"]]
+
+
+async def test_one_set_of_problems_per_model_that_navigates_to_the_node(
+    client: LanguageClient,
+) -> None:
+    """On the file while no view is open, each with its node's range in the view and a
+    related location there; on the view alone while it is open; back when it closes."""
+    ws = await scanned(client)
+    model = ws / "bad.onnx"
+    uri, guri = path_to_uri(model), graph_uri(model)
+
+    def located() -> Any:
+        d = next((d for d in client.diagnostics.get(uri, []) if d.code == "OL204"), None)
+        return d if d is not None and d.related_information else None
+
+    d = await wait_until(located)
+    assert d.related_information[0].location.uri == guri
+    assert d.related_information[0].message == "main/mystery0 (FancyOp) in the graph view"
+    view = await graph_view(client, model)
+    line = view["nodes"]["main/mystery0"]
+    assert d.range.start.line == line == d.related_information[0].location.range.start.line
+    # the view is open: its problems there, none on the file
+    await wait_until(lambda: "OL204" in codes(client, guri) and codes(client, uri) == [])
+    client.protocol.notify("onnxlint/graphViewClosed", {"uri": guri})
+    await wait_until(lambda: codes(client, guri) == [] and "OL204" in codes(client, uri))
+    # a view reopened, then closed the LSP way (didClose) does the same
+    await graph_view(client, model)
+    await wait_until(lambda: "OL204" in codes(client, guri) and codes(client, uri) == [])
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(lsp.TextDocumentIdentifier(guri)))
+    await wait_until(lambda: codes(client, guri) == [] and "OL204" in codes(client, uri))
 
 
 async def test_hover_symbols_definition_on_graph_view(client: LanguageClient) -> None:

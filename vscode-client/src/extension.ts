@@ -8,15 +8,29 @@
 import * as path from "path";
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
+  State,
 } from "vscode-languageclient/node";
+import { ServerCommand, ServerProcess, StartFailure, StatusItem, showStartFailure } from "./startup";
 
 const GRAPH_SCHEME = "onnx-graph";
 const GRAPH_SUFFIX = ".onnxtxt";
 const GRAPH_VIEW_REQUEST = "onnxlint/graphView";
+const GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed";
+const STATUS_NOTIFICATION = "onnxlint/status";
+/** restarts after a crash allowed within RESTART_WINDOW_MS before the server is left stopped */
+const MAX_RESTARTS = 4;
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+
+interface ServerStatus {
+  version?: string;
+  eps?: string[];
+  models?: number;
+}
 
 interface GraphViewResult {
   uri: string | null;
@@ -26,6 +40,7 @@ interface GraphViewResult {
 }
 
 let client: LanguageClient | undefined;
+let status: StatusItem | undefined;
 const output = vscode.window.createOutputChannel("onnxlint", { log: true });
 
 /** The model file a graph view stands for: onnx-graph:/a/b.onnx.onnxtxt -> file:///a/b.onnx */
@@ -95,35 +110,44 @@ async function showGraph(model: vscode.Uri, column?: vscode.ViewColumn): Promise
 }
 
 /** How to start the server: the setting, else the Python extension's interpreter, else PATH. */
-async function serverCommand(): Promise<{ command: string; args: string[] }> {
+async function serverCommand(): Promise<ServerCommand> {
   const configured = vscode.workspace.getConfiguration("onnxlint").get<string[] | string>("serverCommand");
   const list = Array.isArray(configured) ? configured : configured ? [configured] : [];
   if (list.length > 0) {
-    return { command: list[0], args: list.slice(1) };
+    return { command: list[0], args: list.slice(1), origin: "setting" };
   }
   const python = await pythonFromExtension();
   if (python) {
-    return { command: python, args: ["-m", "onnxlint", "lsp"] };
+    return { command: python, args: ["-m", "onnxlint", "lsp"], origin: "python" };
   }
-  return { command: "onnxlint", args: ["lsp"] };
+  return { command: "onnxlint", args: ["lsp"], origin: "path" };
 }
 
-async function pythonFromExtension(): Promise<string | undefined> {
+async function pythonApi(): Promise<any | undefined> {
   const ext = vscode.extensions.getExtension("ms-python.python");
   if (!ext) {
     return undefined;
   }
   try {
     const api = ext.isActive ? ext.exports : await ext.activate();
-    const envs = api?.environments;
-    if (!envs) {
-      return undefined;
-    }
+    return api?.environments;
+  } catch (err) {
+    output.warn(`could not ask the Python extension for an interpreter: ${err}`);
+    return undefined;
+  }
+}
+
+async function pythonFromExtension(): Promise<string | undefined> {
+  const envs = await pythonApi();
+  if (!envs) {
+    return undefined;
+  }
+  try {
     const active = envs.getActiveEnvironmentPath(vscode.workspace.workspaceFolders?.[0]?.uri);
     const resolved = await envs.resolveEnvironment(active);
     return resolved?.executable?.uri?.fsPath;
   } catch (err) {
-    output.appendLine(`onnxlint: could not ask the Python extension for an interpreter: ${err}`);
+    output.warn(`could not ask the Python extension for an interpreter: ${err}`);
     return undefined;
   }
 }
@@ -141,11 +165,24 @@ function settingsObject(): Record<string, unknown> {
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
-  const { command, args } = await serverCommand();
-  output.appendLine(`onnxlint: starting ${command} ${args.join(" ")}`);
-  const serverOptions: ServerOptions = {
-    run: { command, args, transport: TransportKind.stdio },
-    debug: { command, args: [...args, "--log-level", "info"], transport: TransportKind.stdio },
+  const command = await serverCommand();
+  output.info(`starting ${command.command} ${command.args.join(" ")} (${command.origin})`);
+  status?.starting();
+  let proc: ServerProcess | undefined;
+  let initialized = false;
+  let reported = false;
+  const crashes: number[] = [];
+  const fail = (failure: StartFailure): void => {
+    status?.failed(failure.reason);
+    if (!reported) {
+      reported = true; // one message per start, whatever the client reports after it
+      output.error(failure.reason);
+      void showStartFailure(failure, output);
+    }
+  };
+  const serverOptions: ServerOptions = async () => {
+    proc = new ServerProcess(command, output);
+    return proc.process;
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
@@ -155,24 +192,133 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: settingsObject(),
     synchronize: { configurationSection: "onnxlint" },
     outputChannel: output,
+    // the extension's own message explains a failed start; the client's would only repeat it
+    initializationFailedHandler: () => false,
+    errorHandler: {
+      error: (_error, _message, count) =>
+        (count ?? 0) <= 3
+          ? { action: ErrorAction.Continue, handled: true }
+          : { action: ErrorAction.Shutdown, handled: true },
+      closed: () => {
+        if (!initialized) {
+          fail(proc?.failure() ?? { reason: "the server exited at start", interpreter: false });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const now = Date.now();
+        crashes.push(now);
+        while (crashes.length && now - crashes[0] > RESTART_WINDOW_MS) {
+          crashes.shift();
+        }
+        if (crashes.length > MAX_RESTARTS) {
+          const last = proc?.lastProblem();
+          fail({
+            reason: `the server crashed ${crashes.length} times in 3 minutes${last ? `: ${last}` : ""}`,
+            interpreter: false,
+          });
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        output.warn("the server exited; restarting it");
+        initialized = false;
+        return { action: CloseAction.Restart, handled: true };
+      },
+    },
     middleware: {
       // Diagnostics are pushed for every model (open or not); pulling them as well
       // would list each finding twice in the Problems panel.
       provideDiagnostics: async () => ({ kind: "full", items: [] }) as never,
     },
   };
-  client = new LanguageClient("onnxlint", "onnxlint", serverOptions, clientOptions);
+  const started = new LanguageClient("onnxlint", "onnxlint", serverOptions, clientOptions);
+  client = started;
+  context.subscriptions.push(
+    started.onDidChangeState((e) => {
+      if (e.newState === State.Running) {
+        initialized = true;
+        const info = started.initializeResult?.serverInfo;
+        status?.running(info?.version, configuredEps(), undefined);
+      }
+    }),
+  );
   try {
-    await client.start();
+    await started.start();
   } catch (err) {
-    void vscode.window.showErrorMessage(
-      `onnxlint: could not start the language server (${command}). Install onnxlint in the selected ` +
-        `Python environment (pip install onnxlint) or set onnxlint.serverCommand. ${err}`,
-    );
-    client = undefined;
+    fail(proc?.failure() ?? { reason: String(err), interpreter: false });
+    if (client === started) {
+      client = undefined;
+    }
     return;
   }
-  context.subscriptions.push(client);
+  started.onNotification(STATUS_NOTIFICATION, (s: ServerStatus) => {
+    status?.running(s.version ?? started.initializeResult?.serverInfo?.version, s.eps ?? [], s.models);
+  });
+  context.subscriptions.push(started);
+}
+
+function configuredEps(): string[] {
+  return vscode.workspace.getConfiguration("onnxlint").get<string[]>("eps") ?? [];
+}
+
+async function restartClient(context: vscode.ExtensionContext): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old) {
+    try {
+      await old.stop();
+    } catch (err) {
+      output.warn(`stopping the server: ${err}`);
+    }
+  }
+  await startClient(context);
+}
+
+/** The URI a tab shows, for text tabs. */
+function tabUri(tab: vscode.Tab): vscode.Uri | undefined {
+  const input = tab.input;
+  return input instanceof vscode.TabInputText ? input.uri : undefined;
+}
+
+/** Graph views whose last tab was closed: the server moves their problems back to the file. */
+function watchGraphTabs(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(
+    vscode.window.tabGroups.onDidChangeTabs((e) => {
+      const closed = e.closed.map(tabUri).filter((u): u is vscode.Uri => u?.scheme === GRAPH_SCHEME);
+      if (!closed.length || !client) {
+        return;
+      }
+      const shown = new Set(
+        vscode.window.tabGroups.all.flatMap((g) => g.tabs.map((t) => tabUri(t)?.toString() ?? "")),
+      );
+      for (const uri of closed) {
+        if (!shown.has(uri.toString())) {
+          void client.sendNotification(GRAPH_VIEW_CLOSED, { uri: uri.toString() });
+        }
+      }
+    }),
+  );
+}
+
+/** A changed server command or interpreter takes effect at once, as in Pylance and ruff. */
+async function watchServerCommand(context: vscode.ExtensionContext): Promise<void> {
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("onnxlint.serverCommand")) {
+        output.info("onnxlint.serverCommand changed: restarting the server");
+        void restartClient(context);
+      }
+    }),
+  );
+  const envs = await pythonApi();
+  if (envs?.onDidChangeActiveEnvironmentPath) {
+    context.subscriptions.push(
+      envs.onDidChangeActiveEnvironmentPath(() => {
+        const configured = vscode.workspace.getConfiguration("onnxlint").get<string[]>("serverCommand");
+        if (!configured || configured.length === 0) {
+          output.info("the Python interpreter changed: restarting the server");
+          void restartClient(context);
+        }
+      }),
+    );
+  }
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -191,14 +337,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
       await showGraph(target.scheme === GRAPH_SCHEME ? modelUriOf(target) : target);
     }),
-    vscode.commands.registerCommand("onnxlint.restartServer", async () => {
-      if (client) {
-        await client.stop();
-        client = undefined;
-      }
-      await startClient(context);
-    }),
+    vscode.commands.registerCommand("onnxlint.restartServer", () => restartClient(context)),
+    vscode.commands.registerCommand("onnxlint.showOutput", () => output.show()),
   );
+  status = new StatusItem();
+  context.subscriptions.push(status);
+  watchGraphTabs(context);
+  await watchServerCommand(context);
   // "onnxlint.relint" and "onnxlint.applyFix" are server commands: the language client
   // registers them itself. Refresh open graph views when their model changes on disk
   const watcher = vscode.workspace.createFileSystemWatcher("**/*.onnx");
