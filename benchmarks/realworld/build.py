@@ -386,7 +386,24 @@ def export_torch(
         import onnx
 
         m = onnx.load(str(path))
+        if exporter != "torchscript":
+            _strip_traces(m.graph)
         return m.SerializeToString()
+
+
+def _strip_traces(graph: Any) -> None:
+    """Drop the dynamo exporter's per-node metadata (stack traces with this machine's
+    paths and counters that change from run to run): the graph stays the same, the
+    file becomes reproducible."""
+    for coll in (graph.node, graph.input, graph.output, graph.value_info):
+        for item in coll:
+            del item.metadata_props[:]
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _strip_traces(attr.g)
+            for g in attr.graphs:
+                _strip_traces(g)
 
 
 def _dynamic_shapes(names: list[str], axes: dict[str, dict[int, str]]) -> tuple[Any, ...]:
