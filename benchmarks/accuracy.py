@@ -55,6 +55,14 @@ from benchmarks.realworld.truth import (
 from onnxlint.fsutil import atomic_write_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parent.parent
+#: the replay subset: corpus models small enough to commit (a few KB each) ...
+REPLAY_DIR = REPO / "tests" / "data" / "realworld"
+#: ... plus the sample models onnxruntime's own wheel ships (``onnxruntime/datasets``)
+REPLAY_FROM_ORT = "whl-onnxruntime-"
+REPLAY_FLOOR = RESULTS / "accuracy-replay.json"
+#: the figures the replay compares with its committed floor
+FLOOR_KEYS = ("nodes_agree", "partition_exact", "failures_predicted", "false_failure_flags")
 PROVIDER = {short: provider for provider, short in SHORT.items()}
 GRAPH_LEVEL = {"disabled": "exported", "default": "optimized"}
 CLASS_KEYS = ("direction", "op", "domain", "dtypes", "constness", "qnn_reason")
@@ -316,10 +324,15 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
 
 
 def _failure_kind(error: str) -> str:
-    """A session error reduced to its class (the message without names and numbers)."""
-    text = error.split("Exception during initialization:")[-1]
-    text = re.sub(r"\S+\.(cc|cpp|h):\d+ \S+", "", text)
-    return _short_reason(text)[:90]
+    """A session error reduced to its class: the cause, without names and numbers."""
+    text = error
+    if "[OpenVINO-EP]" in text:
+        text = text[text.index("[OpenVINO-EP]") + len("[OpenVINO-EP]") :]
+        # the frontend's own check says the most: keep the last one
+        text = text.split("GeneralFailure:")[-1]
+    else:
+        text = re.split(r"\b[A-Z_]+ : ", text)[-1]
+    return _short_reason(text)[:100]
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -390,6 +403,42 @@ def run(
     return rows, skipped
 
 
+def replay_models() -> dict[str, Path]:
+    """Model name -> file for the replay subset, wherever the file is on this machine."""
+    out = {p.stem: p for p in sorted(REPLAY_DIR.glob("*.onnx"))}
+    try:
+        import onnxruntime
+    except ImportError:
+        return out
+    base = Path(onnxruntime.__file__).parent / "datasets"
+    for p in sorted(base.glob("*.onnx")):
+        out[REPLAY_FROM_ORT + p.stem.replace("_", "-").lower()] = p
+    return out
+
+
+def replay() -> tuple[dict[str, Any], list[str]]:
+    """The summary of the replay subset (models whose file matches its truth), and its names."""
+    fam = families()
+    files = replay_models()
+    rows: list[Row] = []
+    names: list[str] = []
+    for truth in load_truth(list(files)):
+        path = files.get(truth["model"])
+        if path is None or sha256_file(path) != truth["sha256"]:
+            continue
+        names.append(truth["model"])
+        rows += evaluate_model(truth, path, fam.get(truth["model"], "?"), TARGETS)
+    return summarise(rows), names
+
+
+def floor_of(summary: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """The figures of ``summary`` the replay test holds the prediction to."""
+    return {
+        key: {k: g[k] for k in (*FLOOR_KEYS, "nodes", "failures", "loading_models")}
+        for key, g in summary.items()
+    }
+
+
 def versions(truths: list[dict[str, Any]]) -> dict[str, Any]:
     from importlib import metadata
 
@@ -413,7 +462,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", action="append", choices=TARGETS)
     ap.add_argument("--output", default=str(RESULTS / "accuracy-realworld"), help="path stem")
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument(
+        "--write-replay-floor",
+        action="store_true",
+        help="measure the replay subset (committed models, no --models needed) and write "
+        "the floor the replay test holds the prediction to",
+    )
     args = ap.parse_args(argv)
+    if args.write_replay_floor:
+        summary, names = replay()
+        print(format_table(summary))
+        doc = {"models": names, "floor": floor_of(summary)}
+        atomic_write_text(REPLAY_FLOOR, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        return 0
     if not args.models:
         ap.error(f"give --models or set {ENV_DIR}")
     only = [w for w in (args.only or "").split(",") if w]

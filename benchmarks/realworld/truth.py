@@ -55,6 +55,7 @@ SHORT = {
 # one letter per node in a session's ``eps`` string, in ORT's reporting order
 EP_CODE = {"cpu": "c", "qnn": "q", "openvino": "o"}
 TIMEOUT_S = 240.0
+MAX_ERROR_CHARS = 600
 SCHEMA = 1
 
 # Fixed values for named dims, by the dim's name (first match wins); anything else is 1.
@@ -85,14 +86,21 @@ def fixed_dims(path: Path) -> dict[str, int]:
 
 
 def _clean(text: str | None, model_dir: Path) -> str | None:
-    """Drop this machine's folders from an error message; keep it short."""
+    """Drop this machine's folders and C++ call signatures from an error; keep it short.
+
+    The cause comes after ORT's source location (``file.cc:N signature(...)``): for
+    OpenVINO from ``[OpenVINO-EP]`` on, which is kept whole up to the limit.
+    """
     if text is None:
         return None
     text = text.replace(str(model_dir.resolve()) + os.sep, "").replace(str(model_dir) + os.sep, "")
     text = re.sub(r"/tmp/[^\s'\"]*/", "", text)
     text = re.sub(r"(/[\w.+-]+)+/(site-packages|onnxruntime)/", r"\2/", text)
+    if "[OpenVINO-EP]" in text:
+        head = text.split("Exception during initialization:")[0]
+        text = head + text[text.index("[OpenVINO-EP]") :]
     text = " ".join(text.split())
-    return text[:400]
+    return text[:MAX_ERROR_CHARS]
 
 
 def session_record(
