@@ -79,6 +79,9 @@ class ProbeCase:
     model: onnx.ModelProto
     variant: str | None = None  # dtype of a generated variant, None for the original
     opset_lowered_from: int | None = None
+    signature: str | None = None  # from real models (--from-models): the node signature
+    seen: int = 0  # ... how many nodes of those models had it
+    seen_in: list[str] = field(default_factory=list)  # ... and the first models they were in
 
 
 @dataclass
@@ -99,6 +102,9 @@ class Measurement:
     variant: str | None = None
     opset_lowered_from: int | None = None
     nodes_on_ep: int = 0  # reported nodes on the EP, including inserted ones
+    signature: str | None = None  # the real node signature (``--from-models``)
+    seen: int = 0
+    seen_in: list[str] | None = None
 
 
 @dataclass
@@ -110,6 +116,8 @@ class ProbeReport:
     versions: dict[str, Any]
     optimization: str
     measurements: list[Measurement] = field(default_factory=list)
+    #: where the probe models came from (None: ONNX's node test cases)
+    source: str | None = None
     # The models behind the measurements (not serialised; used for comparison).
     cases: list[ProbeCase] = field(default_factory=list, repr=False)
 
@@ -150,6 +158,7 @@ class ProbeReport:
             versions=dict(data.get("versions", {})),
             optimization=data.get("optimization", "disabled"),
             measurements=rows,
+            source=data.get("source"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -161,7 +170,8 @@ class ProbeReport:
             "date": self.date,
             "versions": self.versions,
             "optimization": self.optimization,
-            "source": "onnx.backend.test.case.node.collect_testcases() single-node models "
+            "source": self.source
+            or "onnx.backend.test.case.node.collect_testcases() single-node models "
             "+ dtype variants (onnxlint probe)",
             "summary": self.summary(),
             "cases": [_compact(asdict(m)) for m in self.measurements],
@@ -405,6 +415,9 @@ def _measure(case: ProbeCase, res: SessionResult, provider: str) -> Measurement:
         create_s=res.create_s,
         variant=case.variant,
         opset_lowered_from=case.opset_lowered_from,
+        signature=case.signature,
+        seen=case.seen,
+        seen_in=list(case.seen_in) or None,
     )
     if res.status == "error":
         err = res.error or ""
@@ -493,8 +506,14 @@ def probe(
     memory_cap_mb: int | None = 16384,
     batch: int = 200,
     progress: Callable[[str], None] | None = None,
+    models: Sequence[str | os.PathLike[str]] | None = None,
 ) -> ProbeReport:
-    """Probe ``ep`` with the node test cases; see the module docstring."""
+    """Probe ``ep`` with the node test cases; see the module docstring.
+
+    With ``models`` (files or folders of ``.onnx`` files) the cases are the distinct
+    node signatures of those models instead (:mod:`onnxlint.signatures`), each as
+    its own single-node model at the model's own opset; ``ops`` and ``limit`` apply.
+    """
     from onnxlint.runtime.runners import discover
 
     spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
@@ -516,15 +535,19 @@ def probe(
         max_opset, max_ir = asked["max_opset"], asked["max_ir"]
     else:
         max_opset, max_ir = ort_limits(info.onnxruntime)
-    cases = build_cases(
-        max_opset=max_opset,
-        max_ir=max_ir,
-        opset=opset,
-        ops=ops,
-        names=names,
-        limit=limit,
-        variants=variants,
-    )
+    source = None
+    if models is not None:
+        cases, source = signature_cases(models, ops=ops, limit=limit)
+    else:
+        cases = build_cases(
+            max_opset=max_opset,
+            max_ir=max_ir,
+            opset=opset,
+            ops=ops,
+            names=names,
+            limit=limit,
+            variants=variants,
+        )
     say(f"probing {spec.provider} with {len(cases)} models under {exe}")
     report = ProbeReport(
         ep=spec.short,
@@ -534,6 +557,7 @@ def probe(
         versions={},
         optimization=optimization,
         cases=cases,
+        source=source,
     )
     for start in range(0, len(cases), batch):
         part = cases[start : start + batch]
@@ -556,6 +580,45 @@ def probe(
         claimed = sum(1 for m in report.measurements if m.claimed)
         say(f"  {done}/{len(cases)} models, {claimed} claimed")
     return report
+
+
+def signature_cases(
+    models: Sequence[str | os.PathLike[str]],
+    *,
+    ops: Sequence[str] | None = None,
+    limit: int | None = None,
+) -> tuple[list[ProbeCase], str]:
+    """Probe cases from the distinct node signatures of ``models``, and their provenance."""
+    from onnxlint import signatures
+
+    files = signatures.model_files(models)
+    sigs = signatures.collect(files)
+    wanted = {o.lower() for o in ops} if ops else None
+    cases = [
+        ProbeCase(
+            name=s.name,
+            op_type=s.op_type,
+            domain=s.domain,
+            opset=s.opset,
+            since_version=_since(s.op_type, s.opset, s.domain),
+            input_dtypes=s.input_dtypes,
+            model=s.model,
+            signature=s.key,
+            seen=s.seen,
+            seen_in=list(s.models),
+        )
+        for s in sorted(sigs.signatures.values(), key=lambda s: s.key)
+        if wanted is None or s.op_type.lower() in wanted
+    ]
+    if limit is not None:
+        cases = cases[:limit]
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(sigs.skipped.items())) or "none"
+    source = (
+        f"distinct node signatures of {sigs.models} models ({sigs.nodes} nodes, "
+        f"{len(sigs.signatures)} signatures; skipped: {skipped}) as single-node models "
+        "(onnxlint probe --from-models)"
+    )
+    return cases, source
 
 
 def _public_versions(v: dict[str, Any]) -> dict[str, Any]:

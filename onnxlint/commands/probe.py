@@ -47,6 +47,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="compare the measurement with the shipped profile (default: on)",
     )
+    parser.add_argument(
+        "--from-models",
+        nargs="+",
+        metavar="MODEL",
+        default=None,
+        help="probe the distinct node signatures of these models (files or folders) "
+        "instead of ONNX's node test cases",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -90,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
             optimization=args.optimization,
             timeout_s=args.timeout,
             progress=say,
+            models=args.from_models,
         )
     except (RuntimeError, ValueError) as exc:
         print(f"onnxlint probe: {exc}", file=sys.stderr)

