@@ -181,6 +181,34 @@ def _measured(pid: str, what: str) -> dict[str, Any]:
     }
 
 
+# Sessions measured on the repro models of the real-world disagreement classes (issue #16):
+# QDQ models from onnxruntime.quantization, int64 tensors inside a graph, and so on.
+SESSIONS_DATE = "2026-12-01"
+QNN_SESSION_PACKAGES = {"onnxruntime": "1.32.0", "onnxruntime-qnn": "2.7.0", "onnx": "1.23.2"}
+OV_SESSION_PACKAGES = {"onnxruntime-openvino": "1.24.1", "onnx": "1.23.2"}
+
+
+def _sessions(pid: str, packages: dict[str, str], what: str) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "kind": "measured",
+        "tool": "onnxlint --confirm (session.record_ep_graph_assignment_info)",
+        "date": SESSIONS_DATE,
+        "packages": dict(packages),
+        "note": what,
+    }
+
+
+_QNN_SESSIONS = _sessions(
+    "qnn-sessions",
+    QNN_SESSION_PACKAGES,
+    "QAIRT 2.51 HTP simulator, soc_model 60, both optimization levels; QDQ models made with "
+    "onnxruntime.quantization (QNN config, 8- and 16-bit activations, ai.onnx and "
+    "com.microsoft domains) and graphs with int64 tensors between float ops; refusal "
+    "reasons from QNN's verbose per-node validation log",
+)
+
+
 def _tree(pid: str, file: str, note: str | None = None) -> dict[str, Any]:
     p = {
         "id": pid,
@@ -465,6 +493,7 @@ HEADERS: dict[str, dict[str, Any]] = {
         },
         "provenance": [
             _measured("qnn-measured", "QNN HTP simulator, soc_model 60, optimizations disabled"),
+            _QNN_SESSIONS,
             _tree(
                 "qnn-builder-checks",
                 "onnxruntime/core/providers/qnn/builder/opbuilder/",
@@ -540,6 +569,7 @@ HEADERS: dict[str, dict[str, Any]] = {
         "describes": {"onnxruntime": "1.31.1", "ep": "onnxruntime-qnn 2.7.0"},
         "provenance": [
             _measured("qnn-measured", "measured on the HTP backend; assumed to hold here too"),
+            {**_QNN_SESSIONS, "note": "measured on the HTP backend; assumed to hold here too"},
             _tree(
                 "qnn-builder-checks",
                 "onnxruntime/core/providers/qnn/builder/opbuilder/",
@@ -575,6 +605,7 @@ HEADERS: dict[str, dict[str, Any]] = {
         "describes": {"onnxruntime": "1.31.1", "ep": "onnxruntime-qnn 2.7.0"},
         "provenance": [
             _measured("qnn-measured", "measured on the HTP backend; assumed to hold here too"),
+            {**_QNN_SESSIONS, "note": "measured on the HTP backend; assumed to hold here too"},
             _tree(
                 "qnn-builder-checks",
                 "onnxruntime/core/providers/qnn/builder/opbuilder/",
@@ -767,6 +798,16 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             ],
         }
     )
+    if device == "CPU":
+        h["provenance"].append(
+            _sessions(
+                "ov-sessions",
+                OV_SESSION_PACKAGES,
+                "onnxruntime-openvino with device_type CPU, both optimization levels; QDQ "
+                "models made with onnxruntime.quantization (8- and 16-bit, ai.onnx and "
+                "com.microsoft domains)",
+            )
+        )
     if device != "CPU":
         h["describes"] = {"onnxruntime": "1.24.1", "ep": "onnxruntime-openvino 1.24.1 (source)"}
         h["provenance"] = []
@@ -1162,6 +1203,26 @@ _QNN_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
         for op in ("Max", "Min", "Sum", "Mean", "Einsum")
     },
 }
+# onnxruntime.quantization writes 16-bit QDQ (and, with UseQDQContribOps, every QDQ) in
+# the com.microsoft domain: QNN takes those Q/DQ nodes exactly like the ai.onnx ones
+# (uint8, int8, uint16 and int16 measured), including the graph-input/-output refusals
+# ("QNN EP is configured to not take Q nodes that consume a graph input").
+_QNN_CONTRIB_QDQ: dict[tuple[str, str], dict[str, Any]] = {
+    ("com.microsoft", op): {
+        "add": {"domain": "com.microsoft", "op": op, "provenance": "qnn-sessions"},
+        "constraints": [
+            _c(kind, f"QNN does not take a {op} that {where} (the {what} stays on CPU)",
+               "qnn-sessions", **{slot: [0]}),
+            _const("QNN needs the scale and zero point to be constants", [1, 2], "qnn-sessions"),
+        ],
+    }
+    for op, kind, slot, where, what in (
+        ("QuantizeLinear", "not_graph_input", "inputs", "reads a graph input", "quantization"),
+        ("DequantizeLinear", "not_graph_output", "outputs", "writes a graph output",
+         "dequantization"),
+    )
+}  # fmt: skip
+
 _QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
     ("ai.onnx", "ReduceProd"): {"remove": True},
     ("ai.onnx", "IsInf"): {"remove": True},
@@ -1262,6 +1323,14 @@ _OV_SOURCE: dict[tuple[str, str], dict[str, Any]] = {
     },
 }
 _OV_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
+    # the com.microsoft Q/DQ that onnxruntime.quantization writes for 16-bit QDQ: OpenVINO
+    # takes them, and the whole QDQ graph with them (uint8, int8, uint16, int16 measured)
+    **{
+        ("com.microsoft", op): {
+            "add": {"domain": "com.microsoft", "op": op, "provenance": "ov-sessions"}
+        }
+        for op in ("QuantizeLinear", "DequantizeLinear")
+    },
     ("ai.onnx", "Attention"): {
         "add": {"domain": "ai.onnx", "op": "Attention", "provenance": "ov-data-ops"},
         "constraints": [
@@ -1325,9 +1394,9 @@ _OV_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
-    "qnn-htp": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_HTP_ONLY),
-    "qnn-cpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
-    "qnn-gpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED),
+    "qnn-htp": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ, _QNN_HTP_ONLY),
+    "qnn-cpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ),
+    "qnn-gpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ),
     "openvino-cpu": _merge_overlays(_OV_SOURCE, _OV_MEASURED),
     "openvino-gpu": _OV_SOURCE,
     "openvino-npu": _OV_SOURCE,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import onnx
@@ -19,9 +21,10 @@ from onnxlint.loader import load
 from ..conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
+import partition_agreement as agreement
 import partition_models
 
-__all__ = ["context", "partition_models", "partitions"]
+__all__ = ["check_real", "context", "partition_models", "partitions"]
 
 
 def context(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) -> LintContext:
@@ -37,6 +40,37 @@ def context(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) -> 
 
 def partitions(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) -> Partitions:
     return context(model, eps, **config).analysis(Partitions)
+
+
+def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> None:
+    """Real sessions on ``ep`` (``runner``'s interpreter) at both levels agree with the
+    prediction node for node and in the number of accelerator partitions."""
+    spec = agreement.EPS[ep]
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for name, model in models.items():
+            path = Path(tmp) / f"{name}.onnx"
+            path.write_bytes(model.SerializeToString())
+            for level in ("disabled", "basic"):
+                jobs.append(
+                    {
+                        "id": f"{name}|{level}",
+                        "path": str(path),
+                        "level": level,
+                        "provider": spec["provider"],
+                        "options": spec["options"],
+                        "plugin": spec["plugin"],
+                    }
+                )
+        real = agreement.run_real(jobs, runner, timeout_s=300)
+    for name, model in models.items():
+        plans = agreement.predict(model, ep)
+        for level in ("disabled", "basic"):
+            r = real[f"{name}|{level}"]
+            assert r.get("ok"), (name, level, r)
+            got = agreement.compare(plans[level], r, spec["provider"])
+            assert got["diffs"] == [], (name, level, got["diffs"])
+            assert got["real_partitions"] == got["predicted_partitions"], (name, level, got)
 
 
 @pytest.fixture

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from ..conftest import REPO
-from .conftest import partition_models
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import partition_agreement as agreement
+from .conftest import check_real, partition_models
 
 MODELS = ["alternating", "loop_fallback", "causal_mask", "encoder_static", "encoder_dynamic"]
 #: OpenVINO claims the Loop of loop_fallback and then fails to compile it (no fallback);
@@ -22,32 +17,7 @@ OPENVINO_MODELS = [m for m in MODELS if m != "loop_fallback"]
 
 def _check(ep: str, runner: str, names: list[str] = MODELS) -> None:
     models = dict(partition_models.transformer_blocks())
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for name in names:
-            path = Path(tmp) / f"{name}.onnx"
-            path.write_bytes(models[name].SerializeToString())
-            spec = agreement.EPS[ep]
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{name}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                    }
-                )
-        real = agreement.run_real(jobs, runner, timeout_s=300)
-    for name in names:
-        plans = agreement.predict(models[name], ep)
-        for level in ("disabled", "basic"):
-            r = real[f"{name}|{level}"]
-            assert r.get("ok"), r
-            got = agreement.compare(plans[level], r, agreement.EPS[ep]["provider"])
-            assert got["diffs"] == [], (name, level, got["diffs"])
-            assert got["real_partitions"] == got["predicted_partitions"], (name, level, got)
+    check_real(ep, runner, {name: models[name] for name in names})
 
 
 @pytest.mark.slow

@@ -1,0 +1,197 @@
+"""Classes of disagreement between the prediction and real sessions on real-world models
+(issue #16), each with a small model that shows the class.
+
+Every class has a prediction test (no EP needed) and, marked ``ort_qnn`` /
+``ort_openvino``, the same model checked against the real EP. The expectations were
+measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
+``soc_model=60``) and onnxruntime-openvino 1.24.1 (CPU device).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint.analyses.partition import CPU_EP
+
+from ..conftest import REPO
+from .conftest import check_real, partitions
+
+QNN = "QNNExecutionProvider"
+OV = "OpenVINOExecutionProvider"
+_ELEM = {
+    "uint8": TensorProto.UINT8,
+    "int8": TensorProto.INT8,
+    "uint16": TensorProto.UINT16,
+    "int16": TensorProto.INT16,
+}
+
+
+# ---------------------------------------------------------------------------
+# Class 1: QDQ in the com.microsoft domain (16-bit activations as onnxruntime.quantization
+# writes them for QNN), and ai.onnx QDQ with 16-bit activations
+
+
+def qdq_conv_model(domain: str, activations: str, weights: str = "uint8") -> onnx.ModelProto:
+    """Conv -> Relu -> Conv -> Add -> GlobalAveragePool -> Flatten -> Gemm, every tensor
+    between them quantized and dequantized the way onnxruntime.quantization's QNN config
+    writes it (Q/DQ named ``<value>_QuantizeLinear``; ``domain`` ``com.microsoft`` is what
+    it writes for 16-bit activations below opset 21 and with ``UseQDQContribOps``)."""
+    rng = np.random.default_rng(0)
+    nodes: list[onnx.NodeProto] = []
+    inits: list[onnx.TensorProto] = []
+
+    def qparams(name: str, dtype: str) -> tuple[str, str]:
+        inits.append(numpy_helper.from_array(np.array(0.01, np.float32), f"{name}_scale"))
+        zp = helper.make_tensor(f"{name}_zero_point", _ELEM[dtype], [], [0])
+        inits.append(zp)
+        return f"{name}_scale", f"{name}_zero_point"
+
+    def qdq(value: str) -> str:
+        s, z = qparams(value, activations)
+        q, dq = f"{value}_QuantizeLinear", f"{value}_DequantizeLinear"
+        nodes.append(
+            helper.make_node("QuantizeLinear", [value, s, z], [f"{q}_Output"], q, domain=domain)
+        )
+        nodes.append(
+            helper.make_node(
+                "DequantizeLinear", [f"{q}_Output", s, z], [f"{dq}_Output"], dq, domain=domain
+            )
+        )
+        return f"{dq}_Output"
+
+    def weight(name: str, shape: list[int]) -> str:
+        s, z = qparams(name, weights)
+        data = rng.integers(0, 100, size=shape)
+        inits.append(
+            helper.make_tensor(f"{name}_quantized", _ELEM[weights], shape, data.ravel().tolist())
+        )
+        out = f"{name}_DequantizeLinear_Output"
+        nodes.append(
+            helper.make_node(
+                "DequantizeLinear",
+                [f"{name}_quantized", s, z],
+                [out],
+                f"{name}_DequantizeLinear",
+                domain=domain,
+            )
+        )
+        return out
+
+    def bias(name: str, n: int) -> str:
+        inits.append(helper.make_tensor(f"{name}_quantized", TensorProto.INT32, [n], [1] * n))
+        inits.append(numpy_helper.from_array(np.array(0.0001, np.float32), f"{name}_scale"))
+        inits.append(helper.make_tensor(f"{name}_zero_point", TensorProto.INT32, [], [0]))
+        nodes.append(
+            helper.make_node(
+                "DequantizeLinear",
+                [f"{name}_quantized", f"{name}_scale", f"{name}_zero_point"],
+                [name],
+                f"{name}_DequantizeLinear",
+                domain=domain,
+            )
+        )
+        return name
+
+    x = qdq("x")
+    w1, b1 = weight("w1", [8, 3, 3, 3]), bias("b1", 8)
+    nodes.append(helper.make_node("Conv", [x, w1, b1], ["r1"], "conv1", pads=[1, 1, 1, 1]))
+    r1 = qdq("r1")
+    w2, b2 = weight("w2", [8, 8, 3, 3]), bias("b2", 8)
+    nodes.append(helper.make_node("Conv", [r1, w2, b2], ["c2"], "conv2", pads=[1, 1, 1, 1]))
+    nodes.append(helper.make_node("Add", [qdq("c2"), r1], ["a1"], "add1"))
+    nodes.append(helper.make_node("GlobalAveragePool", [qdq("a1")], ["g"], "gap"))
+    nodes.append(helper.make_node("Flatten", [qdq("g")], ["fl"], "flat"))
+    wg, bg = weight("wg", [10, 8]), bias("bg", 10)
+    nodes.append(helper.make_node("Gemm", [qdq("fl"), wg, bg], ["gemm_out"], "gemm", transB=1))
+    s, z = qparams("y", activations)
+    nodes.append(
+        helper.make_node(
+            "QuantizeLinear", ["gemm_out", s, z], ["y_q"], "y_QuantizeLinear", domain=domain
+        )
+    )
+    nodes.append(
+        helper.make_node(
+            "DequantizeLinear", ["y_q", s, z], ["y"], "y_DequantizeLinear", domain=domain
+        )
+    )
+    graph = helper.make_graph(
+        nodes,
+        "qdq_conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
+    opsets = [helper.make_opsetid("", 21)]
+    if domain == "com.microsoft":
+        opsets.append(helper.make_opsetid("com.microsoft", 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 10
+    return model
+
+
+QDQ_CASES = {
+    "ms_u16": ("com.microsoft", "uint16", "uint8"),
+    "ms_u8": ("com.microsoft", "uint8", "uint8"),
+    "ms_i16": ("com.microsoft", "int16", "int8"),
+    "onnx_u16": ("", "uint16", "uint8"),
+}
+#: the graph-input Q and graph-output DQ stay on CPU ("QNN EP is configured to not take Q
+#: nodes that consume a graph input"); everything else is one QNN partition
+QNN_CPU_NODES = {"main/x_QuantizeLinear", "main/y_DequantizeLinear"}
+
+
+@pytest.mark.parametrize("case", sorted(QDQ_CASES))
+def test_qdq_graph_is_predicted_on_qnn(case: str) -> None:
+    plan = partitions(qdq_conv_model(*QDQ_CASES[case]), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert len(plan.partitions_on(QNN)) == 1
+    cpu = {p for p, ep in plan.node_ep.items() if ep == CPU_EP}
+    assert cpu == QNN_CPU_NODES
+
+
+@pytest.mark.parametrize("case", sorted(QDQ_CASES))
+def test_qdq_graph_is_predicted_on_openvino(case: str) -> None:
+    plan = partitions(qdq_conv_model(*QDQ_CASES[case]), ["openvino"]).plan("exported")
+    assert plan is not None
+    assert len(plan.partitions_on(OV)) == 1
+    assert set(plan.node_ep.values()) == {OV}
+
+
+def test_contrib_qdq_outputs_get_static_shapes() -> None:
+    """ONNX has no schema for com.microsoft Q/DQ; ORT's has, so QNN sees static shapes
+    all the way down (the prediction used to refuse Flatten and Gemm for 'Cannot get shape')."""
+    ctx_plan = partitions(qdq_conv_model("com.microsoft", "uint16"), ["qnn"]).plan("exported")
+    assert ctx_plan is not None
+    assert ctx_plan.node_ep["main/flat"] == QNN
+    assert ctx_plan.node_ep["main/gemm"] == QNN
+
+
+# ---------------------------------------------------------------------------
+# The same models against the real EPs
+
+
+def _qdq_models(cases: list[str]) -> dict[str, onnx.ModelProto]:
+    return {c: qdq_conv_model(*QDQ_CASES[c]) for c in cases}
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_qdq_models_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    # ms_i16 is left out: QNN refuses the int16 GlobalAveragePool unit after the layout
+    # transform and the session fails (an ORT layout-transformer error, not a placement)
+    check_real("qnn", sys.executable, _qdq_models(["ms_u16", "ms_u8", "onnx_u16"]))
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_qdq_models_on_real_openvino() -> None:
+    runner = REPO / ".venv-openvino" / "bin" / "python"
+    if not runner.exists():
+        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    check_real("openvino", str(runner), _qdq_models(sorted(QDQ_CASES)))
