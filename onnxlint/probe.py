@@ -514,7 +514,7 @@ def probe(
     node signatures of those models instead (:mod:`onnxlint.signatures`), each as
     its own single-node model at the model's own opset; ``ops`` and ``limit`` apply.
     """
-    from onnxlint.runtime.runners import discover
+    from onnxlint.runtime.discovery import discover
 
     spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
     exe = runner or resolve_runner(spec.provider, runners, root=root)

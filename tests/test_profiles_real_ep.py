@@ -15,7 +15,8 @@ OPS = ["ConstantOfShape", "NonZero", "Relu", "Clip", "CumSum", "ArgMax", "Gemm",
 
 def _probe_or_skip(ep: str) -> tuple[float, list[object]]:
     from onnxlint import probe
-    from onnxlint.runtime.runners import EpSpec, discover, resolve_runner
+    from onnxlint.runtime.discovery import discover
+    from onnxlint.runtime.runners import EpSpec, resolve_runner
 
     spec = EpSpec.for_ep(ep)
     try:

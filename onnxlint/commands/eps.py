@@ -131,11 +131,11 @@ def collect(
             "runner": None,
         }
         if discover:
-            from onnxlint.runtime import runners
+            from onnxlint.runtime import discovery, runners
 
             exe = runners.resolve_runner(info.ep, dict(cfg.runners), root=cfg.root)
             if exe not in runners_info:
-                runners_info[exe] = runners.discover(exe, timeout_s=timeout_s)
+                runners_info[exe] = discovery.discover(exe, timeout_s=timeout_s)
             ri = runners_info[exe]
             row["runner"] = exe
             row["installed"] = bool(ri.ok and ri.has(info.ep))

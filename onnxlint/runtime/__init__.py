@@ -8,8 +8,9 @@ the source graph. Importing this package does not import onnxruntime.
 """
 
 from onnxlint.runtime.client import SessionRequest, optimize_model, run_sessions
+from onnxlint.runtime.discovery import discover
 from onnxlint.runtime.results import AssignedNode, Fallback, NodeVerdict, SessionResult
-from onnxlint.runtime.runners import EpSpec, discover, resolve_runner
+from onnxlint.runtime.runners import EpSpec, resolve_runner
 
 __all__ = [
     "AssignedNode",

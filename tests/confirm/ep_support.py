@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from onnxlint.runtime.runners import RunnerInfo, discover, resolve_runner
+from onnxlint.runtime.discovery import RunnerInfo, discover
+from onnxlint.runtime.runners import resolve_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 OPENVINO_PYTHON = ROOT / ".venv-openvino" / "bin" / "python"

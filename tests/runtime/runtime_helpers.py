@@ -9,7 +9,8 @@ import onnx
 import onnx.helper as oh
 import pytest
 
-from onnxlint.runtime.runners import RunnerInfo, discover, resolve_runner
+from onnxlint.runtime.discovery import RunnerInfo, discover
+from onnxlint.runtime.runners import resolve_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 TP = onnx.TensorProto

@@ -20,6 +20,7 @@ from runtime_helpers import relu_model
 
 from onnxlint.runtime import SessionRequest, optimize_model, run_sessions
 from onnxlint.runtime.client import WORKER_PATH
+from onnxlint.runtime.discovery import discover, discover_all
 from onnxlint.runtime.results import (
     STATUS_CRASH,
     STATUS_OK,
@@ -27,7 +28,7 @@ from onnxlint.runtime.results import (
     STATUS_RUNNER,
     STATUS_TIMEOUT,
 )
-from onnxlint.runtime.runners import EpSpec, discover, discover_all
+from onnxlint.runtime.runners import EpSpec
 
 CPU = "CPUExecutionProvider"
 
