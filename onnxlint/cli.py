@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-from onnxlint import __version__
+from onnxlint.version import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 MODEL_SUFFIXES = (".onnx", ".onnxtxt")

@@ -44,10 +44,11 @@ def _origin(name: str, args: argparse.Namespace, base: Any, default: Any) -> str
 
 def settings_lines(args: argparse.Namespace) -> list[str]:
     """The report, line by line (raises ConfigError/UsageError like a lint would)."""
-    from onnxlint import __version__, cli
+    from onnxlint import cli
     from onnxlint import config as cfg
     from onnxlint.engine import instantiate_rules, resolve_eps
     from onnxlint.ort_versions import installed_ort_version, release
+    from onnxlint.version import __version__
 
     cache = cli._ConfigCache(args)
     files = list(cli.iter_model_files(args.paths))

@@ -19,7 +19,6 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
-from onnxlint import __version__
 from onnxlint.limits import Limits
 from onnxlint.lsp import features
 from onnxlint.lsp.service import LintService
@@ -37,6 +36,7 @@ from onnxlint.lsp.workspace import (
     scan,
     uri_to_path,
 )
+from onnxlint.version import __version__
 
 log = logging.getLogger("onnxlint.lsp")
 

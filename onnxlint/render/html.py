@@ -19,8 +19,8 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from onnxlint import __version__
 from onnxlint.report import Report
+from onnxlint.version import __version__
 
 NODE_W = 132
 NODE_H = 30

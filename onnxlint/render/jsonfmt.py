@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import replace
 
-from onnxlint import __version__
 from onnxlint.diagnostics import Severity
 from onnxlint.report import Report
+from onnxlint.version import __version__
 
 SCHEMA_VERSION = 1
 

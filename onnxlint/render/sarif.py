@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from onnxlint import __version__
 from onnxlint.diagnostics import Severity
 from onnxlint.report import Report
+from onnxlint.version import __version__
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {
