@@ -39,9 +39,7 @@ import importlib.machinery
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -367,9 +365,9 @@ class Level1Job:
                     if self.hint:
                         self.cache.put_hint(self.hint)
                     return self
-        from onnxlint.runtime.client import start_optimize
+        from onnxlint.runtime.client import private_temp_dir, start_optimize
 
-        self._tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
+        self._tmp = private_temp_dir("level1")
         src = self._tmp / "exported.onnx"
         src.write_bytes(data)  # private mkdtemp folder, removed by close()
         # in an isolated worker: an ORT crash on a hostile model must not end the linter;
@@ -432,7 +430,9 @@ class Level1Job:
             pending.cancel()
         tmp, self._tmp = self._tmp, None
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            from onnxlint.runtime.client import remove_temp_dir
+
+            remove_temp_dir(tmp)
 
 
 # ---------------------------------------------------------------------------
