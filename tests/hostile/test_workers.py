@@ -22,6 +22,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxlint.runtime import client
+from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 from tests.hostile import support as s
 
 pytestmark = pytest.mark.skipif(
@@ -121,6 +122,7 @@ def test_worker_limit_respects_the_hard_limit() -> None:
 _HUNG_SESSION = """
 import sys, threading, time
 from onnxlint.runtime import client
+from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 
 def report():
     while not client._WORKERS or not client._TEMP_DIRS:
@@ -198,3 +200,62 @@ def test_sweep_keeps_folders_of_live_processes_and_others(tmp_path: Path) -> Non
         p.mkdir()
     client._sweep_stale_temp_dirs(tmp_path)
     assert mine.exists() and live.exists() and other.exists()
+
+
+class _FailedRun:
+    """What ``start_optimize`` hands back when its worker hung (or crashed) on the model."""
+
+    def __init__(self, status: str, error: str) -> None:
+        self.status, self.error = status, error
+
+    def result(self) -> list[SessionResult]:
+        return [
+            SessionResult(
+                request_id="level1", status=self.status, provider="CPUExecutionProvider",
+                error=self.error,
+            )
+        ]  # fmt: skip
+
+    def cancel(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "says"),
+    [
+        (STATUS_TIMEOUT, "no result within 120 s; worker killed", "within 120 s"),
+        (STATUS_CRASH, "worker killed by signal SIGSEGV while on this request", "crashed"),
+        (STATUS_ERROR, "[ONNXRuntimeError] : 1 : FAIL : Load model failed", None),
+    ],
+)
+def test_a_failed_level1_worker_has_its_own_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: str, error: str, says: str | None
+) -> None:
+    """A hung level-1 worker cost its 120 s silently; ORT's own refusal is no OL605."""
+    import onnxlint
+
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+    monkeypatch.setattr(client, "start_optimize", lambda *a, **k: _FailedRun(status, error))
+    model = tmp_path / "m.onnx"
+    _loop_model(model)
+    report = onnxlint.lint(model, eps=["qnn"])
+    found = [d for d in report.diagnostics if d.code == "OL605"]
+    assert "OL099" not in {d.code for d in report.diagnostics}
+    if says is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and says in found[0].message, found
+        assert found[0].message_id == status
+
+
+def test_a_built_level1_graph_has_no_finding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxlint
+
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+    model = tmp_path / "m.onnx"
+    _loop_model(model)
+    report = onnxlint.lint(model, eps=["qnn"])
+    assert report.stats.get("partition_level") == "optimized"
+    assert "OL605" not in {d.code for d in report.diagnostics}
