@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,7 +335,7 @@ def check_compatibility(
     Outcomes are remembered per process (content hash, provider, runner), so a
     language server re-linting the same file does not start a worker each time.
     """
-    from onnxlint.runtime.client import WorkerItem, run_items
+    from onnxlint.runtime.client import WorkerItem, private_temp_dir, remove_temp_dir, run_items
     from onnxlint.runtime.runners import EP_ALIASES, EpSpec, resolve_runner
 
     if provider not in EP_ALIASES.values():
@@ -350,7 +349,7 @@ def check_compatibility(
     tmp: Path | None = None
     try:
         if isinstance(model, (bytes, bytearray)):
-            tmp = Path(tempfile.mkdtemp(prefix="onnxlint-compat-"))
+            tmp = private_temp_dir("compat")
             path = tmp / "model.onnx"
             path.write_bytes(bytes(model))
         else:
@@ -363,9 +362,7 @@ def check_compatibility(
         )[0]
     finally:
         if tmp is not None:
-            for p in tmp.glob("*"):
-                p.unlink(missing_ok=True)
-            tmp.rmdir()
+            remove_temp_dir(tmp)
     out = _compat_from_result(provider, res)
     if content_hash and out.state != "error":
         _COMPAT_CACHE[key] = out

@@ -47,6 +47,7 @@ from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
 
 if TYPE_CHECKING:
+    from onnxlint.analyses.level1 import WorkerFailure
     from onnxlint.context import LintContext
     from onnxlint.profiles import Profile
 
@@ -1166,6 +1167,8 @@ class Assignment:
         self.profiles: list[Profile] = list(ctx.eps)
         self._levels: dict[str, LevelAssignment | None] = {}
         self.optimized_note: str | None = None
+        #: the level-1 worker's failure (hung, crashed, ...), reported as OL605
+        self.optimized_failure: WorkerFailure | None = None
 
     @property
     def exported(self) -> LevelAssignment:
@@ -1187,8 +1190,10 @@ class Assignment:
             from onnxlint.analyses.level1 import graph_for
 
             # collects the worker the engine started right after loading (or the cache's copy)
-            got, note = graph_for(self.ctx.model, self.ctx.config, source)
+            failures: list[WorkerFailure] = []
+            got, note = graph_for(self.ctx.model, self.ctx.config, source, failures)
             self.optimized_note = note
+            self.optimized_failure = failures[0] if failures else None
             if got is None:
                 return None
             model = got

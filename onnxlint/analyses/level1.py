@@ -39,9 +39,7 @@ import importlib.machinery
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -74,6 +72,18 @@ DEFAULT_TIMEOUT_S = 120.0
 
 #: (ORT's level-1 graph or None, a note on how it was made or why it is missing)
 Graph = tuple["onnx.ModelProto | None", str]
+
+
+@dataclass(frozen=True)
+class WorkerFailure:
+    """Why the level-1 worker gave no graph, when the worker itself failed (it hung and
+    was killed, crashed, ran out of memory), not ORT's refusal."""
+
+    status: str  # a runtime.results STATUS_*: timeout, crash or oom
+    detail: str
+    timeout_s: float
+
+
 #: the CLI reads and hashes a model this large at most to decide on prewarming a worker
 PREWARM_MAX_BYTES = 64 * 2**20
 
@@ -343,6 +353,8 @@ class Level1Job:
         #: how the graph was obtained: "skipped", "cache", "worker" (None: not started)
         self.source: str | None = None
         self.discarded: str | None = None
+        #: set when the worker failed (None: a graph, a cache hit, or ORT's own refusal)
+        self.failure: WorkerFailure | None = None
         self._graph: Graph | None = None
         self._pending: PendingRun | None = None
         self._tmp: Path | None = None
@@ -367,9 +379,9 @@ class Level1Job:
                     if self.hint:
                         self.cache.put_hint(self.hint)
                     return self
-        from onnxlint.runtime.client import start_optimize
+        from onnxlint.runtime.client import private_temp_dir, start_optimize
 
-        self._tmp = Path(tempfile.mkdtemp(prefix="onnxlint-level1-"))
+        self._tmp = private_temp_dir("level1")
         src = self._tmp / "exported.onnx"
         src.write_bytes(data)  # private mkdtemp folder, removed by close()
         # in an isolated worker: an ORT crash on a hostile model must not end the linter;
@@ -397,6 +409,8 @@ class Level1Job:
             return self._graph
 
     def _collect(self) -> Graph:
+        from onnxlint.runtime.results import STATUS_CRASH, STATUS_OOM, STATUS_TIMEOUT
+
         assert self._pending is not None and self._tmp is not None
         res = self._pending.result()[0]
         out = self._tmp / "level1.onnx"
@@ -406,6 +420,10 @@ class Level1Job:
             note = f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
             if res.status == "error":  # ORT's own refusal: as deterministic as its output
                 self._store(None, note)
+            elif res.status in (STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM):
+                # the worker's failure, not the model's: reported on its own (OL605); a
+                # runner without onnxruntime is the confirm rules' business, not a finding
+                self.failure = WorkerFailure(res.status, reason, self.timeout_s)
             return None, note
         if not out.exists():
             return None, "ONNX Runtime wrote no optimized model"
@@ -432,7 +450,9 @@ class Level1Job:
             pending.cancel()
         tmp, self._tmp = self._tmp, None
         if tmp is not None:
-            shutil.rmtree(tmp, ignore_errors=True)
+            from onnxlint.runtime.client import remove_temp_dir
+
+            remove_temp_dir(tmp)
 
 
 # ---------------------------------------------------------------------------
@@ -485,21 +505,32 @@ def release(job: Level1Job | None) -> None:
     job.close()
 
 
-def graph_for(base: onnx.ModelProto, config: Config, source: onnx.ModelProto) -> Graph:
+def graph_for(
+    base: onnx.ModelProto,
+    config: Config,
+    source: onnx.ModelProto,
+    failures: list[WorkerFailure] | None = None,
+) -> Graph:
     """The level-1 graph of ``source`` (``base`` with ``config.assume_dims`` applied).
 
     Collects the job :func:`prefetch` started for ``base`` when there is one;
-    otherwise builds it now (through the cache).
+    otherwise builds it now (through the cache). A worker failure is appended to
+    ``failures`` when given.
     """
     with _ACTIVE_LOCK:
         found = _ACTIVE.get(id(base))
     if found is not None and found[0] is base and found[1] == _dims_key(config.assume_dims):
-        return found[2].result()
-    job = Level1Job(source, use_cache=cache_enabled(config))
-    try:
-        return job.result()
-    finally:
-        job.close()
+        job = found[2]
+        got = job.result()
+    else:
+        job = Level1Job(source, use_cache=cache_enabled(config))
+        try:
+            got = job.result()
+        finally:
+            job.close()
+    if failures is not None and job.failure is not None:
+        failures.append(job.failure)
+    return got
 
 
 # ---------------------------------------------------------------------------

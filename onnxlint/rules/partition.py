@@ -384,6 +384,56 @@ def _level_text(level: str) -> str:
     return "level-1 optimized" if level == "optimized" else "exported"
 
 
+@register
+class Level1GraphUnavailable(Rule):
+    """ONNX Runtime's level-1 graph could not be built: its worker hung, crashed or ran out of memory.
+
+    What it does:
+        Reports that the worker which asks ONNX Runtime (CPU only, basic optimizations)
+        for the graph it partitions gave no graph because the worker itself failed: it
+        gave no result within its time limit and was killed, it crashed, or it ran out of
+        memory. ORT refusing the model is not this rule's finding.
+
+    Why it matters:
+        The partition predictions fall back to the exported graph, which can differ from
+        what ORT partitions (constant folding, fusions); the lint also waited for the
+        worker's time limit. Without this finding the wait and the fallback were silent.
+
+    Fix:
+        Run again on a less loaded machine; if it repeats, the model makes ONNX Runtime
+        hang or crash on CPU: check it with ``--confirm --ep cpu``. Setting
+        ``[tool.onnxlint.partition] graph-level = "exported"`` skips the worker.
+
+    Execution providers:
+        All accelerators (the level-1 graph is built for partition prediction).
+    """
+
+    code = "OL605"
+    name = "level1-graph-unavailable"
+    category = Category.PARTITION
+    severity = Severity.WARNING
+    emitted_by = "partition-report"
+    messages = {
+        "timeout": "ONNX Runtime's level-1 graph was not built: its worker gave no result "
+        "within {seconds:g} s and was killed; partitions are predicted on the exported graph",
+        "crash": "ONNX Runtime's level-1 graph was not built: its worker crashed ({detail}); "
+        "partitions are predicted on the exported graph",
+        "oom": "ONNX Runtime's level-1 graph was not built: its worker ran out of memory "
+        "({detail}); partitions are predicted on the exported graph",
+    }
+
+
+def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
+    failure = parts.assignment.optimized_failure
+    if failure is None:
+        return
+    ctx.emit(
+        Level1GraphUnavailable.make(
+            Location(), failure.status, seconds=failure.timeout_s, detail=failure.detail
+        )
+    )
+
+
 # ---------------------------------------------------------------------------
 # Report hook: Report.partitions and Report.assignment
 
@@ -395,6 +445,7 @@ def fill_report(ctx: LintContext, report: Report) -> None:
     try:
         parts = ctx.analysis(Partitions)
         report.partitions = list(parts.plans())
+        _report_level1_failure(ctx, parts)
         plan = parts.deployment
         assert plan.graph is not None
         assignment: dict[str, str] = {}

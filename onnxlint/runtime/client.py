@@ -14,9 +14,11 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -92,13 +94,62 @@ class WorkerItem:
         return {"id": self.id, "kind": self.kind, **self.payload}
 
 
+def worker_address_limit(memory_cap_mb: int | None) -> tuple[int, int] | None:
+    """The ``RLIMIT_AS`` (soft, hard) a worker gets, or None to inherit the parent's.
+
+    Never above the parent's hard limit: an unprivileged process cannot raise it, and
+    a user who set ``ulimit -v`` (as docs/SECURITY.md advises for untrusted models)
+    meant it for the workers too. Computed in the parent, so nothing can fail after
+    ``fork``.
+    """
+    if not memory_cap_mb or sys.platform == "win32":
+        return None
+    import resource
+
+    cap = int(memory_cap_mb) * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY and hard <= cap:
+        return (hard, hard)
+    return (cap, cap)
+
+
+def _parent_death_signal() -> Any:
+    """libc's ``prctl`` on Linux (to set ``PR_SET_PDEATHSIG``), else None; looked up in
+    the parent so the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+
+
 def _set_limits(memory_cap_mb: int | None) -> Any:
+    """The worker's ``preexec_fn``: its address-space limit, and SIGKILL when the
+    process that started it dies (even by SIGKILL, when no cleanup of ours runs)."""
+    limit = worker_address_limit(memory_cap_mb)
+    # the death signal follows the *thread* that forked: only the main thread lives as
+    # long as the process (a worker started from a pool thread is ended by cleanup)
+    main = threading.current_thread() is threading.main_thread()
+    prctl = _parent_death_signal() if main else None
+    parent = os.getpid()
+
     def preexec() -> None:
-        if memory_cap_mb:
+        # nothing here may raise: an exception in preexec_fn fails the start
+        if limit is not None:
             import resource
 
-            cap = int(memory_cap_mb) * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, limit)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
 
     return preexec
 
@@ -140,7 +191,7 @@ def run_sessions(
     """
     spec = ep if isinstance(ep, EpSpec) else EpSpec.for_ep(ep)
     exe = runner or resolve_runner(spec.provider, runners, root=root)
-    tmp = Path(tempfile.mkdtemp(prefix="onnxlint-models-"))
+    tmp = private_temp_dir("models")
     try:
         items = []
         for i, r in enumerate(requests):
@@ -172,7 +223,7 @@ def run_sessions(
             startup_timeout_s=startup_timeout_s,
         )
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
 
 
 def optimize_model(
@@ -263,19 +314,19 @@ class PendingRun:
         self.runner = runner
         self.timeout_s = timeout_s
         self.memory_cap_mb = memory_cap_mb
-        self.log_dir = Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+        self.log_dir = private_temp_dir("worker-logs")
         self.worker: _Worker | None = None
         self._results: list[SessionResult] | None = None
+        _register_live(self)  # from here on cancel() (or exit) removes log_dir
         request = _request(self.items, range(len(self.items)), spec, self.log_dir)
         spare = _take_spare(runner, memory_cap_mb)
         if spare is not None:
             spare.send(request)
             self.worker = spare
         else:
-            # on OSError, result() starts a worker the ordinary way and reports why it cannot
-            with contextlib.suppress(OSError):
+            # if it cannot start, result() starts a worker the ordinary way and says why
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
                 self.worker = _Worker(runner, request, memory_cap_mb)
-        _register_live(self)
 
     @property
     def running(self) -> bool:
@@ -303,25 +354,91 @@ class PendingRun:
         worker, self.worker = self.worker, None
         if worker is not None:
             worker.close()
-        shutil.rmtree(self.log_dir, ignore_errors=True)
+        remove_temp_dir(self.log_dir)
         with _LIVE_LOCK:
             _LIVE.discard(self)
 
 
 def _register_live(run: PendingRun) -> None:
+    _ensure_cleanup()
     with _LIVE_LOCK:
         _LIVE.add(run)
-        _ensure_atexit()
 
 
-def _ensure_atexit() -> None:
-    global _ATEXIT
-    if not _ATEXIT:
-        atexit.register(_cancel_live)
-        _ATEXIT = True
+# ---------------------------------------------------------------------------
+# Cleanup: no worker outlives onnxlint, no temporary folder stays behind
+
+#: private temporary folders of this process (a copy of the user's model may be in one)
+_TEMP_DIRS: set[Path] = set()
+#: worker processes of this process that are not closed yet
+_WORKERS: set[_Worker] = set()
+_CLEANUP_READY = False
+#: names of the folders made by :func:`private_temp_dir`: kind, then the owner's pid
+_TEMP_NAME = re.compile(r"onnxlint-(?:models|worker-logs|level1|compat)-(\d+)-")
 
 
-_ATEXIT = False
+def private_temp_dir(kind: str) -> Path:
+    """A private temporary folder ``onnxlint-KIND-PID-*`` (``mkdtemp``: mode 0700).
+
+    Removed by :func:`remove_temp_dir`; at exit and on SIGTERM/SIGHUP whatever is left
+    is removed; one left by a process that was SIGKILLed is removed by the next
+    onnxlint process that makes one.
+    """
+    _ensure_cleanup()
+    path = Path(tempfile.mkdtemp(prefix=f"onnxlint-{kind}-{os.getpid()}-"))
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def remove_temp_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _TEMP_DIRS.discard(path)
+
+
+def _ensure_cleanup() -> None:
+    """Once per process: cleanup at exit and on SIGTERM/SIGHUP, and stale folders swept."""
+    global _CLEANUP_READY
+    if _CLEANUP_READY:
+        return
+    _CLEANUP_READY = True
+    atexit.register(_cancel_live)
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            # only where nobody else handles it (the language server, an embedding
+            # program): the handler cleans up, then dies of the same signal
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(signum, _die_cleanly)
+    with contextlib.suppress(OSError):
+        _sweep_stale_temp_dirs(Path(tempfile.gettempdir()))
+
+
+def _sweep_stale_temp_dirs(folder: Path) -> None:
+    """Remove folders of :func:`private_temp_dir` whose process is gone (SIGKILL)."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in os.scandir(folder):
+        found = _TEMP_NAME.match(entry.name)
+        if found is None or int(found.group(1)) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            os.kill(int(found.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue  # alive under another user, or not ours to judge
+
+
+def _kill_everything() -> None:
+    """End every worker's process group and remove every private folder; takes no
+    lock, so it is safe in a signal handler."""
+    for worker in list(_WORKERS):
+        with contextlib.suppress(Exception):
+            worker.kill()
+    for path in list(_TEMP_DIRS):
+        remove_temp_dir(path)
 
 
 def _cancel_live() -> None:
@@ -330,6 +447,13 @@ def _cancel_live() -> None:
         live = list(_LIVE)
     for run in live:
         run.cancel()
+    _kill_everything()
+
+
+def _die_cleanly(signum: int, frame: Any) -> None:
+    _kill_everything()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 #: a worker started ahead of its request (prewarm), with the (runner, memory cap) it has
@@ -351,10 +475,9 @@ def prewarm(runner: str | None = None, memory_cap_mb: int | None = DEFAULT_MEMOR
             return True
         try:
             worker = _Worker(exe, None, memory_cap_mb)
-        except OSError:
+        except (OSError, subprocess.SubprocessError):
             return False
         _SPARE = (worker, (exe, memory_cap_mb))
-        _ensure_atexit()
     return True
 
 
@@ -385,21 +508,27 @@ class _Worker:
 
     def __init__(self, exe: str, request: dict[str, Any] | None, memory_cap_mb: int | None) -> None:
         """Start the worker; without ``request`` it imports onnxruntime and waits for ``send``."""
+        _ensure_cleanup()
         # Closed in close(); a file, not a pipe, so a chatty EP cannot block.
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         env.pop("PYTHONPATH", None)  # the worker needs nothing of ours
         argv = [exe, "-I", str(WORKER_PATH)] if _accepts_isolated(exe) else [exe, str(WORKER_PATH)]
-        self.proc = subprocess.Popen(
-            argv if request is not None else [*argv, "--preload"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.stderr_file,
-            preexec_fn=_set_limits(memory_cap_mb),
-            start_new_session=True,
-            env=env,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                argv if request is not None else [*argv, "--preload"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr_file,
+                preexec_fn=_set_limits(memory_cap_mb),
+                start_new_session=True,
+                env=env,
+            )
+        except BaseException:
+            self.stderr_file.close()
+            raise
+        _WORKERS.add(self)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.buf = b""
         if request is not None:
@@ -450,6 +579,7 @@ class _Worker:
 
     def close(self) -> None:
         self.kill()
+        _WORKERS.discard(self)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.stderr_file.close()
@@ -513,7 +643,7 @@ def run_items(
     """
     results: list[SessionResult | None] = [None] * len(items)
     pending = list(range(len(items)))
-    log_dir = log_dir or Path(tempfile.mkdtemp(prefix="onnxlint-worker-logs-"))
+    log_dir = log_dir or private_temp_dir("worker-logs")
     failed_starts = 0
     try:
         while pending:
@@ -536,7 +666,7 @@ def run_items(
                     results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
                 pending = []
     finally:
-        shutil.rmtree(log_dir, ignore_errors=True)
+        remove_temp_dir(log_dir)
     return [r for r in results if r is not None]
 
 
@@ -578,8 +708,9 @@ def _run_chunk(
     """
     try:
         worker = started or _Worker(runner, _request(items, chunk, spec, log_dir), memory_cap_mb)
-    except OSError as exc:
-        msg = f"runner interpreter {runner!r} cannot be started: {exc.strerror or exc}"
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        msg = f"runner interpreter {runner!r} cannot be started: {why}"
         for i in chunk:
             results[i] = _failure(items[i], spec, STATUS_RUNNER, msg, error_kind="runner-missing")
         return len(chunk), None
