@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,7 +65,11 @@ class Report:
         }
 
     def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        """The document ``onnxlint --format json`` prints for this one model
+        (docs/json-format.md); ``to_dict()`` is its ``files[0]`` entry."""
+        from onnxlint.render.jsonfmt import render_json
+
+        return render_json([self], indent=indent)
 
     def to_sarif(self) -> dict[str, Any]:
         from onnxlint.render.sarif import to_sarif

@@ -151,8 +151,9 @@ def _torch() -> Any:
         import torch
     except ImportError as exc:
         raise TorchNotAvailable(
-            "onnxlint.torch needs PyTorch: pip install 'onnxlint[torch]' "
-            "(a CPU wheel is enough; onnxlint never needs CUDA)"
+            "onnxlint.torch needs PyTorch: install its CPU wheel first (pip install torch "
+            "--index-url https://download.pytorch.org/whl/cpu; onnxlint never needs CUDA), then "
+            "pip install 'onnxlint[torch]' for onnxscript"
         ) from exc
     return torch
 

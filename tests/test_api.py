@@ -32,7 +32,7 @@ def test_lint_accepts_every_source(tmp_path: Path, kind: str) -> None:
 def test_report_serialisations_and_raise() -> None:
     report = onnxlint.lint(parse(BAD), config={"select": ["OL104"]})
     doc = json.loads(report.to_json())
-    assert doc["diagnostics"][0]["location"]["node_path"] == "main/a"
+    assert doc["files"][0]["diagnostics"][0]["location"]["node_path"] == "main/a"
     assert report.to_sarif()["runs"][0]["results"][0]["ruleId"] == "OL104"
     with pytest.raises(onnxlint.LintError) as err:
         report.raise_for_errors()
@@ -56,7 +56,7 @@ def test_lint_never_mutates_the_input_proto() -> None:
 
 def test_json_report_carries_stats() -> None:
     doc = json.loads(onnxlint.lint(parse(BAD), config={}).to_json())
-    assert doc["stats"]["nodes"] == 1
+    assert doc["files"][0]["stats"]["nodes"] == 1
 
 
 def test_atomic_write_keeps_permissions(tmp_path: Path) -> None:

@@ -572,3 +572,15 @@ def test_the_cache_keeps_the_newest_entries(
         os.utime(path, ns=(i * 10**9, i * 10**9))
     cache._prune()
     assert [p.name for p in entries(tmp_path)] == [f"k{i}.level1" for i in range(5 - kept, 5)]
+
+
+def test_cache_false_in_the_config_file_is_accepted_and_bypasses_the_cache(tmp_path: Path) -> None:
+    """docs/partitioning.md's ``[tool.onnxlint.confirm] cache = false`` is a real setting."""
+    from onnxlint import config as config_mod
+
+    (tmp_path / "onnxlint.toml").write_text("[confirm]\ncache = false\n", encoding="utf-8")
+    cfg = config_mod.discover(tmp_path / "model.onnx")
+    assert cfg.confirm.get("cache") is False
+    assert level1.cache_enabled(cfg) is False
+    with pytest.raises(config_mod.ConfigError):
+        config_mod.validate({"confirm": {"cache": "no"}})

@@ -25,10 +25,62 @@ def test_readme_has_the_two_newcomer_commands() -> None:
     assert "pytest" in tests
 
 
-def test_ci_runs_exactly_the_readme_test_command() -> None:
-    test_cmd = _readme_commands()[1]
-    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert test_cmd in [line.strip() for line in ci]
+def _dependencies() -> list[str]:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    data = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    return list(data["project"]["dependencies"])
+
+
+def _ci_lines() -> list[str]:
+    return [line.strip() for line in (REPO / ".ci" / "run").read_text("utf-8").splitlines()]
+
+
+def test_ci_runs_the_readme_install_then_its_test_command_before_any_extra() -> None:
+    """CI installs what the README installs: its quick start verbatim in a fresh venv, then
+    the README's test command, and only then the extras (QNN, OpenVINO, torch)."""
+    install, test_cmd = _readme_commands()[:2]
+    ci = [line for line in _ci_lines() if line and not line.startswith("#")]
+    assert install in ci and test_cmd in ci
+    first_install = next(i for i, line in enumerate(ci) if "pip install" in line)
+    assert ci[first_install] == install, "the first install in .ci/run must be the README's"
+    assert ci.index("rm -rf .venv") < ci.index(install) < ci.index(test_cmd)
+    extras = [i for i, line in enumerate(ci) if "pip install" in line and line != install]
+    extras += [i for i, line in enumerate(ci) if ".ci/setup-openvino.sh" in line]
+    extras += [i for i, line in enumerate(ci) if ".ci/torch-tests.sh" in line]
+    assert extras and min(extras) > ci.index(test_cmd)
+
+
+def test_ci_requires_the_ep_tests_to_run_once_the_extras_are_installed() -> None:
+    ci = "\n".join(_ci_lines())
+    assert (
+        'ONNXLINT_REQUIRE_MARKERS=ort_qnn,ort_openvino python -m pytest -m "ort_qnn or ort_openvino"'
+        in ci
+    )
+    assert "ONNXLINT_REQUIRE_MARKERS=torch bash .ci/torch-tests.sh" in ci
+
+
+def test_the_readme_install_needs_no_extra_for_the_suite() -> None:
+    """The README installs ``.[test]`` only: sympy must come from onnxlint's own
+    dependencies, not from onnxruntime-qnn."""
+    install = _readme_commands()[0]
+    assert re.findall(r'"\.\[([^\]]*)\]"', install) == ["test"]
+    assert any(d.startswith("sympy") for d in _dependencies())
+
+
+def test_ci_tests_the_oldest_onnxruntime_pyproject_allows() -> None:
+    from onnxlint.ort_versions import release
+
+    (floor,) = [d.split(">=")[1] for d in _dependencies() if d.startswith("onnxruntime>=")]
+    # the floor has the assignment API --confirm reads, and a row in the table
+    assert tuple(int(x) for x in floor.split(".")[:2]) >= (1, 24)
+    assert release(floor).exact and release(floor).source == "measured"
+    ci = "\n".join(_ci_lines())
+    assert 're.fullmatch(r"onnxruntime>=([\\d.]+)", d)' in ci
+    assert 'pip install --quiet -e ".[test]" "onnxruntime==$oldest"' in ci
+    assert "python .ci/same_findings.py demo-newest.json demo-oldest.json" in ci
 
 
 def test_demo_model_is_reproducible(tmp_path: Path) -> None:
