@@ -88,6 +88,11 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         "the summary counts the rest",
     )
     p.add_argument(
+        "--show-nodes",
+        action="store_true",
+        help="list every finding, not one row per root cause (table)",
+    )
+    p.add_argument(
         "-q", "--quiet", action="store_true", help="only the findings: no summary, no notes"
     )
     p.add_argument(
@@ -420,6 +425,7 @@ def _run_lint(args: argparse.Namespace) -> int:
             quiet=quiet,
             sarif_root=args.sarif_root or os.getcwd(),
             partitions=args.sarif_partitions,
+            show_nodes=args.show_nodes,
         )
         if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
             _append_step_summary(Path(os.environ["GITHUB_STEP_SUMMARY"]), reports, shown)

@@ -8,6 +8,7 @@ output formats. Renderers (table, JSON, SARIF, GitHub, LSP) turn it into text.
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +147,33 @@ class Fix:
         return out
 
 
+#: a dim name shape inference made up (``unk__12``): never shown, it means "data-dependent"
+GENERATED_DIM = re.compile(r"^unk__\d+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """What a finding comes from, as data, so that findings sharing it are reported once.
+
+    ``kind``: ``dynamic-dims`` (``subject`` = the named dims; pinning them is the remedy),
+    ``data-dependent`` (a shape computed at run time), ``op`` (the EP lacks ``subject[0]``),
+    ``revision`` (op, revision), ``dtype`` (op), ``domain`` (domain), ``constraint``
+    (op, constraint kind). ``where`` is the place the cause sits when it is not the node
+    itself (the graph inputs declaring the dims).
+    """
+
+    kind: str
+    subject: tuple[str, ...] = ()
+    where: tuple[Location, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "subject": list(self.subject),
+            "where": [w.to_dict() for w in self.where],
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
@@ -164,6 +192,8 @@ class Diagnostic:
     #: set when a real session contradicts this prediction (``--confirm``): the EP and the
     #: nodes it placed, ``{"ep": "qnn-htp", "nodes": {path: "QNNExecutionProvider"}}``
     disproved: dict[str, Any] | None = None
+    #: the root cause this finding shares with others (see :mod:`onnxlint.causes`)
+    cause: Cause | None = None
 
     def disproved_text(self) -> str | None:
         """``disproved by the real EP (a real session ran it on QNNExecutionProvider)``."""
@@ -213,6 +243,7 @@ class Diagnostic:
             "path": self.path,
             "graph_level": self.graph_level,
             "disproved": _jsonable(self.disproved) if self.disproved else None,
+            "cause": self.cause.to_dict() if self.cause else None,
         }
 
 

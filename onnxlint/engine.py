@@ -155,10 +155,13 @@ def lint(
     eps: Sequence[str] | None = None,
     config: Config | None = None,
     path_label: str | None = None,
+    what_if: bool = True,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
 
-    Raises ``UsageError``/``ConfigError`` for bad arguments or configuration.
+    ``what_if``: predict the outcome of the remedies of root causes (dims pinned) and
+    attach them to the report (``Report.what_ifs``). Raises ``UsageError``/``ConfigError``
+    for bad arguments or configuration.
     """
     config = config or Config()
     ep_names = list(eps if eps is not None else config.eps)
@@ -190,7 +193,22 @@ def lint(
         from onnxlint.confirmed import apply_confirmation
 
         apply_confirmation(report)  # confirmed beats predicted
+    if what_if and loaded.model is not None and report.partitions:
+        report.what_ifs = _what_ifs(loaded.model, report, config, profiles)
     return report
+
+
+def _what_ifs(
+    model: onnx.ModelProto, report: Report, config: Config, profiles: list[Any]
+) -> list[Any]:
+    """The remedies' predicted outcomes; a failure costs the what-if, never the lint."""
+    from onnxlint.what_if import what_ifs
+
+    try:
+        return what_ifs(model, report.diagnostics, report, config, profiles)
+    except Exception as exc:  # reported in the stats; the findings stand
+        report.stats["what_if_error"] = f"{type(exc).__name__}: {exc}"
+        return []
 
 
 def _input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:

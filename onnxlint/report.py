@@ -28,6 +28,8 @@ class Report:
     stats: dict[str, Any] = field(default_factory=dict)
     #: the symbolic dims the model's graph inputs declare (what ``--assume-dim`` may name)
     dim_params: frozenset[str] = frozenset()
+    #: predicted outcomes of remedies (``onnxlint.causes.WhatIf``), joined to causes on render
+    what_ifs: list[Any] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -61,8 +63,15 @@ class Report:
             "counts": self.counts(),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "partitions": [p.to_dict() if hasattr(p, "to_dict") else p for p in self.partitions],
+            "causes": [g.to_dict() for g in self.causes()],
             "stats": _plain(self.stats),
         }
+
+    def causes(self) -> list[Any]:
+        """The root causes shared by several findings (``onnxlint.causes.CauseGroup``)."""
+        from onnxlint.causes import group
+
+        return group(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The document ``onnxlint --format json`` prints for this one model

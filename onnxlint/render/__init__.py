@@ -20,15 +20,22 @@ def render(
     quiet: bool = False,
     sarif_root: str | None = None,
     partitions: bool = False,
+    show_nodes: bool = False,
 ) -> str:
     """``reports`` in ``fmt``, findings below ``min_severity`` left out (counted in the text
     formats' summary). ``width``, ``quiet``: text formats; ``sarif_root``, ``partitions``:
-    SARIF's URI root and its opt-in partitions property."""
+    SARIF's URI root and its opt-in partitions property; ``show_nodes``: the table lists
+    every finding instead of one row per root cause."""
     if fmt == "table":
         from onnxlint.render.text import render_table
 
         return render_table(
-            reports, color=color, min_severity=min_severity, width=width, quiet=quiet
+            reports,
+            color=color,
+            min_severity=min_severity,
+            width=width,
+            quiet=quiet,
+            show_nodes=show_nodes,
         )
     if fmt == "concise":
         from onnxlint.render.text import render_concise

@@ -57,7 +57,10 @@ class _TokenWrap(_PlainWrap):
         self, reversed_chunks: list[str], cur_line: list[str], cur_len: int, width: int
     ) -> None:
         chunk = reversed_chunks[-1]
-        cut = chunk.rfind("/", 0, max(width - cur_len, 1)) + 1
+        space_left = width - cur_len
+        if space_left < 1 and cur_line:
+            return  # the line is full: the word starts the next one
+        cut = chunk.rfind("/", 0, max(space_left, 1)) + 1
         if 0 < cut < len(chunk):
             cur_line.append(chunk[:cut])
             reversed_chunks[-1] = chunk[cut:]
@@ -195,6 +198,41 @@ def _simple_layout(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def _rows(
+    report: Report, min_severity: Severity, show_nodes: bool, color: bool
+) -> tuple[list[list[str]], int]:
+    """The table rows of one report (one per root cause unless ``show_nodes``) and how many
+    findings the cause rows stand for."""
+
+    def sev(s: Severity) -> str:
+        return f"{_COLORS[s]}{s.label}{_RESET}" if color else s.label
+
+    rows: list[list[str]] = []
+    grouped = 0
+    singles = report.diagnostics
+    if not show_nodes:
+        from onnxlint.causes import ungrouped
+
+        groups = [g for g in report.causes() if g.severity >= min_severity]
+        singles = ungrouped(report, groups)
+        for g in groups:
+            head = g.head
+            text = g.message()
+            if g.what_if is not None:
+                text += f"\n{g.what_if.describe()}"
+            elif head.fix:
+                text += f"\nfix: {head.fix.title}"
+            rows.append([g.code, sev(g.severity), g.where.describe(), g.ep or "", text])
+            grouped += len(g.members)
+    for d in singles:
+        if d.severity < min_severity:
+            continue
+        fix = f"\nfix: {d.fix.title}" if d.fix else ""
+        note = f"\n{d.disproved_text()}" if d.disproved else ""
+        rows.append([d.code, sev(d.severity), _where(d), d.ep or "", d.message + note + fix])
+    return rows, grouped
+
+
 def render_table(
     reports: Sequence[Report],
     color: bool = False,
@@ -202,25 +240,30 @@ def render_table(
     min_severity: Severity = Severity.HINT,
     width: int | None = None,
     quiet: bool = False,
+    show_nodes: bool = False,
 ) -> str:
-    """A table per model, then the summary. Findings below ``min_severity`` are counted in
-    the summary but not listed; ``width``: fit a terminal that wide; ``quiet``: only models
-    with findings shown, and no summary."""
+    """A table per model, then the summary. Each model leads with its verdict per EP;
+    findings sharing a root cause are one row (``show_nodes``: a row per finding).
+    Findings below ``min_severity`` are counted in the summary but not listed; ``width``:
+    fit a terminal that wide; ``quiet``: only models with findings shown, no summary."""
+    from onnxlint.render.partitions import verdict_lines
+
     out: list[str] = []
+    grouped = 0
     for report in reports:
-        shown = [d for d in report.diagnostics if d.severity >= min_severity]
-        if quiet and not shown and not report.fatal:
+        rows, n = _rows(report, min_severity, show_nodes, color)
+        grouped += n
+        if quiet and not rows and not report.fatal:
             continue
         out.append(report.path or "<model>")
-        if shown:
-            rows = []
-            for d in shown:
-                sev = d.severity.label
-                if color:
-                    sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
-                fix = f"\nfix: {d.fix.title}" if d.fix else ""
-                note = f"\n{d.disproved_text()}" if d.disproved else ""
-                rows.append([d.code, sev, _where(d), d.ep or "", d.message + note + fix])
+        if not quiet:
+            for line in verdict_lines(report):
+                wrap = _TokenWrap(width=max((width or 10**6) - 4, 20))
+                out += [
+                    f"  {part}" if k == 0 else f"    {part}"
+                    for k, part in enumerate(wrap.wrap(line))
+                ]
+        if rows:
             out.append(_table(rows, column_widths(rows, width), keep_tokens=True))
         elif report.diagnostics:
             out.append(f"  no findings at or above {min_severity.label}")
@@ -228,7 +271,10 @@ def render_table(
             out.append("  no findings")
         out.append("")
     if not quiet:
-        out.append(summary_line(reports, min_severity))
+        line = summary_line(reports, min_severity)
+        if grouped:
+            line += f"; {grouped} findings shown by their root causes (--show-nodes lists each)"
+        out.append(line)
     return "\n".join(out) + ("\n" if out else "")
 
 

@@ -13,11 +13,11 @@ import re
 from dataclasses import replace
 
 from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, source_location
-from onnxlint.analyses.capability import Verdict
+from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.dataflow import Constness, Dataflow
 from onnxlint.analyses.partition import Partitions, short_ep
 from onnxlint.context import LintContext
-from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.rule import Rule, register
 
 _STATIC_KINDS = frozenset({"static_shape", "known_shape"})
@@ -147,7 +147,36 @@ class _RefusalRule(Rule):
             fallback=fallback,
             opsets=", ".join(str(o) for o in v.supported_opsets[-5:]) or "none",
         )
-        return replace(d, graph_level="exported", message=d.message + note)
+        return replace(
+            d, graph_level="exported", message=d.message + note, cause=_cause(na.facts, v)
+        )
+
+
+def _cause(facts: NodeFacts, v: Verdict) -> Cause:
+    """The root cause of a refusal, as data (the grouping reports each cause once)."""
+    op = facts.qualified_op()
+    if v.constraint == "static_shape":
+        named: set[str] = set()
+        generated = False
+        for shape in (*facts.input_shapes, *facts.output_shapes):
+            for d in shape or ():
+                if isinstance(d, str) and not GENERATED_DIM.match(d):
+                    named.add(d)
+                elif not (isinstance(d, int) and d >= 0):
+                    generated = True
+        if named:
+            return Cause("dynamic-dims", tuple(sorted(named)))
+        if generated:
+            return Cause("data-dependent")
+    if v.kind == "op":
+        return Cause("op", (op,))
+    if v.kind == "revision":
+        return Cause("revision", (op, str(facts.since_version)))
+    if v.kind == "domain":
+        return Cause("domain", (facts.domain,))
+    if v.kind == "dtype":
+        return Cause("dtype", (op,))
+    return Cause("constraint", (op, v.constraint or v.kind))
 
 
 _FOLDED = (

@@ -13,13 +13,13 @@ for the model (and the equivalent ONNX Runtime session option) as its fix.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from onnxlint.analyses.dataflow import SIZE_INPUTS, Constness, Dataflow
 from onnxlint.analyses.shapes import Shapes, ValueType
 from onnxlint.context import LintContext
-from onnxlint.diagnostics import Applicability, Category, Fix, Location, Severity
+from onnxlint.diagnostics import Applicability, Category, Cause, Fix, Location, Severity
 from onnxlint.fixes.shapes import (
     DynamicInput,
     dynamic_dims,
@@ -232,9 +232,16 @@ g (float[1,4] x) => (float[1,4] y) {
                 continue  # OL302
             dims = describe_dims(dyn.name, ValueType(None, dyn.shape))
             where = Location(graph=ctx.index.main.path, tensor=dyn.name, slot="graph input")
-            _emit_per_target(
-                ctx, type(self), where, "default", targets, input=dyn.name, dims=dims, fix=fix
-            )
+            for t in targets:
+                d = type(self).make(
+                    where, "default", severity=t.severity, ep=t.ep, why=t.why, input=dyn.name,
+                    dims=dims, fix=fix,
+                )  # fmt: skip
+                named = tuple(sorted({n for _, n in dyn.named_dims}))
+                if t.ep is not None and named:
+                    # the dims are the root cause of the EP's shape refusals (onnxlint.causes)
+                    d = replace(d, cause=Cause("dynamic-dims", named, (where,)))
+                ctx.emit(d)
 
 
 @register

@@ -1,0 +1,217 @@
+"""Root causes: findings that share one cause, reported once at the cause.
+
+A refusal rule marks each finding with its :class:`~onnxlint.diagnostics.Cause` (the
+dynamic dims, the op the EP lacks, ...). :func:`group` turns a report's findings into
+:class:`CauseGroup` objects, plain data that every front end renders: the CLI's table
+(one row per cause, ``--show-nodes`` for every node), JSON (``causes``), SARIF (one result
+with ``relatedLocations``) and the language server (``relatedInformation``). Grouping is a
+pure function of the findings, so it runs after baselines and ``--confirm`` have had
+their say. Groups are ranked by how many nodes they cost.
+
+The what-if of a cause (``WhatIf``: the predicted outcome once its remedy is applied) is
+computed by the engine (:mod:`onnxlint.what_if`), stored on the report, and joined here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from onnxlint.diagnostics import Cause, Diagnostic, Location, Severity
+from onnxlint.report import Report
+
+#: fewer findings than this sharing a cause are shown as they are
+MIN_MEMBERS = 2
+#: node names a cause's message quotes (the rest are counted)
+NAMED_NODES = 3
+
+
+@dataclass
+class WhatIf:
+    """The predicted outcome of a remedy: ``dims`` pinned (``onnxlint fix-shapes``), for one EP."""
+
+    ep: str
+    dims: dict[str, int]
+    command: str
+    #: (nodes on the EP, nodes in all, partitions of the EP) before and after
+    before: tuple[int, int, int]
+    after: tuple[int, int, int]
+    #: what still keeps nodes off the EP afterwards: (cause text, nodes)
+    remaining: list[tuple[str, int]] = field(default_factory=list)
+    #: a remedy that could not be predicted says why
+    error: str | None = None
+
+    def describe(self) -> str:
+        pins = ", ".join(f"{k}={v}" for k, v in self.dims.items())
+        head = f"what if: pinning {pins} (`{self.command}`)"
+        if self.error:
+            return f"{head}: not predicted ({self.error})"
+        (b_on, b_all, b_parts), (a_on, a_all, a_parts) = self.before, self.after
+        text = (
+            f"{head} -> {self.ep} {a_on}/{a_all} nodes in {a_parts} "
+            f"partition{'s' if a_parts != 1 else ''} (now {b_on}/{b_all} in {b_parts})"
+        )
+        if self.remaining:
+            rest = ", ".join(
+                f"{what} ({n} node{'s' if n != 1 else ''})" for what, n in self.remaining
+            )
+            text += f"; still off {self.ep}: {rest}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ep": self.ep,
+            "dims": dict(self.dims),
+            "command": self.command,
+            "before": {
+                "nodes_on_ep": self.before[0],
+                "nodes": self.before[1],
+                "partitions": self.before[2],
+            },
+            "after": {
+                "nodes_on_ep": self.after[0],
+                "nodes": self.after[1],
+                "partitions": self.after[2],
+            },
+            "remaining": [{"cause": what, "nodes": n} for what, n in self.remaining],
+            "error": self.error,
+        }
+
+
+@dataclass
+class CauseGroup:
+    """One cause, the findings it explains, and what fixing it would give."""
+
+    ep: str | None
+    cause: Cause
+    members: list[Diagnostic]
+    what_if: WhatIf | None = None
+
+    @property
+    def head(self) -> Diagnostic:
+        """The member that speaks for the group: the most serious, then the cause itself."""
+        return max(self.members, key=lambda d: (d.severity, d.location.node_index is None))
+
+    @property
+    def severity(self) -> Severity:
+        return max(d.severity for d in self.members)
+
+    @property
+    def code(self) -> str:
+        return self.head.code
+
+    @property
+    def nodes(self) -> list[Location]:
+        seen: dict[str, Location] = {}
+        for d in self.members:
+            path = d.location.node_path
+            if path is not None:
+                seen.setdefault(path, d.location)
+        return list(seen.values())
+
+    @property
+    def where(self) -> Location:
+        """Where the cause sits: the graph input declaring the dims, else its first node."""
+        if self.cause.where:
+            return self.cause.where[0]
+        nodes = self.nodes
+        return nodes[0] if nodes else self.head.location
+
+    def title(self) -> str:
+        """What the cause is and what it costs, without the per-node detail."""
+        n = len(self.nodes)
+        cost = f"{n} node{'s' if n != 1 else ''}"
+        ep = self.ep or "the EP"
+        kind, subject = self.cause.kind, self.cause.subject
+        if kind == "dynamic-dims":
+            inputs = sorted({w.tensor for w in self.cause.where if w.tensor})
+            of = f" (inputs {', '.join(inputs)})" if inputs else ""
+            text = f"dynamic dims {', '.join(subject)}{of}: {ep} needs static shapes"
+            return text + (f" and refuses {cost}" if n else "")
+        if kind == "data-dependent":
+            return f"{cost} have shapes computed at run time: {ep} needs static shapes"
+        if kind == "op":
+            return f"{ep} has no implementation of {subject[0]}: {cost} fall back"
+        if kind == "revision":
+            return f"{ep} does not implement {subject[0]} revision {subject[1]}: {cost} fall back"
+        if kind == "dtype":
+            return f"{ep} does not support the element types of {cost} ({subject[0]})"
+        if kind == "domain":
+            return f"{ep} does not claim the custom domain {subject[0]}: {cost} fall back"
+        what = f" ({subject[1]})" if len(subject) > 1 else ""
+        return f"{ep} refuses {cost} ({subject[0]}){what}"
+
+    def message(self) -> str:
+        nodes = self.nodes
+        text = self.title()
+        if nodes:
+            names = ", ".join(loc.node_name or loc.node_path or "" for loc in nodes[:NAMED_NODES])
+            more = f" and {len(nodes) - NAMED_NODES} more" if len(nodes) > NAMED_NODES else ""
+            text += f"; nodes: {names}{more}"
+        return text
+
+    def key(self) -> tuple[Any, ...]:
+        return _key(self.head)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ep": self.ep,
+            "cause": self.cause.to_dict(),
+            "code": self.code,
+            "severity": self.severity.label,
+            "message": self.message(),
+            "nodes": len(self.nodes),
+            "node_paths": [loc.node_path for loc in self.nodes],
+            "findings": len(self.members),
+            "what_if": self.what_if.to_dict() if self.what_if else None,
+        }
+
+
+def _key(d: Diagnostic) -> tuple[Any, ...]:
+    assert d.cause is not None
+    if d.cause.kind == "dynamic-dims":
+        return (d.path, d.ep, d.cause.kind)  # one remedy pins them all: one cause per EP
+    return (d.path, d.ep, d.cause.kind, d.cause.subject)
+
+
+def group(report: Report, min_members: int = MIN_MEMBERS) -> list[CauseGroup]:
+    """The causes shared by at least ``min_members`` findings, most nodes first."""
+    by_key: dict[tuple[Any, ...], list[Diagnostic]] = {}
+    for d in report.diagnostics:
+        if d.cause is not None and d.ep is not None:
+            by_key.setdefault(_key(d), []).append(d)
+    groups = []
+    for members in by_key.values():
+        if len(members) < min_members:
+            continue
+        groups.append(CauseGroup(members[0].ep, _merged(members), members))
+    what_ifs = {(w.ep, tuple(sorted(w.dims))): w for w in report.what_ifs}
+    for g in groups:
+        if g.cause.kind == "dynamic-dims":
+            g.what_if = what_ifs.get((g.ep, tuple(sorted(g.cause.subject))))
+            if g.what_if is None:  # the what-if pinned every input dim: a superset is fine
+                g.what_if = next((w for (ep, _), w in what_ifs.items() if ep == g.ep), None)
+    groups.sort(key=lambda g: (-len(g.nodes), -g.severity, g.code))
+    return groups
+
+
+def _merged(members: Sequence[Diagnostic]) -> Cause:
+    first = members[0].cause
+    assert first is not None
+    if first.kind != "dynamic-dims":
+        return first
+    dims: dict[str, None] = {}
+    where: dict[tuple[Any, ...], Location] = {}
+    for d in members:
+        assert d.cause is not None
+        dims.update(dict.fromkeys(d.cause.subject))
+        for w in d.cause.where:
+            where.setdefault((w.graph, w.tensor), w)
+    return Cause("dynamic-dims", tuple(sorted(dims)), tuple(where.values()))
+
+
+def ungrouped(report: Report, groups: Iterable[CauseGroup]) -> list[Diagnostic]:
+    """The findings no group speaks for, in report order."""
+    grouped = {id(d) for g in groups for d in g.members}
+    return [d for d in report.diagnostics if id(d) not in grouped]

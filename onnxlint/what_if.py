@@ -1,0 +1,97 @@
+"""What-if predictions: the predicted outcome of a cause's remedy, next to the cause.
+
+For an EP that needs static shapes and refuses nodes because of dynamic input dims, the
+remedy is ``onnxlint fix-shapes`` with those dims pinned. The model is fixed the way that
+command fixes it (:func:`onnxlint.fixes.shapes.fix_shapes`, size inputs folded), linted
+again for that EP alone on the exported graph (no ORT worker, no session), and the
+prediction before and after is recorded as a :class:`~onnxlint.causes.WhatIf` on the
+report; what still keeps nodes off the EP is listed by cause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import onnx
+
+from onnxlint.causes import WhatIf, group
+from onnxlint.config import Config
+from onnxlint.diagnostics import Diagnostic
+from onnxlint.report import Report
+
+#: a dim the fix command cannot name a value for gets this one in the prediction (any fixed
+#: size gives the same verdicts: the EPs' shape rules ask whether a dim is static, not its size)
+PREDICTION_SIZE = 128
+_SEQUENCE = re.compile(r"seq|len|token|time|frame|step", re.I)
+
+
+def pinned_dims(dims: Sequence[str], config: Config) -> dict[str, int]:
+    """The values a what-if pins: the configured or suggested ones, else a fixed size."""
+    from onnxlint.fixes.shapes import suggested_value
+
+    out: dict[str, int] = {}
+    for name in dims:
+        value = suggested_value(name, config.assume_dims)
+        out[name] = value if isinstance(value, int) else PREDICTION_SIZE
+    return out
+
+
+def _plan_numbers(report: Report, ep_name: str) -> tuple[int, int, int] | None:
+    """(nodes on the EP, nodes, partitions of the EP) on the exported graph of ``report``."""
+    for plan in report.partitions:
+        if getattr(plan, "level", None) == "exported":
+            return plan.nodes_on(ep_name), len(plan.node_ep), len(plan.partitions_on(ep_name))
+    return None
+
+
+def what_ifs(
+    model: onnx.ModelProto,
+    diagnostics: Sequence[Diagnostic],
+    report: Report,
+    config: Config,
+    profiles: Sequence[Any],
+) -> list[WhatIf]:
+    """One what-if per EP whose findings have dynamic dims as their cause."""
+    from onnxlint.engine import lint
+    from onnxlint.fixes.shapes import FixShapesError, fix_command, fix_shapes
+
+    by_ep: dict[str, set[str]] = {}
+    for d in diagnostics:
+        if d.cause is not None and d.cause.kind == "dynamic-dims" and d.ep is not None:
+            by_ep.setdefault(d.ep, set()).update(d.cause.subject)
+    out: list[WhatIf] = []
+    for prof in profiles:
+        dims = by_ep.get(prof.id) or by_ep.get(prof.ep)
+        before = _plan_numbers(report, prof.ep)
+        if not dims or before is None:
+            continue
+        pins = pinned_dims(sorted(dims), config)
+        command = fix_command(report.path, [], None)
+        command += "".join(f" --dim {k}={v}" for k, v in pins.items()) + f" --ep {prof.id}"
+        w = WhatIf(ep=prof.id, dims=pins, command=command, before=before, after=before)
+        try:
+            fixed = fix_shapes(model, pins).model
+            inner_config = config.merged(
+                select=("ep-support", "partition", "shapes"),
+                ignore=(),
+                assume_dims={},
+                partition={**config.partition, "graph-level": "exported"},
+                confirm={"mode": "off"},
+                per_file_ignores={},
+                per_node_ignores={},
+            )
+            after = lint(fixed, eps=[prof.id], config=inner_config, what_if=False)
+        except (FixShapesError, ValueError) as exc:
+            w.error = str(exc)
+            out.append(w)
+            continue
+        w.after = _plan_numbers(after, prof.ep) or before
+        w.remaining = [
+            (g.title(), len(g.nodes))
+            for g in group(after, min_members=1)
+            if g.cause.kind != "dynamic-dims" and g.nodes
+        ]
+        out.append(w)
+    return out

@@ -1,0 +1,96 @@
+"""Root causes and what-if predictions: findings sharing a cause are reported once, at the
+cause, with the nodes they cost and the predicted outcome of the remedy."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import onnx
+import pytest
+
+from onnxlint import cli
+from onnxlint.causes import group
+from onnxlint.config import Config
+from onnxlint.engine import lint
+
+from .bert_like import bert_like
+from .conftest import light_models
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("bert") / "bert.onnx"
+    onnx.save(bert_like(2), str(path))
+    return path
+
+
+def test_bert_for_qnn_shows_few_findings_led_by_the_dims(
+    bert: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(bert.parent)
+    code = cli.main(["bert.onnx", "--ep", "qnn", "--isolated"])
+    out = capsys.readouterr().out
+    assert code == cli.EXIT_FINDINGS
+    rows = [line for line in out.splitlines() if re.match(r"^OL\d{3}\s+(error|warning)", line)]
+    assert 1 <= len(rows) <= 10, out
+    top = out[out.index(rows[0]) : out.index(rows[1]) if len(rows) > 1 else None]
+    top = " ".join(top.split())  # the message column wraps
+    assert "dynamic dims batch, sequence" in top
+    assert re.search(r"refuses (\d+) nodes", top)
+    assert "what if: pinning batch=1, sequence=128" in top and "--ep qnn-htp" in top
+    assert re.search(r"-> qnn-htp \d+/\d+ nodes in \d+ partition", top)
+    assert "/bert/encoder/layer.0/" in out  # real names, not positional labels
+    assert not re.search(r"main/[A-Za-z]+_\d+\b", out)
+    assert "unk__" not in out
+    assert out.splitlines()[1].lstrip().startswith("[exported] QNN:")  # the verdict leads
+    # --show-nodes: every finding, one row each
+    cli.main(["bert.onnx", "--ep", "qnn", "--isolated", "--show-nodes"])
+    every = capsys.readouterr().out
+    assert len([ln for ln in every.splitlines() if re.match(r"^OL\d{3}\s", ln)]) > 50
+
+
+def test_the_causes_are_data(bert: Path) -> None:
+    report = lint(bert, eps=["qnn"], config=Config())
+    groups = group(report)
+    top = groups[0]
+    assert top.cause.kind == "dynamic-dims" and top.cause.subject == ("batch", "sequence")
+    assert {w.tensor for w in top.cause.where} == {"input_ids", "attention_mask"}
+    assert top.severity.label == "error" and len(top.nodes) > 50
+    assert all(loc.node_name and loc.node_name.startswith("/") for loc in top.nodes)
+    assert [len(g.nodes) for g in groups] == sorted((len(g.nodes) for g in groups), reverse=True)
+    w = top.what_if
+    assert w is not None and w.dims == {"batch": 1, "sequence": 128}
+    assert w.after[0] > w.before[0]  # pinning the dims moves nodes onto QNN
+    doc = json.loads(report.to_json())
+    assert doc["causes"][0]["cause"]["subject"] == ["batch", "sequence"]
+    assert doc["causes"][0]["what_if"]["after"]["nodes_on_ep"] == w.after[0]
+    grouped = [d for d in doc["diagnostics"] if d["cause"]]
+    assert grouped and len(doc["diagnostics"]) > len(doc["causes"])  # detail kept
+
+
+def test_the_what_if_command_keeps_its_promise(bert: Path, tmp_path: Path) -> None:
+    """Running the suggested fix-shapes command leaves none of the dims' errors."""
+    report = lint(bert, eps=["qnn"], config=Config())
+    w = group(report)[0].what_if
+    assert w is not None
+    fixed = tmp_path / "bert.static.onnx"
+    argv = ["fix-shapes", str(bert), "-o", str(fixed)]
+    argv += [a for k, v in w.dims.items() for a in ("--dim", f"{k}={v}")] + ["--ep", w.ep]
+    assert cli.main(argv) in (0, 1)
+    after = lint(fixed, eps=["qnn"], config=Config())
+    assert not [d for d in after.errors if d.cause is not None]
+    assert not [d for d in after.diagnostics if d.cause and d.cause.kind == "dynamic-dims"]
+
+
+def test_what_if_can_be_turned_off(bert: Path) -> None:
+    assert lint(bert, eps=["qnn"], config=Config(), what_if=False).what_ifs == []
+
+
+def test_light_resnet50_fits_in_40_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    (resnet,) = [p for p in light_models() if p.stem == "light_resnet50"]
+    for extra in ([], ["--ep", "qnn"]):
+        cli.main([str(resnet), "--isolated", *extra])
+        out = capsys.readouterr().out
+        assert len(out.splitlines()) <= 40, out
