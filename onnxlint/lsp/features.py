@@ -236,6 +236,33 @@ def diagnostics_for(
     ]
 
 
+def diagnostics_on_lines(
+    state: ModelState, rng: lsp.Range, *, view: str, docs_dir: Path | None = None
+) -> list[lsp.Diagnostic]:
+    """The findings on the lines ``rng`` spans (``text`` or ``graph`` view).
+
+    The editor sends the diagnostics under the cursor with a code action
+    request, and a finding underlines one token: this lets its quick fixes be
+    offered anywhere on the node's line. The line index is built once per state.
+    """
+    smap = state.source
+    if smap is None or view not in ("text", "graph"):
+        return []
+    index = state.line_index.get(view)
+    if index is None:
+        index = {}
+        for i, d in enumerate(state.report.diagnostics):
+            line = diagnostic_range(d, smap, is_text=view == "text").start.line
+            index.setdefault(line, []).append(i)
+        state.line_index[view] = index
+    findings = state.report.diagnostics
+    return [
+        to_lsp(findings[i], smap, is_text=view == "text", model_uri=state.uri, docs_dir=docs_dir)
+        for line in range(rng.start.line, rng.end.line + 1)
+        for i in index.get(line, ())
+    ]
+
+
 # ---------------------------------------------------------------------------
 # Hover
 
@@ -313,25 +340,33 @@ def node_hover_markdown(state: ModelState, path: str) -> str:
     ep = state.report.assignment.get(path)
     if ep:
         lines.append(f"- predicted EP: **{ep}**")
+    # each fact once: two rules (or two EPs) may say the same sentence about a node
+    said: set[str] = set()
+    findings = _node_findings(state, path)
+    refusals = [d for d in findings if d.category.value == "ep-support"]
     part = partition_of(state, path)
     if part is not None:
         number, part_ep, size, fails = part
         lines.append(
             f"- predicted partition #{number} on {part_ep} ({size} node{'s' if size != 1 else ''})"
         )
-        if fails:
+        if fails and not any(fails in d.message for d in refusals):
+            said.add(fails)
             lines.append(f"- this partition is predicted to fail: {fails}")
     confirmed = state.confirmed.get(path)
     if confirmed:
         lines.append(f"- confirmed EP (real session): **{confirmed}**")
-    findings = _node_findings(state, path)
-    refusals = [d for d in findings if d.category.value == "ep-support"]
     for d in refusals:
-        lines.append(f"- refused by {d.ep or 'an EP'}: {d.message}")
-    others = [d for d in findings if d not in refusals]
+        if d.message not in said:
+            said.add(d.message)
+            lines.append(f"- refused by {d.ep or 'an EP'}: {d.message}")
+    others = [d for d in findings if d not in refusals and d.message not in said]
     if others:
         lines += ["", "**Findings**"]
-        lines += [f"- `{d.code}` {d.message}" for d in others]
+        for d in others:
+            if d.message not in said:  # two of ``others`` may repeat each other too
+                said.add(d.message)
+                lines.append(f"- `{d.code}` {d.message}")
     return "\n".join(lines)
 
 

@@ -43,6 +43,8 @@ log = logging.getLogger("onnxlint.lsp")
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
 GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed"
 STATUS_NOTIFICATION = "onnxlint/status"
+#: seconds a lens / inlay hint refresh waits for more lints to finish
+REFRESH_DELAY = 0.1
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
 #: a configuration file larger than this gets no suppression edits
@@ -80,6 +82,9 @@ class OnnxLintServer(LanguageServer):
         self.known: dict[str, Path] = {}  # every model URI linted so far
         self._reported: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        #: graph view URI -> content hash of the text last sent to the client
+        self.view_hashes: dict[str, str] = {}
+        self._refresh_pending = False
 
     # -- helpers ------------------------------------------------------------------------
     def _open_text(self, uri: str) -> tuple[str, int | None] | None:
@@ -102,15 +107,67 @@ class OnnxLintServer(LanguageServer):
             return path_to_uri(path) if path else uri
         return uri
 
+    def is_current(self, state: ModelState, uri: str) -> bool:
+        """Whether ``state`` describes what the client shows at ``uri``.
+
+        An open text document: the lint of its current version. A graph view: the
+        lint of the bytes its text was rendered from. A file on disk: any result.
+        """
+        if is_graph_uri(uri):
+            shown = self.view_hashes.get(uri)
+            return shown is None or shown == state.content_hash
+        doc = self.workspace.text_documents.get(uri)
+        return doc is None or state.version == doc.version
+
     async def state_for(self, uri: str) -> ModelState | None:
-        """The linted state behind ``uri``, with its text map ready (rendered off the loop)."""
+        """The linted state behind ``uri`` for what the client shows, with its text map ready.
+
+        Lenses, hints, symbols and hovers answer from the state of the document
+        version they are asked about: a lint scheduled or running is waited for;
+        if the result still describes another version, they answer nothing (the
+        refresh sent after the next lint asks again).
+        """
         muri = self.model_uri(uri)
         state = self.service.states.get(muri)
+        if state is None or not self.is_current(state, uri):
+            await self.service.settle(muri)
+            state = self.service.states.get(muri)
         if state is None:
             state = await self.service.analyse_now(muri, uri_to_path(muri))
-        if state is not None:
-            await self.service.ensure_view(state)
+        if state is None or not self.is_current(state, uri):
+            return None
+        await self.service.ensure_view(state)
         return state
+
+    def refresh_features(self) -> None:
+        """Ask the client to fetch lenses and inlay hints again (after a lint), if it can.
+
+        Coalesced: a burst of lints (the workspace scan) sends one request of each.
+        """
+        if self._refresh_pending:
+            return
+        caps = self.client_capabilities.workspace
+        lens = caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support
+        hint = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
+        if not (lens or hint):
+            return
+        self._refresh_pending = True
+
+        async def send() -> None:
+            await asyncio.sleep(REFRESH_DELAY)
+            self._refresh_pending = False
+            for wanted, method in (
+                (lens, lsp.WORKSPACE_CODE_LENS_REFRESH),
+                (hint, lsp.WORKSPACE_INLAY_HINT_REFRESH),
+            ):
+                if not wanted:
+                    continue
+                try:
+                    await asyncio.wait_for(self.protocol.send_request_async(method, None), 10)
+                except Exception as exc:  # a client that refuses: nothing to refresh
+                    log.debug("%s: %s", method, exc)
+
+        self.spawn(send())
 
     def _publish(self, state: ModelState) -> None:
         self.known[state.uri] = state.path or Path()
@@ -128,6 +185,7 @@ class OnnxLintServer(LanguageServer):
             self.publish_graph(state)
         else:
             self.publish_file(state)
+        self.refresh_features()
         timing = self.service.timings.get(state.uri)
         log.info(
             "checked %s: %d finding(s), EPs %s, configuration %s%s",
@@ -177,8 +235,9 @@ class OnnxLintServer(LanguageServer):
         """The client no longer shows a graph view: its problems go back to the model file."""
         path = uri_to_path(uri)
         guri = graph_uri(path) if path is not None else uri  # as this server spells it
-        self.graph_views.discard(uri)
-        self.graph_views.discard(guri)
+        for view in (uri, guri):
+            self.graph_views.discard(view)
+            self.view_hashes.pop(view, None)
         self._send(uri, [])
         if guri != uri:
             self._send(guri, [])
@@ -533,6 +592,7 @@ async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
         return {"uri": None, "text": "", "nodes": [], "error": f"cannot read {uri}"}
     guri = graph_uri(path)
     ls.graph_views.add(guri)
+    ls.view_hashes[guri] = view.content_hash
     state = ls.service.states.get(muri)
     if state is not None and state.content_hash == view.content_hash:
         if view.source is not None and state.view_pending:
@@ -621,9 +681,12 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     if target is None:
         return []
     config_path, config_text, model_rel = target
+    uri = params.text_document.uri
+    view = "graph" if is_graph_uri(uri) else ("text" if state.is_text else "file")
+    on_lines = features.diagnostics_on_lines(state, params.range, view=view, docs_dir=ls.docs_dir)
     return features.code_actions(
         state,
-        list(params.context.diagnostics),
+        [*params.context.diagnostics, *on_lines],
         config_path,
         config_text,
         model_rel,

@@ -313,6 +313,20 @@ def test_hover_reports_predicted_ep_when_the_partition_analysis_fills_it(tmp_pat
     )
 
 
+def test_the_node_hover_says_each_fact_once(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    model = write_model(tmp_path / "m.onnx", BAD)
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    node = [d for d in state.report.diagnostics if d.location.node_path == "main/mystery0"]
+    assert node
+    # another rule and another EP saying the same sentences about the same node
+    state.report.diagnostics += [replace(d, code="OL999", ep="other") for d in node]
+    text = features.node_hover_markdown(state, "main/mystery0")
+    for d in node:
+        assert text.count(d.message) == 1, d.message
+
+
 FALLBACK = """<ir_version: 8, opset_import: ["" : 17]>
 fallback (float[1,4] x) => (int64[2,?] idx) {
    [relu0] r = Relu (x)
