@@ -16,7 +16,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import NodeRef
 from onnxlint.lsp.sourcemap import SourceMap, Token, tensor_elements
 from onnxlint.lsp.workspace import ModelState, path_to_uri
@@ -199,8 +199,21 @@ def diagnostic_json(d: lsp.Diagnostic) -> dict[str, Any]:
     return out
 
 
+def is_quiet(d: Diagnostic) -> bool:
+    """Hints and export-hygiene information: worth a dotted underline, not a Problems entry."""
+    return d.severity == Severity.HINT or (
+        d.severity == Severity.INFO and d.category == Category.EXPORT_HYGIENE
+    )
+
+
 def diagnostics_for(
-    state: ModelState, *, view: str, docs_dir: Path | None = None, view_uri: str | None = None
+    state: ModelState,
+    *,
+    view: str,
+    docs_dir: Path | None = None,
+    view_uri: str | None = None,
+    show_hints: bool = True,
+    per_rule: int = 0,
 ) -> list[lsp.Diagnostic]:
     """The LSP diagnostics of a model for one of its URIs.
 
@@ -209,11 +222,22 @@ def diagnostics_for(
     each finding carries its node's range in the view and, with ``view_uri``, a
     related location there) or ``graph`` (the graph view: each finding on its
     node's line). ``file`` never renders the view.
+
+    What the Problems panel lists: without ``show_hints``, hints and export-hygiene
+    information are published as hints (VS Code shows those in the editor only);
+    with ``per_rule``, the findings of one rule and EP after the first
+    ``per_rule`` are hints too, and the last one listed says how many follow, so
+    a cause repeated on 10,000 nodes does not flood the panel (the hover still
+    shows every node's findings).
     """
     rendered = view != "file" or not state.view_pending
     smap = state.source if rendered else None
-    return [
-        to_lsp(
+    findings = state.report.diagnostics
+    totals = Counter((d.code, d.ep) for d in findings if not (is_quiet(d) and not show_hints))
+    listed: Counter[tuple[str, str | None]] = Counter()
+    out = []
+    for d in findings:
+        diag = to_lsp(
             d,
             smap,
             is_text=view == "text",
@@ -222,8 +246,18 @@ def diagnostics_for(
             with_location_prefix=view == "file",
             view_uri=view_uri if view == "file" else None,
         )
-        for d in state.report.diagnostics
-    ] + [
+        if not show_hints and is_quiet(d):
+            diag.severity = lsp.DiagnosticSeverity.Hint
+        elif per_rule > 0:
+            key = (d.code, d.ep)
+            listed[key] += 1
+            if listed[key] > per_rule:
+                diag.severity = lsp.DiagnosticSeverity.Hint
+            elif listed[key] == per_rule and totals[key] > per_rule:
+                more = totals[key] - per_rule
+                diag.message += f"\n(+{more:,} more like this on other nodes, shown as hints)"
+        out.append(diag)
+    return out + [
         lsp.Diagnostic(
             range=_line_range(smap, 0),
             message=note,

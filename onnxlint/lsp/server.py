@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import logging
 import os
 import stat
@@ -176,8 +177,7 @@ class OnnxLintServer(LanguageServer):
                 self._reported.add(note)
                 self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, note))
         if state.is_text:
-            diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
-            self._send(state.uri, diags, state.version)
+            self._send(state.uri, self.diagnostics(state, "text"), state.version)
         # one set of problems per model: on its graph view while the client shows it,
         # else on the file
         elif state.path is not None and graph_uri(state.path) in self.graph_views:
@@ -227,9 +227,21 @@ class OnnxLintServer(LanguageServer):
 
         self.spawn(later())
 
+    def diagnostics(
+        self, state: ModelState, view: str, view_uri: str | None = None
+    ) -> list[lsp.Diagnostic]:
+        """``state``'s diagnostics for one of its URIs, as the settings present them."""
+        return features.diagnostics_for(
+            state,
+            view=view,
+            docs_dir=self.docs_dir,
+            view_uri=view_uri,
+            show_hints=self.settings.show_hints,
+            per_rule=self.settings.max_problems_per_rule,
+        )
+
     def _send_file(self, state: ModelState, guri: str | None) -> None:
-        diags = features.diagnostics_for(state, view="file", docs_dir=self.docs_dir, view_uri=guri)
-        self._send(state.uri, diags)
+        self._send(state.uri, self.diagnostics(state, "file", guri))
 
     def view_closed(self, uri: str) -> None:
         """The client no longer shows a graph view: its problems go back to the model file."""
@@ -271,8 +283,7 @@ class OnnxLintServer(LanguageServer):
 
     def _send_graph(self, state: ModelState) -> None:
         assert state.path is not None
-        diags = features.diagnostics_for(state, view="graph", docs_dir=self.docs_dir)
-        self._send(graph_uri(state.path), diags)
+        self._send(graph_uri(state.path), self.diagnostics(state, "graph"))
 
     def _send(self, uri: str, diags: list[lsp.Diagnostic], version: int | None = None) -> None:
         self.text_document_publish_diagnostics(
@@ -305,12 +316,16 @@ class OnnxLintServer(LanguageServer):
                 lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
         changed = settings.key() != self.settings.key() or settings.confirm != self.settings.confirm
+        shown = settings.presentation() != self.settings.presentation()
         self.settings = settings
         self.service.settings = settings
         log.info("settings: EPs %s", ", ".join(settings.eps) or "from the configuration file")
         if changed:
             for uri in list(self.known):
                 self.schedule(uri, delay=0)
+        elif shown:  # the same results, presented anew
+            for state in list(self.service.states.values()):
+                self._publish(state)
         self.send_status()
 
     async def pull_configuration(self) -> None:
@@ -548,12 +563,14 @@ async def pull_diagnostics(ls: OnnxLintServer, params: lsp.DocumentDiagnosticPar
         return lsp.RelatedFullDocumentDiagnosticReport(items=[])
     if is_graph_uri(uri):
         await ls.service.ensure_view(state)
-    if params.previous_result_id == state.result_id:
-        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=state.result_id)
+    # the same result presented another way (settings) is another result
+    shown = hashlib.sha256(repr(ls.settings.presentation()).encode()).hexdigest()[:8]
+    result_id = f"{state.result_id}-{shown}"
+    if params.previous_result_id == result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     view = "graph" if is_graph_uri(uri) else ("text" if state.is_text else "file")
     return lsp.RelatedFullDocumentDiagnosticReport(
-        items=features.diagnostics_for(state, view=view, docs_dir=ls.docs_dir),
-        result_id=state.result_id,
+        items=ls.diagnostics(state, view), result_id=result_id
     )
 
 

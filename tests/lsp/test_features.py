@@ -27,6 +27,12 @@ from tests.lsp.models import BAD, GOOD, NESTED, write_model
 
 SETTINGS_CASES = [
     (None, Settings(), []),
+    (
+        {"showHints": True, "maxProblemsPerRule": 0},
+        Settings(show_hints=True, max_problems_per_rule=0),
+        [],
+    ),
+    ({"maxProblemsPerRule": -1}, Settings(), ["onnxlint.maxProblemsPerRule: expected an integer"]),
     ({"eps": ["QNN", "cpu"]}, Settings(eps=("qnn", "cpu")), []),
     (
         {"onnxlint": {"select": ["OL1"], "ignore": "OL105, OL103"}},
@@ -325,6 +331,40 @@ def test_the_node_hover_says_each_fact_once(tmp_path: Path) -> None:
     text = features.node_hover_markdown(state, "main/mystery0")
     for d in node:
         assert text.count(d.message) == 1, d.message
+
+
+def _chain(n: int) -> str:
+    """``n`` Relus on a dynamic batch: QNN refuses each one for the same reason."""
+    body = "\n".join(f"   [r{i}] t{i + 1} = Relu (t{i})" for i in range(n))
+    return f"""<ir_version: 8, opset_import: ["" : 17]>
+chain (float[N,4] t0) => (float[N,4] t{n}) {{
+{body}
+}}
+"""
+
+
+def test_a_cause_repeated_on_many_nodes_lists_a_few_problems(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    model = write_model(tmp_path / "m.onnx", _chain(20))
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    refusals = [d for d in state.report.diagnostics if d.code == "OL504"]
+    assert len(refusals) == 20
+    hygiene = replace(refusals[0], code="OL999", severity=Severity.INFO)
+    hygiene = replace(hygiene, category=Category.EXPORT_HYGIENE)
+    state.report.diagnostics.append(hygiene)
+    every = features.diagnostics_for(state, view="graph")
+    assert len(every) == len(state.report.diagnostics)  # nothing dropped, nothing demoted
+    assert all(d.severity != lsp.DiagnosticSeverity.Hint for d in every)
+    shown = features.diagnostics_for(state, view="graph", show_hints=False, per_rule=5)
+    assert len(shown) == len(every)  # every node keeps its squiggle
+    listed = [d for d in shown if d.code == "OL504" and d.severity != lsp.DiagnosticSeverity.Hint]
+    assert len(listed) == 5
+    assert "(+15 more like this on other nodes, shown as hints)" in listed[-1].message
+    (quiet,) = [d for d in shown if d.code == "OL999"]
+    assert quiet.severity == lsp.DiagnosticSeverity.Hint
+    back = features.diagnostics_for(state, view="graph", show_hints=True, per_rule=5)
+    assert next(d for d in back if d.code == "OL999").severity == lsp.DiagnosticSeverity.Information
 
 
 FALLBACK = """<ir_version: 8, opset_import: ["" : 17]>
