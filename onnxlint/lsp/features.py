@@ -537,6 +537,32 @@ def definition(state: ModelState, uri: str, pos: lsp.Position) -> lsp.Location |
     )
 
 
+def folding_ranges(state: ModelState) -> list[lsp.FoldingRange]:
+    """Graphs, nodes that span lines (nested graphs) and initializer blocks.
+
+    An initializer block is of kind ``imports``: editors that fold imports when a
+    file opens (VS Code's ``editor.foldingImportsByDefault``, which the extension
+    turns on for ONNX) show a large model's graph view with its first node on
+    screen instead of thousands of weight lines.
+    """
+    smap = state.source
+    if smap is None:
+        return []
+    out = []
+    for g in smap.graphs.values():
+        if g.end_line > g.line:
+            out.append(lsp.FoldingRange(start_line=g.line, end_line=g.end_line - 1))
+        if g.initializers is not None and g.initializers[1] > g.initializers[0]:
+            start, end = g.initializers
+            out.append(
+                lsp.FoldingRange(start_line=start, end_line=end, kind=lsp.FoldingRangeKind.Imports)
+            )
+    for n in smap.nodes.values():
+        if n.end_line > n.line:
+            out.append(lsp.FoldingRange(start_line=n.line, end_line=n.end_line - 1))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Inlay hints and code lenses: the predicted EP per node and per partition
 

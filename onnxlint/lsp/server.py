@@ -671,6 +671,14 @@ async def on_definition(ls: OnnxLintServer, params: lsp.DefinitionParams) -> lsp
     return features.definition(state, params.text_document.uri, params.position) if state else None
 
 
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+async def on_folding_range(
+    ls: OnnxLintServer, params: lsp.FoldingRangeParams
+) -> list[lsp.FoldingRange]:
+    state = await ls.state_for(params.text_document.uri)
+    return features.folding_ranges(state) if state else []
+
+
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 async def on_inlay_hints(ls: OnnxLintServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
     state = await ls.state_for(params.text_document.uri)

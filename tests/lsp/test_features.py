@@ -108,6 +108,28 @@ def test_graph_view_parses_back_to_the_same_graph(text: str) -> None:
     assert again.graph.input == model.graph.input
 
 
+def test_graph_view_folds_initializer_blocks_and_nested_graphs(tmp_path: Path) -> None:
+    model = tmp_path / "m.onnx"
+    onnx.save(_with_big_initializer(), str(model))
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings())
+    smap = state.source
+    assert smap is not None
+    folds = features.folding_ranges(state)
+    (block,) = [f for f in folds if f.kind == lsp.FoldingRangeKind.Imports]
+    lines = smap.lines
+    assert lines[block.start_line].strip() == "<" and lines[block.end_line].strip() == ">"
+    between = lines[block.start_line + 1 : block.end_line]
+    assert [ln.split(" = ")[0].split()[-1] for ln in between] == ["big_w", "small_b"]
+    # the first node follows the folded block
+    assert smap.nodes["main/mm"].line == block.end_line + 2
+    nested = tmp_path / "nested.onnx"
+    write_model(nested, NESTED)
+    state = analyse(path_to_uri(nested), nested, nested.read_bytes(), Settings())
+    assert state.source is not None
+    if0 = state.source.nodes["main/if0"]
+    assert any(f.start_line == if0.line and f.kind is None for f in features.folding_ranges(state))
+
+
 def test_graph_view_elides_large_initializers_and_maps_every_node() -> None:
     index = ModelIndex(_with_big_initializer())
     smap = render_graph_view(index)
