@@ -603,7 +603,12 @@ def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
     title = f"onnxlint: {', '.join(parts) if parts else 'no findings'} · EPs: {eps}"
     if state.report.assignment:
         per_ep = Counter(state.report.assignment.values())
-        title += " · predicted: " + ", ".join(f"{n} on {ep}" for ep, n in per_ep.most_common())
+        # the nodes counted are the model's own, placed as on the graph level predicted
+        level = state.report.stats.get("partition_level")
+        where = " (as after ORT's level-1 optimizations)" if level == "optimized" else ""
+        title += f" · predicted{where}: " + ", ".join(
+            f"{n} on {ep}" for ep, n in per_ep.most_common()
+        )
     lenses = [
         lsp.CodeLens(
             range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
