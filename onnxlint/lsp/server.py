@@ -6,6 +6,7 @@ No lint logic lives here. Start it with ``onnxlint lsp`` (stdio).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import hashlib
 import logging
@@ -321,8 +322,7 @@ class OnnxLintServer(LanguageServer):
         self.service.settings = settings
         log.info("settings: EPs %s", ", ".join(settings.eps) or "from the configuration file")
         if changed:
-            for uri in list(self.known):
-                self.schedule(uri, delay=0)
+            self.recheck()
         elif shown:  # the same results, presented anew
             for state in list(self.service.states.values()):
                 self._publish(state)
@@ -345,24 +345,39 @@ class OnnxLintServer(LanguageServer):
         if result and result[0] is not None:
             await self.apply_settings(result[0])
 
+    async def progress_begin(self, message: str) -> str | None:
+        """Start a work-done progress (None when the client cannot show one)."""
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return None
+        token = f"onnxlint-{uuid.uuid4().hex[:8]}"
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(
+                token, lsp.WorkDoneProgressBegin(title="onnxlint", message=message, percentage=0)
+            )
+        except Exception:
+            return None
+        return token
+
+    def progress_step(self, token: str | None, done: int, total: int, name: str) -> None:
+        if token:
+            self.work_done_progress.report(
+                token,
+                lsp.WorkDoneProgressReport(
+                    message=f"{done}/{total} {name}", percentage=int(100 * done / max(total, 1))
+                ),
+            )
+
+    def progress_end(self, token: str | None, message: str) -> None:
+        if token:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+
     async def scan_workspace(self) -> None:
         """Lint every model under the workspace folders, reporting work-done progress."""
         loop = asyncio.get_running_loop()
         files = await loop.run_in_executor(self.service.executor, lambda: list(scan(self.roots)))
-        token: str | None = None
-        window = self.client_capabilities.window
-        if window is not None and window.work_done_progress:
-            token = f"onnxlint-scan-{uuid.uuid4().hex[:8]}"
-            try:
-                await self.work_done_progress.create_async(token)
-                self.work_done_progress.begin(
-                    token,
-                    lsp.WorkDoneProgressBegin(
-                        title="onnxlint", message=f"checking {len(files)} model(s)", percentage=0
-                    ),
-                )
-            except Exception:
-                token = None
+        token = await self.progress_begin(f"checking {len(files)} model(s)")
         for i, path in enumerate(files, 1):
             uri = path_to_uri(path)
             if uri in self.service.states:
@@ -372,19 +387,30 @@ class OnnxLintServer(LanguageServer):
                 self._publish(state)
                 if self.settings.confirm:
                     self.spawn(self.service.confirm(uri, path))
-            if token:
-                self.work_done_progress.report(
-                    token,
-                    lsp.WorkDoneProgressReport(
-                        message=f"{i}/{len(files)} {path.name}",
-                        percentage=int(100 * i / max(len(files), 1)),
-                    ),
-                )
-        if token:
-            self.work_done_progress.end(
-                token, lsp.WorkDoneProgressEnd(message=f"{len(files)} model(s) checked")
-            )
+            self.progress_step(token, i, len(files), path.name)
+        self.progress_end(token, f"{len(files)} model(s) checked")
         self.send_status()
+
+    def recheck(self) -> None:
+        """Re-lint every known model (settings or configuration changed), with progress.
+
+        The models the client shows (open documents, graph views) go first.
+        """
+        shown = {self.model_uri(u) for u in (*self.workspace.text_documents, *self.graph_views)}
+        uris = sorted(self.known, key=lambda u: u not in shown)  # stable: shown ones first
+        runs = [(uri, self.service.schedule(uri, uri_to_path(uri), delay=0)) for uri in uris]
+
+        async def report() -> None:
+            token = await self.progress_begin(f"re-checking {len(runs)} model(s)")
+            for i, (uri, run) in enumerate(runs, 1):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(run)  # a newer change may supersede it: fine
+                path = uri_to_path(uri)
+                self.progress_step(token, i, len(runs), path.name if path else uri)
+            self.progress_end(token, f"{len(runs)} model(s) checked")
+            self.send_status()
+
+        self.spawn(report())
 
     async def register_watchers(self) -> None:
         caps = self.client_capabilities.workspace
@@ -507,8 +533,7 @@ def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> Non
 
 def relint_all(ls: OnnxLintServer) -> None:
     ls.service.clear_cache()
-    for uri in list(ls.known):
-        ls.schedule(uri, delay=0)
+    ls.recheck()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)

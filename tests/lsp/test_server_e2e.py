@@ -395,6 +395,16 @@ async def test_settings_change_relints(client: LanguageClient) -> None:
         lsp.DidChangeConfigurationParams(settings={"onnxlint": {"select": ["OL1"]}})
     )
     await wait_until(lambda: codes(client, uri) == ["OL101"])
+    # the re-check reports its progress, to the end
+
+    def ended(message: str) -> bool:
+        return any(
+            isinstance(v, lsp.WorkDoneProgressEnd) and v.message == message
+            for reports in client.progress_reports.values()
+            for v in reports
+        )
+
+    await wait_until(lambda: ended("4 model(s) checked") and len(client.progress_reports) >= 2)
     # an invalid setting is reported, and the default is used
     client.workspace_did_change_configuration(
         lsp.DidChangeConfigurationParams(settings={"onnxlint": {"select": 7, "confirm": "yes"}})
