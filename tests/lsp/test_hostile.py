@@ -261,9 +261,25 @@ async def test_hostile_documents_opened_in_the_editor(client: LanguageClient) ->
     await _alive(client)
 
 
-@needs_fifo
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    "replace",
+    [
+        pytest.param(_fifo, id="fifo", marks=needs_fifo),
+        pytest.param(_dev_zero, id="dev-zero", marks=needs_dev_zero),
+    ],
+)
 @pytest.mark.asyncio(loop_scope="function")
-async def test_a_model_replaced_by_a_fifo_while_its_view_is_open(client: LanguageClient) -> None:
+async def test_a_model_replaced_while_its_view_is_open(
+    client: LanguageClient, replace: Any
+) -> None:
     ws: Path = client.ws  # type: ignore[attr-defined]
     model = ws / "swap.onnx"
     write_model(model, BAD)
@@ -271,7 +287,7 @@ async def test_a_model_replaced_by_a_fifo_while_its_view_is_open(client: Languag
     reply = await graph_view(client, model)
     assert reply["uri"] == graph_uri(model) and reply["nodes"]
     model.unlink()
-    os.mkfifo(model)
+    replace(model)
     client.workspace_did_change_watched_files(
         lsp.DidChangeWatchedFilesParams(
             changes=[lsp.FileEvent(uri=uri, type=lsp.FileChangeType.Changed)]
