@@ -16,7 +16,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from onnxlint.diagnostics import Diagnostic, Location, Severity
+from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import NodeRef
 from onnxlint.lsp.sourcemap import SourceMap, Token, tensor_elements
 from onnxlint.lsp.workspace import ModelState, path_to_uri
@@ -201,8 +201,21 @@ def diagnostic_json(d: lsp.Diagnostic) -> dict[str, Any]:
     return out
 
 
+def is_quiet(d: Diagnostic) -> bool:
+    """Hints and export-hygiene information: worth a dotted underline, not a Problems entry."""
+    return d.severity == Severity.HINT or (
+        d.severity == Severity.INFO and d.category == Category.EXPORT_HYGIENE
+    )
+
+
 def diagnostics_for(
-    state: ModelState, *, view: str, docs_dir: Path | None = None, view_uri: str | None = None
+    state: ModelState,
+    *,
+    view: str,
+    docs_dir: Path | None = None,
+    view_uri: str | None = None,
+    show_hints: bool = True,
+    per_rule: int = 0,
 ) -> list[lsp.Diagnostic]:
     """The LSP diagnostics of a model for one of its URIs.
 
@@ -211,11 +224,22 @@ def diagnostics_for(
     each finding carries its node's range in the view and, with ``view_uri``, a
     related location there) or ``graph`` (the graph view: each finding on its
     node's line). ``file`` never renders the view.
+
+    What the Problems panel lists: without ``show_hints``, hints and export-hygiene
+    information are published as hints (VS Code shows those in the editor only);
+    with ``per_rule``, the findings of one rule and EP after the first
+    ``per_rule`` are hints too, and the last one listed says how many follow, so
+    a cause repeated on 10,000 nodes does not flood the panel (the hover still
+    shows every node's findings).
     """
     rendered = view != "file" or not state.view_pending
     smap = state.source if rendered else None
-    return [
-        to_lsp(
+    findings = state.report.diagnostics
+    totals = Counter((d.code, d.ep) for d in findings if not (is_quiet(d) and not show_hints))
+    listed: Counter[tuple[str, str | None]] = Counter()
+    out = []
+    for d in findings:
+        diag = to_lsp(
             d,
             smap,
             is_text=view == "text",
@@ -224,8 +248,18 @@ def diagnostics_for(
             with_location_prefix=view == "file",
             view_uri=view_uri if view == "file" else None,
         )
-        for d in state.report.diagnostics
-    ] + [
+        if not show_hints and is_quiet(d):
+            diag.severity = lsp.DiagnosticSeverity.Hint
+        elif per_rule > 0:
+            key = (d.code, d.ep)
+            listed[key] += 1
+            if listed[key] > per_rule:
+                diag.severity = lsp.DiagnosticSeverity.Hint
+            elif listed[key] == per_rule and totals[key] > per_rule:
+                more = totals[key] - per_rule
+                diag.message += f"\n(+{more:,} more like this on other nodes, shown as hints)"
+        out.append(diag)
+    return out + [
         lsp.Diagnostic(
             range=_line_range(smap, 0),
             message=note,
@@ -235,6 +269,33 @@ def diagnostics_for(
         )
         for note in state.notes
         if view != "graph"
+    ]
+
+
+def diagnostics_on_lines(
+    state: ModelState, rng: lsp.Range, *, view: str, docs_dir: Path | None = None
+) -> list[lsp.Diagnostic]:
+    """The findings on the lines ``rng`` spans (``text`` or ``graph`` view).
+
+    The editor sends the diagnostics under the cursor with a code action
+    request, and a finding underlines one token: this lets its quick fixes be
+    offered anywhere on the node's line. The line index is built once per state.
+    """
+    smap = state.source
+    if smap is None or view not in ("text", "graph"):
+        return []
+    index = state.line_index.get(view)
+    if index is None:
+        index = {}
+        for i, d in enumerate(state.report.diagnostics):
+            line = diagnostic_range(d, smap, is_text=view == "text").start.line
+            index.setdefault(line, []).append(i)
+        state.line_index[view] = index
+    findings = state.report.diagnostics
+    return [
+        to_lsp(findings[i], smap, is_text=view == "text", model_uri=state.uri, docs_dir=docs_dir)
+        for line in range(rng.start.line, rng.end.line + 1)
+        for i in index.get(line, ())
     ]
 
 
@@ -315,25 +376,33 @@ def node_hover_markdown(state: ModelState, path: str) -> str:
     ep = state.report.assignment.get(path)
     if ep:
         lines.append(f"- predicted EP: **{ep}**")
+    # each fact once: two rules (or two EPs) may say the same sentence about a node
+    said: set[str] = set()
+    findings = _node_findings(state, path)
+    refusals = [d for d in findings if d.category.value == "ep-support"]
     part = partition_of(state, path)
     if part is not None:
         number, part_ep, size, fails = part
         lines.append(
             f"- predicted partition #{number} on {part_ep} ({size} node{'s' if size != 1 else ''})"
         )
-        if fails:
+        if fails and not any(fails in d.message for d in refusals):
+            said.add(fails)
             lines.append(f"- this partition is predicted to fail: {fails}")
     confirmed = state.confirmed.get(path)
     if confirmed:
         lines.append(f"- confirmed EP (real session): **{confirmed}**")
-    findings = _node_findings(state, path)
-    refusals = [d for d in findings if d.category.value == "ep-support"]
     for d in refusals:
-        lines.append(f"- refused by {d.ep or 'an EP'}: {d.message}")
-    others = [d for d in findings if d not in refusals]
+        if d.message not in said:
+            said.add(d.message)
+            lines.append(f"- refused by {d.ep or 'an EP'}: {d.message}")
+    others = [d for d in findings if d not in refusals and d.message not in said]
     if others:
         lines += ["", "**Findings**"]
-        lines += [f"- `{d.code}` {d.message}" for d in others]
+        for d in others:
+            if d.message not in said:  # two of ``others`` may repeat each other too
+                said.add(d.message)
+                lines.append(f"- `{d.code}` {d.message}")
     return "\n".join(lines)
 
 
@@ -470,6 +539,32 @@ def definition(state: ModelState, uri: str, pos: lsp.Position) -> lsp.Location |
     )
 
 
+def folding_ranges(state: ModelState) -> list[lsp.FoldingRange]:
+    """Graphs, nodes that span lines (nested graphs) and initializer blocks.
+
+    An initializer block is of kind ``imports``: editors that fold imports when a
+    file opens (VS Code's ``editor.foldingImportsByDefault``, which the extension
+    turns on for ONNX) show a large model's graph view with its first node on
+    screen instead of thousands of weight lines.
+    """
+    smap = state.source
+    if smap is None:
+        return []
+    out = []
+    for g in smap.graphs.values():
+        if g.end_line > g.line:
+            out.append(lsp.FoldingRange(start_line=g.line, end_line=g.end_line - 1))
+        if g.initializers is not None and g.initializers[1] > g.initializers[0]:
+            start, end = g.initializers
+            out.append(
+                lsp.FoldingRange(start_line=start, end_line=end, kind=lsp.FoldingRangeKind.Imports)
+            )
+    for n in smap.nodes.values():
+        if n.end_line > n.line:
+            out.append(lsp.FoldingRange(start_line=n.line, end_line=n.end_line - 1))
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Inlay hints and code lenses: the predicted EP per node and per partition
 
@@ -510,7 +605,12 @@ def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
     title = f"onnxlint: {', '.join(parts) if parts else 'no findings'} · EPs: {eps}"
     if state.report.assignment:
         per_ep = Counter(state.report.assignment.values())
-        title += " · predicted: " + ", ".join(f"{n} on {ep}" for ep, n in per_ep.most_common())
+        # the nodes counted are the model's own, placed as on the graph level predicted
+        level = state.report.stats.get("partition_level")
+        where = " (as after ORT's level-1 optimizations)" if level == "optimized" else ""
+        title += f" · predicted{where}: " + ", ".join(
+            f"{n} on {ep}" for ep, n in per_ep.most_common()
+        )
     lenses = [
         lsp.CodeLens(
             range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),

@@ -6,7 +6,9 @@ No lint logic lives here. Start it with ``onnxlint lsp`` (stdio).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import hashlib
 import logging
 import os
 import stat
@@ -43,6 +45,8 @@ log = logging.getLogger("onnxlint.lsp")
 GRAPH_VIEW_REQUEST = "onnxlint/graphView"
 GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed"
 STATUS_NOTIFICATION = "onnxlint/status"
+#: seconds a lens / inlay hint refresh waits for more lints to finish
+REFRESH_DELAY = 0.1
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
 #: a configuration file larger than this gets no suppression edits
@@ -80,6 +84,9 @@ class OnnxLintServer(LanguageServer):
         self.known: dict[str, Path] = {}  # every model URI linted so far
         self._reported: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        #: graph view URI -> content hash of the text last sent to the client
+        self.view_hashes: dict[str, str] = {}
+        self._refresh_pending = False
 
     # -- helpers ------------------------------------------------------------------------
     def _open_text(self, uri: str) -> tuple[str, int | None] | None:
@@ -102,15 +109,67 @@ class OnnxLintServer(LanguageServer):
             return path_to_uri(path) if path else uri
         return uri
 
+    def is_current(self, state: ModelState, uri: str) -> bool:
+        """Whether ``state`` describes what the client shows at ``uri``.
+
+        An open text document: the lint of its current version. A graph view: the
+        lint of the bytes its text was rendered from. A file on disk: any result.
+        """
+        if is_graph_uri(uri):
+            shown = self.view_hashes.get(uri)
+            return shown is None or shown == state.content_hash
+        doc = self.workspace.text_documents.get(uri)
+        return doc is None or state.version == doc.version
+
     async def state_for(self, uri: str) -> ModelState | None:
-        """The linted state behind ``uri``, with its text map ready (rendered off the loop)."""
+        """The linted state behind ``uri`` for what the client shows, with its text map ready.
+
+        Lenses, hints, symbols and hovers answer from the state of the document
+        version they are asked about: a lint scheduled or running is waited for;
+        if the result still describes another version, they answer nothing (the
+        refresh sent after the next lint asks again).
+        """
         muri = self.model_uri(uri)
         state = self.service.states.get(muri)
+        if state is None or not self.is_current(state, uri):
+            await self.service.settle(muri)
+            state = self.service.states.get(muri)
         if state is None:
             state = await self.service.analyse_now(muri, uri_to_path(muri))
-        if state is not None:
-            await self.service.ensure_view(state)
+        if state is None or not self.is_current(state, uri):
+            return None
+        await self.service.ensure_view(state)
         return state
+
+    def refresh_features(self) -> None:
+        """Ask the client to fetch lenses and inlay hints again (after a lint), if it can.
+
+        Coalesced: a burst of lints (the workspace scan) sends one request of each.
+        """
+        if self._refresh_pending:
+            return
+        caps = self.client_capabilities.workspace
+        lens = caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support
+        hint = caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support
+        if not (lens or hint):
+            return
+        self._refresh_pending = True
+
+        async def send() -> None:
+            await asyncio.sleep(REFRESH_DELAY)
+            self._refresh_pending = False
+            for wanted, method in (
+                (lens, lsp.WORKSPACE_CODE_LENS_REFRESH),
+                (hint, lsp.WORKSPACE_INLAY_HINT_REFRESH),
+            ):
+                if not wanted:
+                    continue
+                try:
+                    await asyncio.wait_for(self.protocol.send_request_async(method, None), 10)
+                except Exception as exc:  # a client that refuses: nothing to refresh
+                    log.debug("%s: %s", method, exc)
+
+        self.spawn(send())
 
     def _publish(self, state: ModelState) -> None:
         self.known[state.uri] = state.path or Path()
@@ -119,8 +178,7 @@ class OnnxLintServer(LanguageServer):
                 self._reported.add(note)
                 self.window_show_message(lsp.ShowMessageParams(lsp.MessageType.Warning, note))
         if state.is_text:
-            diags = features.diagnostics_for(state, view="text", docs_dir=self.docs_dir)
-            self._send(state.uri, diags, state.version)
+            self._send(state.uri, self.diagnostics(state, "text"), state.version)
         # one set of problems per model: on its graph view while the client shows it,
         # else on the file
         elif state.path is not None and graph_uri(state.path) in self.graph_views:
@@ -128,6 +186,7 @@ class OnnxLintServer(LanguageServer):
             self.publish_graph(state)
         else:
             self.publish_file(state)
+        self.refresh_features()
         timing = self.service.timings.get(state.uri)
         log.info(
             "checked %s: %d finding(s), EPs %s, configuration %s%s",
@@ -169,16 +228,29 @@ class OnnxLintServer(LanguageServer):
 
         self.spawn(later())
 
+    def diagnostics(
+        self, state: ModelState, view: str, view_uri: str | None = None
+    ) -> list[lsp.Diagnostic]:
+        """``state``'s diagnostics for one of its URIs, as the settings present them."""
+        return features.diagnostics_for(
+            state,
+            view=view,
+            docs_dir=self.docs_dir,
+            view_uri=view_uri,
+            show_hints=self.settings.show_hints,
+            per_rule=self.settings.max_problems_per_rule,
+        )
+
     def _send_file(self, state: ModelState, guri: str | None) -> None:
-        diags = features.diagnostics_for(state, view="file", docs_dir=self.docs_dir, view_uri=guri)
-        self._send(state.uri, diags)
+        self._send(state.uri, self.diagnostics(state, "file", guri))
 
     def view_closed(self, uri: str) -> None:
         """The client no longer shows a graph view: its problems go back to the model file."""
         path = uri_to_path(uri)
         guri = graph_uri(path) if path is not None else uri  # as this server spells it
-        self.graph_views.discard(uri)
-        self.graph_views.discard(guri)
+        for view in (uri, guri):
+            self.graph_views.discard(view)
+            self.view_hashes.pop(view, None)
         self._send(uri, [])
         if guri != uri:
             self._send(guri, [])
@@ -212,8 +284,7 @@ class OnnxLintServer(LanguageServer):
 
     def _send_graph(self, state: ModelState) -> None:
         assert state.path is not None
-        diags = features.diagnostics_for(state, view="graph", docs_dir=self.docs_dir)
-        self._send(graph_uri(state.path), diags)
+        self._send(graph_uri(state.path), self.diagnostics(state, "graph"))
 
     def _send(self, uri: str, diags: list[lsp.Diagnostic], version: int | None = None) -> None:
         self.text_document_publish_diagnostics(
@@ -246,12 +317,15 @@ class OnnxLintServer(LanguageServer):
                 lsp.ShowMessageParams(lsp.MessageType.Warning, f"onnxlint: {problem}")
             )
         changed = settings.key() != self.settings.key() or settings.confirm != self.settings.confirm
+        shown = settings.presentation() != self.settings.presentation()
         self.settings = settings
         self.service.settings = settings
         log.info("settings: EPs %s", ", ".join(settings.eps) or "from the configuration file")
         if changed:
-            for uri in list(self.known):
-                self.schedule(uri, delay=0)
+            self.recheck()
+        elif shown:  # the same results, presented anew
+            for state in list(self.service.states.values()):
+                self._publish(state)
         self.send_status()
 
     async def pull_configuration(self) -> None:
@@ -271,24 +345,39 @@ class OnnxLintServer(LanguageServer):
         if result and result[0] is not None:
             await self.apply_settings(result[0])
 
+    async def progress_begin(self, message: str) -> str | None:
+        """Start a work-done progress (None when the client cannot show one)."""
+        window = self.client_capabilities.window
+        if window is None or not window.work_done_progress:
+            return None
+        token = f"onnxlint-{uuid.uuid4().hex[:8]}"
+        try:
+            await self.work_done_progress.create_async(token)
+            self.work_done_progress.begin(
+                token, lsp.WorkDoneProgressBegin(title="onnxlint", message=message, percentage=0)
+            )
+        except Exception:
+            return None
+        return token
+
+    def progress_step(self, token: str | None, done: int, total: int, name: str) -> None:
+        if token:
+            self.work_done_progress.report(
+                token,
+                lsp.WorkDoneProgressReport(
+                    message=f"{done}/{total} {name}", percentage=int(100 * done / max(total, 1))
+                ),
+            )
+
+    def progress_end(self, token: str | None, message: str) -> None:
+        if token:
+            self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=message))
+
     async def scan_workspace(self) -> None:
         """Lint every model under the workspace folders, reporting work-done progress."""
         loop = asyncio.get_running_loop()
         files = await loop.run_in_executor(self.service.executor, lambda: list(scan(self.roots)))
-        token: str | None = None
-        window = self.client_capabilities.window
-        if window is not None and window.work_done_progress:
-            token = f"onnxlint-scan-{uuid.uuid4().hex[:8]}"
-            try:
-                await self.work_done_progress.create_async(token)
-                self.work_done_progress.begin(
-                    token,
-                    lsp.WorkDoneProgressBegin(
-                        title="onnxlint", message=f"checking {len(files)} model(s)", percentage=0
-                    ),
-                )
-            except Exception:
-                token = None
+        token = await self.progress_begin(f"checking {len(files)} model(s)")
         for i, path in enumerate(files, 1):
             uri = path_to_uri(path)
             if uri in self.service.states:
@@ -298,19 +387,30 @@ class OnnxLintServer(LanguageServer):
                 self._publish(state)
                 if self.settings.confirm:
                     self.spawn(self.service.confirm(uri, path))
-            if token:
-                self.work_done_progress.report(
-                    token,
-                    lsp.WorkDoneProgressReport(
-                        message=f"{i}/{len(files)} {path.name}",
-                        percentage=int(100 * i / max(len(files), 1)),
-                    ),
-                )
-        if token:
-            self.work_done_progress.end(
-                token, lsp.WorkDoneProgressEnd(message=f"{len(files)} model(s) checked")
-            )
+            self.progress_step(token, i, len(files), path.name)
+        self.progress_end(token, f"{len(files)} model(s) checked")
         self.send_status()
+
+    def recheck(self) -> None:
+        """Re-lint every known model (settings or configuration changed), with progress.
+
+        The models the client shows (open documents, graph views) go first.
+        """
+        shown = {self.model_uri(u) for u in (*self.workspace.text_documents, *self.graph_views)}
+        uris = sorted(self.known, key=lambda u: u not in shown)  # stable: shown ones first
+        runs = [(uri, self.service.schedule(uri, uri_to_path(uri), delay=0)) for uri in uris]
+
+        async def report() -> None:
+            token = await self.progress_begin(f"re-checking {len(runs)} model(s)")
+            for i, (uri, run) in enumerate(runs, 1):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(run)  # a newer change may supersede it: fine
+                path = uri_to_path(uri)
+                self.progress_step(token, i, len(runs), path.name if path else uri)
+            self.progress_end(token, f"{len(runs)} model(s) checked")
+            self.send_status()
+
+        self.spawn(report())
 
     async def register_watchers(self) -> None:
         caps = self.client_capabilities.workspace
@@ -433,8 +533,7 @@ def did_close(ls: OnnxLintServer, params: lsp.DidCloseTextDocumentParams) -> Non
 
 def relint_all(ls: OnnxLintServer) -> None:
     ls.service.clear_cache()
-    for uri in list(ls.known):
-        ls.schedule(uri, delay=0)
+    ls.recheck()
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -489,12 +588,14 @@ async def pull_diagnostics(ls: OnnxLintServer, params: lsp.DocumentDiagnosticPar
         return lsp.RelatedFullDocumentDiagnosticReport(items=[])
     if is_graph_uri(uri):
         await ls.service.ensure_view(state)
-    if params.previous_result_id == state.result_id:
-        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=state.result_id)
+    # the same result presented another way (settings) is another result
+    shown = hashlib.sha256(repr(ls.settings.presentation()).encode()).hexdigest()[:8]
+    result_id = f"{state.result_id}-{shown}"
+    if params.previous_result_id == result_id:
+        return lsp.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
     view = "graph" if is_graph_uri(uri) else ("text" if state.is_text else "file")
     return lsp.RelatedFullDocumentDiagnosticReport(
-        items=features.diagnostics_for(state, view=view, docs_dir=ls.docs_dir),
-        result_id=state.result_id,
+        items=ls.diagnostics(state, view), result_id=result_id
     )
 
 
@@ -533,6 +634,7 @@ async def graph_view(ls: OnnxLintServer, params: Any) -> dict[str, Any]:
         return {"uri": None, "text": "", "nodes": [], "error": f"cannot read {uri}"}
     guri = graph_uri(path)
     ls.graph_views.add(guri)
+    ls.view_hashes[guri] = view.content_hash
     state = ls.service.states.get(muri)
     if state is not None and state.content_hash == view.content_hash:
         if view.source is not None and state.view_pending:
@@ -594,6 +696,14 @@ async def on_definition(ls: OnnxLintServer, params: lsp.DefinitionParams) -> lsp
     return features.definition(state, params.text_document.uri, params.position) if state else None
 
 
+@server.feature(lsp.TEXT_DOCUMENT_FOLDING_RANGE)
+async def on_folding_range(
+    ls: OnnxLintServer, params: lsp.FoldingRangeParams
+) -> list[lsp.FoldingRange]:
+    state = await ls.state_for(params.text_document.uri)
+    return features.folding_ranges(state) if state else []
+
+
 @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
 async def on_inlay_hints(ls: OnnxLintServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
     state = await ls.state_for(params.text_document.uri)
@@ -621,9 +731,12 @@ async def on_code_action(ls: OnnxLintServer, params: lsp.CodeActionParams) -> li
     if target is None:
         return []
     config_path, config_text, model_rel = target
+    uri = params.text_document.uri
+    view = "graph" if is_graph_uri(uri) else ("text" if state.is_text else "file")
+    on_lines = features.diagnostics_on_lines(state, params.range, view=view, docs_dir=ls.docs_dir)
     return features.code_actions(
         state,
-        list(params.context.diagnostics),
+        [*params.context.diagnostics, *on_lines],
         config_path,
         config_text,
         model_rel,

@@ -54,6 +54,8 @@ CACHE_NODES = 100_000
 #: at most this many and at most this many nodes in all; the newest is always kept
 VIEW_CACHE_SIZE = 4
 VIEW_CACHE_NODES = 40_000
+#: superseded runs ``settle`` follows before it gives up (a change per run, endlessly)
+SETTLE_ROUNDS = 20
 
 
 @dataclass
@@ -80,6 +82,7 @@ class LintService:
         self.states: dict[str, ModelState] = {}
         self.timings: dict[str, Timing] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._confirms: dict[str, asyncio.Task[None]] = {}
         self._generation: dict[str, int] = {}
         self._cache: OrderedDict[tuple[object, ...], ModelState] = OrderedDict()
         self._cached_nodes = 0
@@ -97,9 +100,10 @@ class LintService:
         """Lint ``uri`` after the debounce delay; restarts the wait if already scheduled."""
         gen = self._generation.get(uri, 0) + 1
         self._generation[uri] = gen
-        old = self._tasks.get(uri)
-        if old is not None and not old.done():
-            old.cancel()
+        for tasks in (self._tasks, self._confirms):
+            old = tasks.get(uri)
+            if old is not None and not old.done():
+                old.cancel()
         wait = self.settings.debounce_ms / 1000 if delay is None else delay
         self.timings[uri] = Timing(scheduled=time.monotonic())
         task = asyncio.get_running_loop().create_task(self._run(uri, path, gen, wait))
@@ -108,9 +112,24 @@ class LintService:
 
     def cancel(self, uri: str) -> None:
         self._generation[uri] = self._generation.get(uri, 0) + 1
-        task = self._tasks.pop(uri, None)
-        if task is not None and not task.done():
-            task.cancel()
+        for tasks in (self._tasks, self._confirms):
+            task = tasks.pop(uri, None)
+            if task is not None and not task.done():
+                task.cancel()
+
+    async def settle(self, uri: str) -> None:
+        """Wait until no lint of ``uri`` is scheduled or running (its confirmation aside).
+
+        A run superseded while waited for is followed by the newer one; for editor
+        features that must answer from the state of the latest document version.
+        """
+        for _ in range(SETTLE_ROUNDS):
+            task = self._tasks.get(uri)
+            if task is None or task.done():
+                return
+            with contextlib.suppress(asyncio.CancelledError):
+                # shielded: the caller giving up must not cancel the run itself
+                await asyncio.shield(task)
 
     async def _run(self, uri: str, path: Path | None, gen: int, wait: float) -> None:
         if wait > 0:
@@ -121,7 +140,11 @@ class LintService:
         result = self.publish(state)
         if asyncio.iscoroutine(result):
             await result
-        await self.confirm(uri, path, gen)
+        if self.settings.confirm:
+            # on its own: real sessions take long, and ``settle`` waits for the lint only
+            self._confirms[uri] = asyncio.get_running_loop().create_task(
+                self.confirm(uri, path, gen)
+            )
 
     async def confirm(self, uri: str, path: Path | None, gen: int | None = None) -> None:
         """With ``onnxlint.confirm`` on: real ORT sessions after the static results are out.
@@ -327,14 +350,17 @@ class LintService:
         self._cached_nodes = 0
 
     async def drain(self) -> None:
-        """Wait for every scheduled run (tests, shutdown)."""
-        tasks = [t for t in self._tasks.values() if not t.done()]
-        for t in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await t
+        """Wait for every scheduled run and confirmation (tests, shutdown)."""
+        while True:
+            tasks = [t for t in (*self._tasks.values(), *self._confirms.values()) if not t.done()]
+            if not tasks:
+                return
+            for t in tasks:  # a run finishing may start its confirmation: look again
+                with contextlib.suppress(asyncio.CancelledError):
+                    await t
 
     def shutdown(self) -> None:
-        for task in self._tasks.values():
+        for task in (*self._tasks.values(), *self._confirms.values()):
             task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.view_executor.shutdown(wait=False, cancel_futures=True)

@@ -30,11 +30,19 @@ class Settings:
     server_command: tuple[str, ...] = ()
     #: milliseconds between the last change and the lint run of a URI
     debounce_ms: int = 300
+    #: list hints and export-hygiene information in the Problems panel
+    show_hints: bool = False
+    #: findings of one rule and EP listed as problems before the rest become hints (0: all)
+    max_problems_per_rule: int = 5
     problems: tuple[str, ...] = field(default_factory=tuple, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         """What a cached lint result depends on."""
         return (self.eps, self.select, self.ignore)
+
+    def presentation(self) -> tuple[Any, ...]:
+        """What the published diagnostics depend on besides the lint result."""
+        return (self.show_hints, self.max_problems_per_rule)
 
     def apply(self, config: Config, confirm_mode: str = "off") -> Config:
         """The configuration file's values, overridden by the editor's.
@@ -80,7 +88,17 @@ def parse_settings(raw: Any) -> Settings:
         )
     if isinstance(raw.get(SECTION), dict):
         raw = raw[SECTION]
-    known = {"eps", "select", "ignore", "confirm", "serverCommand", "debounceMs", "trace"}
+    known = {
+        "eps",
+        "select",
+        "ignore",
+        "confirm",
+        "serverCommand",
+        "debounceMs",
+        "trace",
+        "showHints",
+        "maxProblemsPerRule",
+    }
     for key in sorted(set(raw) - known):
         problems.append(f"{SECTION}.{key}: unknown setting (ignored)")
     kw: dict[str, Any] = {}
@@ -100,13 +118,24 @@ def parse_settings(raw: Any) -> Settings:
         val = _str_list(raw.get(name), name, problems)
         if val:  # an empty list is how the Settings UI says "not set"
             kw[name] = val
-    confirm = raw.get("confirm")
-    if confirm is not None:
-        if isinstance(confirm, bool):
-            kw["confirm"] = confirm
+    for name, attr in (("confirm", "confirm"), ("showHints", "show_hints")):
+        flag = raw.get(name)
+        if flag is None:
+            continue
+        if isinstance(flag, bool):
+            kw[attr] = flag
         else:
             problems.append(
-                f"{SECTION}.confirm: expected true or false, got {confirm!r}; using the default"
+                f"{SECTION}.{name}: expected true or false, got {flag!r}; using the default"
+            )
+    cap = raw.get("maxProblemsPerRule")
+    if cap is not None:
+        if isinstance(cap, int) and not isinstance(cap, bool) and 0 <= cap <= 100_000:
+            kw["max_problems_per_rule"] = cap
+        else:
+            problems.append(
+                f"{SECTION}.maxProblemsPerRule: expected an integer from 0 to 100000, "
+                f"got {cap!r}; using the default"
             )
     cmd = raw.get("serverCommand")
     if cmd not in (None, "", []):

@@ -68,6 +68,8 @@ class GraphEntry:
     line: int
     end_line: int
     kind: str  # graph | function
+    #: lines of the ``<`` and ``>`` around the initializers (graph views only)
+    initializers: tuple[int, int] | None = None
 
 
 #: token roles that define a value (``definition_of`` looks for these)
@@ -318,8 +320,10 @@ class _GraphViewPrinter:
         self._signature(g, list(proto.output), "graph-output")
         w.put(")")
         inits = list(proto.initializer)
+        block: tuple[int, int] | None = None
         if inits:
             w.newline()
+            opened = w.line
             w.put(INDENT * (depth + 1) + "<")
             for k, init in enumerate(inits):
                 w.newline()
@@ -328,6 +332,7 @@ class _GraphViewPrinter:
                 w.put(" = " + tensor_value_text(init) + ("," if k < len(inits) - 1 else ""))
             w.newline()
             w.put(INDENT * (depth + 1) + ">")
+            block = (opened, w.line)
         w.newline()
         w.put(INDENT * depth + "{")
         w.newline()
@@ -335,7 +340,9 @@ class _GraphViewPrinter:
             self.node(node, depth + 1)
             w.newline()
         w.put(INDENT * depth + "}")
-        self.smap.graphs[g.path] = GraphEntry(g.path, proto.name or "graph", start, w.line, "graph")
+        self.smap.graphs[g.path] = GraphEntry(
+            g.path, proto.name or "graph", start, w.line, "graph", initializers=block
+        )
 
     def function(self, g: GraphRef) -> None:
         w = self.w

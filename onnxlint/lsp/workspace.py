@@ -208,6 +208,10 @@ class ModelState:
     config_stamp: tuple[object, ...] = ()
     #: ``off``, ``cache-only`` or ``run``: how confirmation took part in this result
     confirm_mode: str = "off"
+    #: per view (``text``/``graph``): line -> indexes of the findings on it (code actions)
+    line_index: dict[str, dict[int, list[int]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 

@@ -27,6 +27,12 @@ from tests.lsp.models import BAD, GOOD, NESTED, write_model
 
 SETTINGS_CASES = [
     (None, Settings(), []),
+    (
+        {"showHints": True, "maxProblemsPerRule": 0},
+        Settings(show_hints=True, max_problems_per_rule=0),
+        [],
+    ),
+    ({"maxProblemsPerRule": -1}, Settings(), ["onnxlint.maxProblemsPerRule: expected an integer"]),
     ({"eps": ["QNN", "cpu"]}, Settings(eps=("qnn", "cpu")), []),
     (
         {"onnxlint": {"select": ["OL1"], "ignore": "OL105, OL103"}},
@@ -100,6 +106,28 @@ def test_graph_view_parses_back_to_the_same_graph(text: str) -> None:
     assert [n.op_type for n in again.graph.node] == [n.op_type for n in model.graph.node]
     assert [n.name for n in again.graph.node] == [n.name for n in model.graph.node]
     assert again.graph.input == model.graph.input
+
+
+def test_graph_view_folds_initializer_blocks_and_nested_graphs(tmp_path: Path) -> None:
+    model = tmp_path / "m.onnx"
+    onnx.save(_with_big_initializer(), str(model))
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings())
+    smap = state.source
+    assert smap is not None
+    folds = features.folding_ranges(state)
+    (block,) = [f for f in folds if f.kind == lsp.FoldingRangeKind.Imports]
+    lines = smap.lines
+    assert lines[block.start_line].strip() == "<" and lines[block.end_line].strip() == ">"
+    between = lines[block.start_line + 1 : block.end_line]
+    assert [ln.split(" = ")[0].split()[-1] for ln in between] == ["big_w", "small_b"]
+    # the first node follows the folded block
+    assert smap.nodes["main/mm"].line == block.end_line + 2
+    nested = tmp_path / "nested.onnx"
+    write_model(nested, NESTED)
+    state = analyse(path_to_uri(nested), nested, nested.read_bytes(), Settings())
+    assert state.source is not None
+    if0 = state.source.nodes["main/if0"]
+    assert any(f.start_line == if0.line and f.kind is None for f in features.folding_ranges(state))
 
 
 def test_graph_view_elides_large_initializers_and_maps_every_node() -> None:
@@ -311,6 +339,54 @@ def test_hover_reports_predicted_ep_when_the_partition_analysis_fills_it(tmp_pat
         "predicted: 1 on QNNExecutionProvider, 1 on CPUExecutionProvider"
         in features.code_lenses(state)[0].command.title
     )
+
+
+def test_the_node_hover_says_each_fact_once(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    model = write_model(tmp_path / "m.onnx", BAD)
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    node = [d for d in state.report.diagnostics if d.location.node_path == "main/mystery0"]
+    assert node
+    # another rule and another EP saying the same sentences about the same node
+    state.report.diagnostics += [replace(d, code="OL999", ep="other") for d in node]
+    text = features.node_hover_markdown(state, "main/mystery0")
+    for d in node:
+        assert text.count(d.message) == 1, d.message
+
+
+def _chain(n: int) -> str:
+    """``n`` Relus on a dynamic batch: QNN refuses each one for the same reason."""
+    body = "\n".join(f"   [r{i}] t{i + 1} = Relu (t{i})" for i in range(n))
+    return f"""<ir_version: 8, opset_import: ["" : 17]>
+chain (float[N,4] t0) => (float[N,4] t{n}) {{
+{body}
+}}
+"""
+
+
+def test_a_cause_repeated_on_many_nodes_lists_a_few_problems(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    model = write_model(tmp_path / "m.onnx", _chain(20))
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    refusals = [d for d in state.report.diagnostics if d.code == "OL504"]
+    assert len(refusals) == 20
+    hygiene = replace(refusals[0], code="OL999", severity=Severity.INFO)
+    hygiene = replace(hygiene, category=Category.EXPORT_HYGIENE)
+    state.report.diagnostics.append(hygiene)
+    every = features.diagnostics_for(state, view="graph")
+    assert len(every) == len(state.report.diagnostics)  # nothing dropped, nothing demoted
+    assert all(d.severity != lsp.DiagnosticSeverity.Hint for d in every)
+    shown = features.diagnostics_for(state, view="graph", show_hints=False, per_rule=5)
+    assert len(shown) == len(every)  # every node keeps its squiggle
+    listed = [d for d in shown if d.code == "OL504" and d.severity != lsp.DiagnosticSeverity.Hint]
+    assert len(listed) == 5
+    assert "(+15 more like this on other nodes, shown as hints)" in listed[-1].message
+    (quiet,) = [d for d in shown if d.code == "OL999"]
+    assert quiet.severity == lsp.DiagnosticSeverity.Hint
+    back = features.diagnostics_for(state, view="graph", show_hints=True, per_rule=5)
+    assert next(d for d in back if d.code == "OL999").severity == lsp.DiagnosticSeverity.Information
 
 
 FALLBACK = """<ir_version: 8, opset_import: ["" : 17]>

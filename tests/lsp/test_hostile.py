@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from onnxlint.limits import Limits
 from onnxlint.lsp.service import LintService
@@ -33,6 +32,7 @@ from onnxlint.lsp.workspace import (
     read_model_bytes,
 )
 from tests.lsp.models import BAD, GOOD, OPSET, write_model
+from tests.lsp.session import server_config, start_session
 from tests.lsp.test_server_e2e import graph_view, wait_until
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
@@ -184,30 +184,14 @@ def _make_hostile_workspace(ws: Path) -> None:
         (ws / "zero.onnx").symlink_to("/dev/zero")
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "onnxlint", "lsp"],
-        server_env={**os.environ, "ONNXLINT_LSP_LOG": "warning"},
-    ),
-)
+@pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp_path / "cache"))
     ws = tmp_path / "ws"
     ws.mkdir()
     _make_hostile_workspace(ws)
     lsp_client.ws = ws  # type: ignore[attr-defined]
-
-    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: lsp.RegistrationParams) -> None:
-        """The watcher registration; these tests send the change events themselves."""
-
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=path_to_uri(ws),
-            workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
-        )
-    )
+    await start_session(lsp_client, ws)
     yield
     await lsp_client.shutdown_session()
 
@@ -277,9 +261,25 @@ async def test_hostile_documents_opened_in_the_editor(client: LanguageClient) ->
     await _alive(client)
 
 
-@needs_fifo
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    "replace",
+    [
+        pytest.param(_fifo, id="fifo", marks=needs_fifo),
+        pytest.param(_dev_zero, id="dev-zero", marks=needs_dev_zero),
+    ],
+)
 @pytest.mark.asyncio(loop_scope="function")
-async def test_a_model_replaced_by_a_fifo_while_its_view_is_open(client: LanguageClient) -> None:
+async def test_a_model_replaced_while_its_view_is_open(
+    client: LanguageClient, replace: Any
+) -> None:
     ws: Path = client.ws  # type: ignore[attr-defined]
     model = ws / "swap.onnx"
     write_model(model, BAD)
@@ -287,13 +287,16 @@ async def test_a_model_replaced_by_a_fifo_while_its_view_is_open(client: Languag
     reply = await graph_view(client, model)
     assert reply["uri"] == graph_uri(model) and reply["nodes"]
     model.unlink()
-    os.mkfifo(model)
+    replace(model)
     client.workspace_did_change_watched_files(
         lsp.DidChangeWatchedFilesParams(
             changes=[lsp.FileEvent(uri=uri, type=lsp.FileChangeType.Changed)]
         )
     )
-    await wait_until(lambda: _codes(client.diagnostics.get(uri, [])) == ["OL001"])
+    # the view is open: the model's problems are shown there
+    guri = graph_uri(model)
+    await wait_until(lambda: _codes(client.diagnostics.get(guri, [])) == ["OL001"])
+    assert _codes(client.diagnostics.get(uri, [])) == []
     reply = await graph_view(client, model)
     assert "not a regular file" in reply["text"]
     await _alive(client)

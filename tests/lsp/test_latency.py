@@ -21,9 +21,10 @@ import onnx
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from onnxlint.lsp.workspace import path_to_uri
+from tests.lsp.session import start_session
 
 pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]
 
@@ -44,18 +45,8 @@ async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.Fix
     (ws / "resnet.onnx").write_bytes(RESNET.read_bytes())
     lsp_client.ws = ws  # type: ignore[attr-defined]
 
-    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: lsp.RegistrationParams) -> None:
-        """The watcher registration; this test sends the change events itself."""
-
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=path_to_uri(ws),
-            workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
-            initialization_options={"debounceMs": request.param},
-        )
-    )
+    # the tests send the change events themselves
+    await start_session(lsp_client, ws, {"debounceMs": request.param})
     yield
     await lsp_client.shutdown_session()
 

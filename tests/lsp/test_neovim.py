@@ -1,13 +1,15 @@
 """A second real client: Debian's Neovim (0.7.x) headless on an ``.onnxtxt`` file (slow).
 
-The Lua script starts the server with ``vim.lsp.start_client``, attaches it with
-``buf_attach_client`` and writes the diagnostics it received; the test checks
-the unknown operator is reported on its exact line.
+Neovim starts with the ``init.lua`` snippet of docs/editor.md, verbatim, as its
+configuration (``onnxlint`` on ``PATH`` is this Python's); the Lua script opens
+the file and writes the diagnostics Neovim received; the test checks the unknown
+operator is reported on its exact line.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,21 @@ from tests.lsp.models import BAD
 pytestmark = pytest.mark.slow
 
 SCRIPT = Path(__file__).with_name("clients") / "nvim_diagnostics.lua"
+DOCS = Path(__file__).parents[2] / "docs" / "editor.md"
+
+
+def docs_snippet() -> str:
+    """The ``init.lua`` block of docs/editor.md's "Other editors" section."""
+    section = DOCS.read_text().split("## Other editors", 1)[1]
+    match = re.search(r"```lua\n(.*?)```", section, re.S)
+    assert match, "no Lua snippet under 'Other editors' in docs/editor.md"
+    return match.group(1)
+
+
+def test_the_docs_snippet_needs_nothing_newer_than_neovim_0_7() -> None:
+    snippet = docs_snippet()
+    assert "vim.filetype.add" not in snippet  # Neovim 0.8+
+    assert 'cmd = { "onnxlint", "lsp" }' in snippet
 
 
 @pytest.mark.skipif(
@@ -30,9 +47,17 @@ def test_neovim_receives_diagnostics_for_onnxtxt(tmp_path: Path) -> None:
     model.write_text(BAD)
     (tmp_path / "onnxlint.toml").write_text('select = ["OL2"]\n')
     out = tmp_path / "received.tsv"
+    init = tmp_path / "init.lua"
+    init.write_text(docs_snippet())
+    # the snippet runs `onnxlint lsp`: this Python's onnxlint
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "onnxlint"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m onnxlint "$@"\n')
+    shim.chmod(0o755)
     env = {
         **os.environ,
-        "ONNXLINT_PYTHON": sys.executable,
+        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
         "ONNXLINT_NVIM_FILE": str(model),
         "ONNXLINT_NVIM_OUT": str(out),
         "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
@@ -41,7 +66,7 @@ def test_neovim_receives_diagnostics_for_onnxtxt(tmp_path: Path) -> None:
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     proc = subprocess.run(
-        ["nvim", "--headless", "-n", "-u", "NONE", "-i", "NONE", "-c", f"luafile {SCRIPT}"],
+        ["nvim", "--headless", "-n", "-u", str(init), "-i", "NONE", "-c", f"luafile {SCRIPT}"],
         env=env,
         capture_output=True,
         text=True,

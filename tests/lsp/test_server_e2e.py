@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import asyncio
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,11 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from onnxlint.lsp.workspace import graph_uri, path_to_uri
 from tests.lsp.models import BAD, GOOD, NESTED, write_model
+from tests.lsp.session import server_config, start_session
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -45,41 +45,15 @@ def _make_workspace(root: Path) -> None:
     write_model(hidden / "ignored.onnx", BAD)
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "onnxlint", "lsp"],
-        server_env={**os.environ, "ONNXLINT_LSP_LOG": "warning"},
-    ),
-)
+@pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp_path / "cache"))
     ws = tmp_path / "ws"
     ws.mkdir()
     _make_workspace(ws)
-    registrations: list[lsp.Registration] = []
-
-    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: lsp.RegistrationParams) -> None:
-        registrations.extend(params.registrations)
-
-    statuses: list[Any] = []
-
-    @lsp_client.feature("onnxlint/status")
-    def _status(params: Any) -> None:
-        statuses.append(params)
-
-    lsp_client.statuses = statuses  # type: ignore[attr-defined]
-    lsp_client.registrations = registrations  # type: ignore[attr-defined]
     lsp_client.ws = ws  # type: ignore[attr-defined]
-    options = getattr(request, "param", None)
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=path_to_uri(ws),
-            workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
-            initialization_options=options,
-        )
-    )
+    seen = await start_session(lsp_client, ws, getattr(request, "param", None))
+    lsp_client.seen = seen  # type: ignore[attr-defined]
     yield
     await lsp_client.shutdown_session()
 
@@ -116,7 +90,7 @@ async def test_workspace_scan_publishes_for_binary_models(client: LanguageClient
     # hidden folders are not scanned
     assert path_to_uri(ws / ".git" / "ignored.onnx") not in client.diagnostics
     # the status bar's notification: after the scan, every model counted
-    status = await wait_until(lambda: [x for x in client.statuses if x.models >= 4])  # type: ignore[attr-defined]
+    status = await wait_until(lambda: [x for x in client.seen.statuses if x.models >= 4])  # type: ignore[attr-defined]
     assert status[-1].version
     bad = next(d for d in client.diagnostics[path_to_uri(ws / "bad.onnx")] if d.code == "OL204")
     assert bad.source == "onnxlint"
@@ -132,7 +106,7 @@ async def test_workspace_scan_publishes_for_binary_models(client: LanguageClient
     kinds = [type(v).__name__ for reports in client.progress_reports.values() for v in reports]
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     # the file watcher is registered for models and external data
-    regs = client.registrations  # type: ignore[attr-defined]
+    regs = client.seen.registrations  # type: ignore[attr-defined]
     globs = [w["globPattern"] for r in regs for w in r.register_options["watchers"]]
     assert "**/*.onnx" in globs
 
@@ -338,6 +312,56 @@ async def test_onnxtxt_documents_get_exact_ranges_and_parse_errors(
     assert hover is not None and "Relu" in hover.contents.value
 
 
+async def test_features_answer_for_the_version_they_are_asked_about(
+    client: LanguageClient,
+) -> None:
+    """Edit, break, undo: lenses and symbols asked for at once describe that version
+    (the request waits for its lint), and each lint asks the client to refresh them."""
+    ws = await scanned(client)
+    uri = path_to_uri(ws / "edited.onnxtxt")
+    ident = lsp.TextDocumentIdentifier(uri)
+
+    async def lenses_and_symbols() -> tuple[list[str], list[str]]:
+        lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(ident))
+        symbols = await client.text_document_document_symbol_async(lsp.DocumentSymbolParams(ident))
+        main = symbols[0].children if symbols else []
+        return [x.command.title for x in lenses or []], [x.name for x in main or []]
+
+    def change(version: int, text: str) -> None:
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                lsp.VersionedTextDocumentIdentifier(version=version, uri=uri),
+                [lsp.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "onnx", 1, GOOD))
+    )
+    lenses, names = await lenses_and_symbols()
+    assert names == ["relu0"] and "no findings" in lenses[0]
+    change(2, BAD)  # asked at once: not the answer of version 1
+    lenses, names = await lenses_and_symbols()
+    assert names == ["relu0", "mystery0"] and "error" in lenses[0]
+    change(3, BAD.replace("FancyOp (r)", "FancyOp (r"))  # does not parse: nothing to show
+    assert await lenses_and_symbols() == ([], [])
+    change(4, BAD)  # undo
+    lenses, names = await lenses_and_symbols()
+    assert names == ["relu0", "mystery0"] and "error" in lenses[0]
+    refreshes: list[str] = client.seen.refreshes  # type: ignore[attr-defined]
+    await wait_until(lambda: {"codeLens", "inlayHint"} <= set(refreshes))
+    # a quick fix anywhere on the node's line, not only on the token it underlines
+    line = BAD.split("\n").index("   [mystery0] y = FancyOp (r)")
+    actions = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=ident,
+            range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)),
+            context=lsp.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert "Ignore OL204 for node main/mystery0 (onnxlint.toml)" in [a.title for a in actions]
+
+
 async def test_pull_diagnostics_result_id(client: LanguageClient) -> None:
     ws = await scanned(client)
     uri = path_to_uri(ws / "bad.onnx")
@@ -371,6 +395,16 @@ async def test_settings_change_relints(client: LanguageClient) -> None:
         lsp.DidChangeConfigurationParams(settings={"onnxlint": {"select": ["OL1"]}})
     )
     await wait_until(lambda: codes(client, uri) == ["OL101"])
+    # the re-check reports its progress, to the end
+
+    def ended(message: str) -> bool:
+        return any(
+            isinstance(v, lsp.WorkDoneProgressEnd) and v.message == message
+            for reports in client.progress_reports.values()
+            for v in reports
+        )
+
+    await wait_until(lambda: ended("4 model(s) checked") and len(client.progress_reports) >= 2)
     # an invalid setting is reported, and the default is used
     client.workspace_did_change_configuration(
         lsp.DidChangeConfigurationParams(settings={"onnxlint": {"select": 7, "confirm": "yes"}})

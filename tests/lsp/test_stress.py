@@ -23,10 +23,11 @@ import onnx
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import LanguageClient
 
 from onnxlint.lsp.workspace import graph_uri, path_to_uri
 from tests.lsp.models import GOOD, OPSET
+from tests.lsp.session import server_config, start_session
 
 pytestmark = pytest.mark.slow
 ASYNC = pytest.mark.asyncio(loop_scope="function")
@@ -71,12 +72,7 @@ class Recording(dict):
         return None
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "onnxlint", "lsp"],
-        server_env={**os.environ, "ONNXLINT_LSP_LOG": "warning"},
-    ),
-)
+@pytest_lsp.fixture(config=server_config())
 async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
     os.environ.setdefault("XDG_CACHE_HOME", str(tmp_path / "cache"))
     ws = tmp_path / "ws"
@@ -86,18 +82,8 @@ async def client(lsp_client: LanguageClient, tmp_path: Path) -> Any:
     lsp_client.ws = ws  # type: ignore[attr-defined]
     lsp_client.diagnostics = Recording()
 
-    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
-    def _register(params: lsp.RegistrationParams) -> None:
-        """The watcher registration; these tests send the change events themselves."""
-
-    await lsp_client.initialize_session(
-        lsp.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=path_to_uri(ws),
-            workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
-            initialization_options={"debounceMs": 0},  # no coalescing: every change races
-        )
-    )
+    # no coalescing: every change races; the tests send the change events themselves
+    await start_session(lsp_client, ws, {"debounceMs": 0})
     yield
     if lsp_client.capabilities is not None:
         await lsp_client.shutdown_session()

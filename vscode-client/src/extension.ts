@@ -161,6 +161,8 @@ function settingsObject(): Record<string, unknown> {
     confirm: c.get("confirm"),
     serverCommand: c.get("serverCommand"),
     debounceMs: c.get("debounceMs"),
+    showHints: c.get("showHints"),
+    maxProblemsPerRule: c.get("maxProblemsPerRule"),
   };
 }
 
