@@ -85,6 +85,7 @@ class Row:
     error_findings: list[str] = field(default_factory=list)
     disagreements: list[dict[str, str]] = field(default_factory=list)
     note: str | None = None
+    create_s: float | None = None  # the real session's creation time
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if v not in (None, [], "")}
@@ -205,6 +206,7 @@ def evaluate_model(
             if s is None:
                 continue
             row = Row(truth["model"], family, target, level, s["status"], error_findings=errors)
+            row.create_s = s.get("create_s")
             rows.append(row)
             if s["status"] != "ok":
                 row.error = s.get("error")
@@ -317,10 +319,17 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             "false_flag_codes": dict(flag_codes.most_common()),
             "failure_kinds": dict(failure_kinds.most_common()),
             "lint_crashes": sum(1 for r in rs if r.status == "lint-crash"),
+            "create_s_median": _median([r.create_s for r in rs if r.create_s is not None]),
             "classes": {k: dict(c.most_common(15)) for k, c in classes.items()},
             "top_classes": dict(full.most_common(25)),
         }
     return out
+
+
+def _median(values: list[float]) -> float | None:
+    import statistics
+
+    return round(statistics.median(values), 4) if values else None
 
 
 def _failure_kind(error: str) -> str:
