@@ -333,15 +333,25 @@ def _median(values: list[float]) -> float | None:
 
 
 def _failure_kind(error: str) -> str:
-    """A session error reduced to its class: the cause, without names and numbers."""
+    """A session error reduced to its class: the cause, without names and numbers.
+
+    OpenVINO nests its causes (``Exception from file.cpp:N: ...`` and frontend
+    ``GeneralFailure:`` blocks): the innermost one is kept, with the transformation
+    pass and the op it was on when it names them.
+    """
     text = error
     if "[OpenVINO-EP]" in text:
         text = text[text.index("[OpenVINO-EP]") + len("[OpenVINO-EP]") :]
-        # the frontend's own check says the most: keep the last one
-        text = text.split("GeneralFailure:")[-1]
+        where = re.search(r"\[(\w+)\] END: node: (\S+)", text)
+        text = text.split("CALLBACK HAS THROWN:")[-1]
+        text = re.split(r"Exception from \S+:\d+:|GeneralFailure:", text)[-1]
+        if where:
+            text = f"{where.group(1)} on {where.group(2)}: {text}"
     else:
         text = re.split(r"\b[A-Z_]+ : ", text)[-1]
-    return _short_reason(text)[:100]
+    # generated graph names say nothing about the cause
+    text = re.sub(r"\S*(ExecutionProvider_|EP-subgraph_)\S*", "<graph>", text)
+    return _short_reason(text)[:120]
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -409,6 +419,7 @@ def run(
             skipped.append(truth["model"])
             continue
         rows += evaluate_model(truth, path, fam.get(truth["model"], "?"), targets)
+        print(f"  {truth['model']}", file=sys.stderr, flush=True)
     return rows, skipped
 
 
