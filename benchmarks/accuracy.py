@@ -475,6 +475,14 @@ def versions(truths: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _rows_per_line(doc: dict[str, Any]) -> str:
+    """JSON with the summary indented and one row per line (a re-run is a readable diff)."""
+    head = {k: v for k, v in doc.items() if k != "rows"}
+    text = json.dumps(head, indent=1)[:-2]
+    rows = ",\n".join(json.dumps(r, separators=(",", ":")) for r in doc["rows"])
+    return f'{text},\n "rows": [\n{rows}\n ]\n}}\n'
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=os.environ.get(ENV_DIR), help=f"default ${ENV_DIR}")
@@ -519,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summary,
             "rows": [r.to_json() for r in rows],
         }
-        atomic_write_text(stem.with_suffix(".json"), json.dumps(doc, indent=1) + "\n")
+        atomic_write_text(stem.with_suffix(".json"), _rows_per_line(doc))
         md = (
             f"# Accuracy on the real-world corpus\n\n{len({r.model for r in rows})} models; "
             f"versions: `{json.dumps(doc['versions']['sessions'], sort_keys=True)}`\n\n"
