@@ -85,6 +85,7 @@ class Row:
     error_findings: list[str] = field(default_factory=list)
     disagreements: list[dict[str, str]] = field(default_factory=list)
     note: str | None = None
+    create_s: float | None = None  # the real session's creation time
 
     def to_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if v not in (None, [], "")}
@@ -205,6 +206,7 @@ def evaluate_model(
             if s is None:
                 continue
             row = Row(truth["model"], family, target, level, s["status"], error_findings=errors)
+            row.create_s = s.get("create_s")
             rows.append(row)
             if s["status"] != "ok":
                 row.error = s.get("error")
@@ -317,22 +319,39 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             "false_flag_codes": dict(flag_codes.most_common()),
             "failure_kinds": dict(failure_kinds.most_common()),
             "lint_crashes": sum(1 for r in rs if r.status == "lint-crash"),
+            "create_s_median": _median([r.create_s for r in rs if r.create_s is not None]),
             "classes": {k: dict(c.most_common(15)) for k, c in classes.items()},
             "top_classes": dict(full.most_common(25)),
         }
     return out
 
 
+def _median(values: list[float]) -> float | None:
+    import statistics
+
+    return round(statistics.median(values), 4) if values else None
+
+
 def _failure_kind(error: str) -> str:
-    """A session error reduced to its class: the cause, without names and numbers."""
+    """A session error reduced to its class: the cause, without names and numbers.
+
+    OpenVINO nests its causes (``Exception from file.cpp:N: ...`` and frontend
+    ``GeneralFailure:`` blocks): the innermost one is kept, with the transformation
+    pass and the op it was on when it names them.
+    """
     text = error
     if "[OpenVINO-EP]" in text:
         text = text[text.index("[OpenVINO-EP]") + len("[OpenVINO-EP]") :]
-        # the frontend's own check says the most: keep the last one
-        text = text.split("GeneralFailure:")[-1]
+        where = re.search(r"\[(\w+)\] END: node: (\S+)", text)
+        text = text.split("CALLBACK HAS THROWN:")[-1]
+        text = re.split(r"Exception from \S+:\d+:|GeneralFailure:", text)[-1]
+        if where:
+            text = f"{where.group(1)} on {where.group(2)}: {text}"
     else:
         text = re.split(r"\b[A-Z_]+ : ", text)[-1]
-    return _short_reason(text)[:100]
+    # generated graph names say nothing about the cause
+    text = re.sub(r"\S*(ExecutionProvider_|EP-subgraph_)\S*", "<graph>", text)
+    return _short_reason(text)[:120]
 
 
 def format_table(summary: dict[str, Any]) -> str:
@@ -400,6 +419,7 @@ def run(
             skipped.append(truth["model"])
             continue
         rows += evaluate_model(truth, path, fam.get(truth["model"], "?"), targets)
+        print(f"  {truth['model']}", file=sys.stderr, flush=True)
     return rows, skipped
 
 
@@ -455,6 +475,14 @@ def versions(truths: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _rows_per_line(doc: dict[str, Any]) -> str:
+    """JSON with the summary indented and one row per line (a re-run is a readable diff)."""
+    head = {k: v for k, v in doc.items() if k != "rows"}
+    text = json.dumps(head, indent=1)[:-2]
+    rows = ",\n".join(json.dumps(r, separators=(",", ":")) for r in doc["rows"])
+    return f'{text},\n "rows": [\n{rows}\n ]\n}}\n'
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=os.environ.get(ENV_DIR), help=f"default ${ENV_DIR}")
@@ -499,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summary,
             "rows": [r.to_json() for r in rows],
         }
-        atomic_write_text(stem.with_suffix(".json"), json.dumps(doc, indent=1) + "\n")
+        atomic_write_text(stem.with_suffix(".json"), _rows_per_line(doc))
         md = (
             f"# Accuracy on the real-world corpus\n\n{len({r.model for r in rows})} models; "
             f"versions: `{json.dumps(doc['versions']['sessions'], sort_keys=True)}`\n\n"
