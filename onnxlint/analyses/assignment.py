@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -307,20 +307,18 @@ def build_level_graph(
     source: ModelIndex | None = None,
     inferred: onnx.ModelProto | None = None,
     source_index: ModelIndex | None = None,
-    contrib_types: Callable[[str], Any] | None = None,
 ) -> LevelGraph:
     """Index ``model`` after shape inference; map node paths back to ``source`` by name.
 
     ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
     ``source_index``: an index of ``model`` itself (the lint's own); used instead of a
     second index when the inferred copy has the same graphs and nodes.
-    ``contrib_types``: value name -> :class:`onnxlint.analyses.shapes.ValueType` or None,
-    for the outputs of ops ONNX has no schema for (see :func:`with_contrib_types`); by
-    default ORT's symbolic inference of ``model`` answers, when such outputs exist.
+    Types flow through ``com.microsoft`` Q/DQ as they do in ORT
+    (:func:`with_contrib_qdq_types`).
     """
     if inferred is None:
         inferred = _infer(model)
-    inferred = with_contrib_types(inferred, contrib_types)
+    inferred = with_contrib_qdq_types(inferred)
     if inferred is not model:
         inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
     index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
@@ -388,74 +386,44 @@ def _graph_protos(model: onnx.ModelProto) -> list[onnx.GraphProto | onnx.Functio
     return out
 
 
-def _schemaless_gaps(model: onnx.ModelProto) -> list[tuple[int, str]]:
-    """Outputs of nodes ONNX has no schema for (``com.microsoft`` Q/DQ and other contrib
-    ops) whose type ONNX inference left unknown or incomplete: (graph position in
-    :func:`~onnxlint.analyses.shapes.iter_graphs` order, value name). Graph outputs keep
-    the type the model declares."""
+_CONTRIB_QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _is_contrib_qdq(node: onnx.NodeProto) -> bool:
+    return node.domain == "com.microsoft" and node.op_type in _CONTRIB_QDQ
+
+
+def with_contrib_qdq_types(inferred: onnx.ModelProto) -> onnx.ModelProto:
+    """``inferred`` with types for the outputs of ``com.microsoft`` QuantizeLinear and
+    DequantizeLinear and for everything computed from them; ``inferred`` itself when the
+    model has none.
+
+    ONNX has no schema for them, so its inference stops at the first one and QNN would
+    seem to see dynamic shapes on a whole 16-bit QDQ graph. At session time ORT resolves
+    the graph with its contrib schemas, whose inference is that of the ai.onnx ops (the
+    input's shape; the zero point's type for Q, the scale's for DQ), so the inference here
+    runs on a copy in which they are ai.onnx ops, and the copy keeps its types with their
+    domain restored. Where the ai.onnx op at the model's opset does not take the type
+    (uint16 below opset 21) the value stays unknown, as before.
+    """
     from onnxlint.analyses.shapes import iter_graphs
 
-    out: list[tuple[int, str]] = []
-    for pos, g in enumerate(iter_graphs(model.graph)):
-        have = {vi.name: vi for vi in g.value_info}
-        declared = {vi.name for vi in g.output}
-        for node in g.node:
-            if node.domain in ("", "ai.onnx") or onnx.defs.has(node.op_type, node.domain):
-                continue
-            for name in node.output:
-                vi = have.get(name)
-                if name and name not in declared and (vi is None or _incomplete(_vi_type(vi))):
-                    out.append((pos, name))
-    return out
-
-
-def _incomplete(vt: ValueType) -> bool:
-    return vt.dtype is None or vt.shape is None or any(d is None for d in vt.shape)
-
-
-def with_contrib_types(
-    inferred: onnx.ModelProto, known: Callable[[str], Any] | None = None
-) -> onnx.ModelProto:
-    """``inferred`` with the types ``known`` gives to the outputs of ops ONNX has no schema
-    for, and ONNX inference run again from them; ``inferred`` itself when none is missing.
-    Without ``known``, the shapes analysis of ``inferred`` (ORT's symbolic inference under
-    its size guard) gives them.
-
-    At session time ORT resolves the graph with its own contrib schemas, which infer
-    ``com.microsoft`` QuantizeLinear/DequantizeLinear (and most contrib ops) from their
-    inputs, so QNN sees static shapes on a 16-bit QDQ graph where ONNX alone sees none.
-    Only those outputs take ``known``'s type (ORT's symbolic inference): a value that ONNX
-    inference misses for other reasons (a Loop output) stays unknown, as it is for ORT.
-    """
-    from onnxlint.analyses.shapes import Shapes, iter_graphs
-
-    gaps = _schemaless_gaps(inferred)
-    if not gaps:
-        return inferred
-    if known is None:
-        known = Shapes.of_model(inferred).value_type
-    fills: dict[int, list[onnx.ValueInfoProto]] = {}
-    for pos, name in gaps:
-        vt = known(name)
-        if vt is None or vt.kind != "tensor" or vt.dtype is None or vt.shape is None:
-            continue
-        elem = getattr(onnx.TensorProto, vt.dtype.upper(), None)
-        if not isinstance(elem, int):
-            continue
-        vi = onnx.helper.make_tensor_value_info(name, elem, list(vt.shape))
-        fills.setdefault(pos, []).append(vi)
-    if not fills:
+    if not any(_is_contrib_qdq(n) for g in iter_graphs(inferred.graph) for n in g.node):
         return inferred
     out = onnx.ModelProto()
     out.CopyFrom(inferred)
-    for pos, g in enumerate(iter_graphs(out.graph)):
-        if pos not in fills:
-            continue
-        names = {vi.name for vi in fills[pos]}
-        kept = [vi for vi in g.value_info if vi.name not in names]
-        del g.value_info[:]
-        g.value_info.extend([*kept, *fills[pos]])
-    return _infer(out)
+    flipped: set[tuple[int, int]] = set()
+    for gi, g in enumerate(iter_graphs(out.graph)):
+        for ni, n in enumerate(g.node):
+            if _is_contrib_qdq(n):
+                n.domain = ""
+                flipped.add((gi, ni))
+    out = _infer(out)
+    for gi, g in enumerate(iter_graphs(out.graph)):
+        for ni, n in enumerate(g.node):
+            if (gi, ni) in flipped:
+                n.domain = "com.microsoft"
+    return out
 
 
 def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
@@ -1182,6 +1150,8 @@ class Assignment:
         return self._levels[level]
 
     def _build(self, level: str) -> LevelAssignment | None:
+        from onnxlint.analyses.shapes import Shapes
+
         source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
         note: str | None = None
         if level == EXPORTED:
@@ -1201,22 +1171,16 @@ class Assignment:
             raise ValueError(f"unknown graph level {level!r}")
         mapped = level != EXPORTED or model is not source
         inferred = None
-        contrib: Callable[[str], Any] | None = None
         if model is self.ctx.model and model.ir_version >= 4:
             # the exported graph as the user wrote it: the Shapes analysis has inferred it
             # already (below IR 4 the inference here reads initializers differently)
-            from onnxlint.analyses.shapes import Shapes
-
-            shapes = self.ctx.analysis(Shapes)
-            inferred = shapes.take_inferred()
-            contrib = shapes.value_type
+            inferred = self.ctx.analysis(Shapes).take_inferred()
         lg = build_level_graph(
             model,
             level,
             source=self.ctx.index if mapped else None,
             inferred=inferred,
             source_index=self.ctx.index if inferred is not None else None,
-            contrib_types=contrib,
         )
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)

@@ -853,7 +853,8 @@ OV_EXTRAS: dict[str, dict[str, Any]] = {}
 
 # ---------------------------------------------------------------------------
 # Per-op overlays. Keys: (domain, op). Values may hold:
-#   constraints: list (appended), types: dict (merged), versions: list (replaces),
+#   constraints: list (appended), types / graph_io_types: dict (merged per slot, over the
+#   fitted measurement), versions: list (replaces),
 #   remove: True (drop the op), add: dict (a whole op entry when the op is absent).
 
 
@@ -1223,6 +1224,37 @@ _QNN_CONTRIB_QDQ: dict[tuple[str, str], dict[str, Any]] = {
     )
 }  # fmt: skip
 
+# Integer tensors on the HTP, measured per slot on graphs where the tensor sits between
+# two QNN nodes and where it is a graph input/output (the probe's single-node cases only
+# saw the second, and read "refused at the graph boundary" as "refused"). QNN computes
+# int64 as int32: a Cast to or from int64 and an int64 Transpose are claimed inside a
+# graph and on an int64 graph input; QNN fails to add a Transpose or a Cast that writes an
+# int64 graph output. A Cast of an int8/int16/uint16/uint64 tensor and a Gather,
+# Concat, ArgMax or Transpose of a non-quantized int8/uint8 tensor fail wherever they are
+# ("Failed to create Cast node", "Failed to add node").
+_CAST_TYPES = ["bool", "double", "float", "float16", "int32", "int64", "uint32", "uint8"]
+_TRANSPOSE_TYPES = ["bfloat16", "bool", "double", "float", "float16", "int16", "int32",
+                    "int64", "uint16", "uint32", "uint64"]  # fmt: skip
+_QNN_INT_TYPES: dict[tuple[str, str], dict[str, Any]] = {
+    ("ai.onnx", "Cast"): {
+        "types": {"in:0": _CAST_TYPES, "out:0": _CAST_TYPES},
+        "graph_io_types": {
+            "in:0": [t for t in _CAST_TYPES if t != "double"],
+            "out:0": [t for t in _CAST_TYPES if t not in ("double", "int64")],
+        },
+    },
+    ("ai.onnx", "Transpose"): {
+        "types": {"in:0": _TRANSPOSE_TYPES, "out:0": _TRANSPOSE_TYPES},
+        "graph_io_types": {
+            "in:0": [t for t in _TRANSPOSE_TYPES if t != "double"],
+            "out:0": [t for t in _TRANSPOSE_TYPES if t not in ("double", "int64")],
+        },
+    },
+    ("ai.onnx", "Gather"): {
+        "types": {"in:0": _TRANSPOSE_TYPES},
+    },
+}
+
 _QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
     ("ai.onnx", "ReduceProd"): {"remove": True},
     ("ai.onnx", "IsInf"): {"remove": True},
@@ -1239,8 +1271,8 @@ def _merge_overlays(
             for k, v in change.items():
                 if k == "constraints":
                     cur.setdefault("constraints", []).extend(v)
-                elif k == "types":
-                    cur.setdefault("types", {}).update(v)
+                elif k in ("types", "graph_io_types"):
+                    cur.setdefault(k, {}).update(v)
                 else:
                     cur[k] = v
     return out
@@ -1394,7 +1426,9 @@ _OV_MEASURED: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 OVERLAYS: dict[str, dict[tuple[str, str], dict[str, Any]]] = {
-    "qnn-htp": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ, _QNN_HTP_ONLY),
+    "qnn-htp": _merge_overlays(
+        _QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ, _QNN_INT_TYPES, _QNN_HTP_ONLY
+    ),
     "qnn-cpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ),
     "qnn-gpu": _merge_overlays(_QNN_COMMON, _QNN_MEASURED, _QNN_CONTRIB_QDQ),
     "openvino-cpu": _merge_overlays(_OV_SOURCE, _OV_MEASURED),
@@ -1729,8 +1763,9 @@ def apply_overlay(profile_id: str, ops: list[dict[str, Any]]) -> list[dict[str, 
             by_key[key] = entry
         if "versions" in change:
             entry["versions"] = copy.deepcopy(change["versions"])
-        if "types" in change:
-            entry.setdefault("types", {}).update(change["types"])
+        for field in ("types", "graph_io_types"):
+            if field in change:
+                entry.setdefault(field, {}).update(change[field])
         for c in change.get("constraints", []):
             entry.setdefault("constraints", []).append(copy.deepcopy(c))
     return list(by_key.values())

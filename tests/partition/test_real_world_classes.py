@@ -16,6 +16,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint import profiles
+from onnxlint.analyses.capability import NodeFacts, evaluate
 from onnxlint.analyses.partition import CPU_EP
 
 from ..conftest import REPO
@@ -195,3 +197,92 @@ def test_qdq_models_on_real_openvino() -> None:
     if not runner.exists():
         pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
     check_real("openvino", str(runner), _qdq_models(sorted(QDQ_CASES)))
+
+
+# ---------------------------------------------------------------------------
+# Class 2: int64 (and other integer) tensors on QNN: claimed between QNN nodes (QNN
+# computes int64 as int32); an int64 graph output is refused by Transpose and Cast
+
+
+def int_chain(dtype: str, boundary: bool) -> onnx.ModelProto:
+    """Relu -> Cast(dtype) -> Transpose -> Gather -> Cast(float) -> Relu, or with
+    ``boundary`` the same from a ``dtype`` graph input (no Relu and first Cast)."""
+    elem = getattr(TensorProto, dtype.upper())
+    nodes = [
+        helper.make_node("Relu", ["x"], ["xr"], "pre"),
+        helper.make_node("Cast", ["xr"], ["xi"], "cast_in", to=elem),
+        helper.make_node("Transpose", ["xi"], ["t"], "transpose", perm=[0, 2, 1]),
+        helper.make_node("Gather", ["t", "idx"], ["yi"], "gather", axis=1),
+        helper.make_node("Cast", ["yi"], ["yf"], "cast_out", to=TensorProto.FLOAT),
+        helper.make_node("Relu", ["yf"], ["y"], "post"),
+    ]
+    x = ("x", TensorProto.FLOAT)
+    if boundary:
+        nodes, x = nodes[2:], ("xi", elem)
+    graph = helper.make_graph(
+        nodes,
+        "int_chain",
+        [helper.make_tensor_value_info(*x, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2, 3])],
+        [numpy_helper.from_array(np.array([0, 2], np.int64), "idx")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+INT_CASES = {
+    # inside the graph int64 and int32 run on QNN, the whole chain one partition
+    "int64_inner": (("int64", False), set()),
+    "int32_inner": (("int32", False), set()),
+    # a non-quantized uint8 tensor: QNN fails to add the Transpose and the Gather
+    "uint8_inner": (("uint8", False), {"main/transpose", "main/gather"}),
+    # an int64 graph input is fine too (an int64 graph output is not, for Transpose/Cast)
+    "int64_boundary": (("int64", True), set()),
+    "int32_boundary": (("int32", True), set()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INT_CASES))
+def test_integer_tensors_on_qnn(case: str) -> None:
+    args, cpu = INT_CASES[case]
+    plan = partitions(int_chain(*args), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == cpu
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_integer_tensors_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {c: int_chain(*a) for c, (a, _) in INT_CASES.items()})
+
+
+#: (source type, target type, the Cast writes a graph output) -> claimed; measured on
+#: Relu -> Cast(source) -> Cast(target) -> Cast(float) -> Relu and on single-node graphs
+CAST_CASES = {
+    ("int64", "float", False): True,
+    ("float", "int64", False): True,
+    ("int32", "int64", False): True,
+    ("uint8", "float", False): True,
+    ("float", "int64", True): False,
+    ("float", "int16", False): False,
+    ("float", "uint16", False): False,
+    ("int8", "float", False): False,
+    ("uint64", "float", False): False,
+}
+
+
+@pytest.mark.parametrize(("case", "claimed"), sorted(CAST_CASES.items()))
+def test_cast_element_types_on_qnn(case: tuple[str, str, bool], claimed: bool) -> None:
+    src, dst, graph_output = case
+    facts = NodeFacts(
+        op_type="Cast",
+        opset=17,
+        input_dtypes=(src,),
+        output_dtypes=(dst,),
+        input_shapes=((2, 3),),
+        output_shapes=((2, 3),),
+        graph_outputs=frozenset({0}) if graph_output else frozenset(),
+    )
+    assert evaluate(profiles.load_profile("qnn"), facts).claimed is claimed
