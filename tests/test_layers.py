@@ -1,0 +1,218 @@
+"""The package's layering (docs/architecture.md), checked on the source.
+
+Every module of ``onnxlint`` belongs to one layer; a module may import its own layer
+and the layers below it, never one above. Imports under ``if TYPE_CHECKING:`` are
+annotations only and are not counted. Imports inside functions are counted: a lazy
+import that runs up the layers is still an upward dependency.
+
+``KNOWN_UPWARD`` lists the upward imports that existed when this test was written
+(issue #15 tracks their removal). The test fails on any upward import that is not in
+the list, and on a listed one that no longer exists (so the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "onnxlint"
+
+#: lowest first; a module's layer is that of its longest matching prefix
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "core",
+        (
+            "onnxlint.version",
+            "onnxlint.diagnostics",
+            "onnxlint.limits",
+            "onnxlint.fsutil",
+            "onnxlint.progress",
+            "onnxlint.suggest",
+            "onnxlint.selection",
+            "onnxlint.data",
+            "onnxlint.config",
+        ),
+    ),
+    ("model", ("onnxlint.names", "onnxlint.tensors", "onnxlint.loader", "onnxlint.index")),
+    ("profiles", ("onnxlint.profiles", "onnxlint.signatures")),
+    ("ort", ("onnxlint.runtime", "onnxlint.ort_versions", "onnxlint.analyses.level1")),
+    ("analyses", ("onnxlint.analyses", "onnxlint.context", "onnxlint.compiled")),
+    ("rules", ("onnxlint.rule", "onnxlint.rules")),
+    (
+        "stages",
+        (
+            "onnxlint.confirm",
+            "onnxlint.confirmed",
+            "onnxlint.causes",
+            "onnxlint.what_if",
+            "onnxlint.report",
+        ),
+    ),
+    ("engine", ("onnxlint.engine", "onnxlint.baseline", "onnxlint.fixes")),
+    ("render", ("onnxlint.render",)),
+    (
+        "front",
+        (
+            "onnxlint.__main__",
+            "onnxlint.cli",
+            "onnxlint.commands",
+            "onnxlint.settings_report",
+            "onnxlint.probe",
+            "onnxlint.lsp",
+            "onnxlint.pytest_plugin",
+            "onnxlint.testing",
+            "onnxlint.torch",
+            "onnxlint.torch_export",
+        ),
+    ),
+    ("api", ("onnxlint",)),
+]
+
+#: (importer, imported) pairs that run upward today; remove a pair when it is fixed
+KNOWN_UPWARD: set[tuple[str, str]] = set()
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    name = ".".join(rel.parts)
+    return name.removesuffix(".__init__")
+
+
+def layer_of(module: str) -> int:
+    best, best_len = -1, -1
+    for i, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+                best, best_len = i, len(prefix)
+    return best
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return "TYPE_CHECKING" in ast.unparse(test)
+
+
+def imports_of(path: Path, modules: set[str]) -> set[str]:
+    """The onnxlint modules ``path`` imports at run time (top level or lazily)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def resolve(target: str) -> str | None:
+        while target and target not in modules:
+            target = target.rpartition(".")[0]
+        return target or None
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for other in child.orelse:
+                    visit(other)
+                continue
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    hit = resolve(alias.name)
+                    if hit:
+                        found.add(hit)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[: len(parts) - child.level + 1])
+                    mod = f"{base}.{child.module}" if child.module else base
+                else:
+                    mod = child.module or ""
+                for alias in child.names:
+                    # ``from pkg import sub`` imports the submodule, not the package
+                    hit = resolve(f"{mod}.{alias.name}") if f"{mod}.{alias.name}" in modules else None
+                    hit = hit or resolve(mod)
+                    if hit:
+                        found.add(hit)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    found.discard(name)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    modules = set(paths)
+    return {name: imports_of(path, modules) for name, path in paths.items()}
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    out = set()
+    for importer, targets in _graph().items():
+        for target in targets:
+            if importer == "onnxlint.runtime._worker":
+                continue
+            if layer_of(target) > layer_of(importer):
+                out.add((importer, target))
+    return out
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = sorted(m for m in _graph() if layer_of(m) < 0)
+    assert missing == [], f"add these modules to a layer in {__name__}.LAYERS: {missing}"
+
+
+def test_no_new_upward_import() -> None:
+    new = sorted(upward_imports() - KNOWN_UPWARD)
+    assert new == [], "imports that run up the layers (docs/architecture.md):\n" + "\n".join(
+        f"  {a} ({LAYERS[layer_of(a)][0]}) -> {b} ({LAYERS[layer_of(b)][0]})" for a, b in new
+    )
+
+
+def test_known_upward_imports_still_exist() -> None:
+    fixed = sorted(KNOWN_UPWARD - upward_imports())
+    assert fixed == [], f"remove these fixed pairs from KNOWN_UPWARD: {fixed}"
+
+
+def test_no_import_cycle() -> None:
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    known = [c for c in cycles if _cycle_is_known(c)]
+    assert [c for c in cycles if c not in known] == []
+
+
+def _cycle_is_known(cycle: list[str]) -> bool:
+    """A cycle is tolerated only while it contains a listed upward import."""
+    members = set(cycle)
+    return any(a in members and b in members for a, b in KNOWN_UPWARD)
+
+
+@pytest.mark.parametrize("importer,target", sorted(KNOWN_UPWARD))
+def test_known_pairs_are_upward(importer: str, target: str) -> None:
+    assert layer_of(target) > layer_of(importer)
