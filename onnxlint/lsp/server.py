@@ -223,8 +223,14 @@ class OnnxLintServer(LanguageServer):
             if self.service.states.get(state.uri) is not state:
                 return
             await self.service.ensure_view(state)
+            if self.service.states.get(state.uri) is not state:
+                return
+            # made in the view thread: 10,000 findings take a second, the loop answers meanwhile
+            diags = await asyncio.get_running_loop().run_in_executor(
+                self.service.view_executor, lambda: self.diagnostics(state, "file", guri)
+            )
             if self.service.states.get(state.uri) is state and guri not in self.graph_views:
-                self._send_file(state, guri)
+                self._send(state.uri, diags)
 
         self.spawn(later())
 

@@ -375,6 +375,16 @@ async def test_pull_diagnostics_result_id(client: LanguageClient) -> None:
         )
     )
     assert again.kind == "unchanged" and again.result_id == first.result_id
+    # the configuration file changed (no watcher event: the pull alone must notice)
+    (ws / "onnxlint.toml").write_text(CONFIG + 'ignore = ["OL204"]\n')
+    reconfigured = await client.text_document_diagnostic_async(
+        lsp.DocumentDiagnosticParams(
+            lsp.TextDocumentIdentifier(uri), previous_result_id=first.result_id
+        )
+    )
+    assert reconfigured.kind == "full" and reconfigured.result_id != first.result_id
+    assert "OL204" not in [d.code for d in reconfigured.items]
+    (ws / "onnxlint.toml").write_text(CONFIG)
     write_model(ws / "bad.onnx", GOOD)
     changed = await client.text_document_diagnostic_async(
         lsp.DocumentDiagnosticParams(
