@@ -80,6 +80,15 @@ def load(
                 depth=depth,
                 limit=limits.max_subgraph_depth,
             )
+        type_depth = deepest_type(source, MAX_TYPE_NESTING)
+        if type_depth > MAX_TYPE_NESTING:  # ByteSize() recursed into it and crashed
+            return _fail(
+                LoadedModel(model=None),
+                load_rules.NestingTooDeep,
+                "type",
+                depth=type_depth,
+                limit=MAX_TYPE_NESTING,
+            )
         data = (
             source.SerializeToString(deterministic=True)
             if source.ByteSize() < limits.max_file_bytes
@@ -207,6 +216,11 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
         return _fail(
             result, load_rules.TooManyNodes, "default", count=node_count, limit=limits.max_nodes
         )
+    type_depth = deepest_type(model, MAX_TYPE_NESTING)
+    if type_depth > MAX_TYPE_NESTING:
+        return _fail(
+            result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
+        )
     over = _count_declarations(model, limits) or _count_expansion(model, limits)
     if over is not None:
         message_id, args = over
@@ -228,6 +242,58 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
         )
     result.diagnostics += list(check_external_data(model, result.base_dir))
     return result
+
+
+#: types nest (sequence of map of optional ...) at most this deep; real models use 2 or 3,
+#: and protobuf's C code and onnxlint's type printing recurse per level
+MAX_TYPE_NESTING = 32
+
+
+def deepest_type(model: onnx.ModelProto, stop: int) -> int:
+    """The deepest TypeProto nesting of any value, stopping once past ``stop``.
+
+    Looks at graph inputs, outputs and value_info of every graph and function, and at
+    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow.
+    """
+    types: list[onnx.TypeProto] = []
+    graphs = [model.graph] + [
+        g for t in model.training_info for g in (t.initialization, t.algorithm)
+    ]
+    node_lists: list[Sequence[onnx.NodeProto]] = [f.node for f in model.functions]
+    for f in model.functions:
+        types += [v.type for v in f.value_info]
+    deepest = 0
+    while graphs or node_lists or types:
+        if graphs:
+            g = graphs.pop()
+            types += [v.type for v in (*g.input, *g.output, *g.value_info)]
+            node_lists.append(g.node)
+        elif node_lists:
+            for node in node_lists.pop():
+                for attr in node.attribute:
+                    if attr.HasField("tp"):
+                        types.append(attr.tp)
+                    types += list(attr.type_protos)
+                    if attr.HasField("g"):
+                        graphs.append(attr.g)
+                    graphs += list(attr.graphs)
+        else:
+            tp, depth = types.pop(), 0
+            while True:
+                kind = tp.WhichOneof("value")
+                if kind == "sequence_type":
+                    tp = tp.sequence_type.elem_type
+                elif kind == "map_type":
+                    tp = tp.map_type.value_type
+                elif kind == "optional_type":
+                    tp = tp.optional_type.elem_type
+                else:
+                    break
+                depth += 1
+                if depth > stop:
+                    return depth
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def _count_declarations(

@@ -144,6 +144,8 @@ class NestingTooDeep(LoadRule):
     messages = {
         "default": "subgraphs nested {depth} deep, over the limit of {limit}",
         "parse": "subgraphs nested too deep to decode (limit {limit})",
+        "type": "a value's type is nested {depth} deep (sequences, maps, optionals), over "
+        "the limit of {limit}",
     }
 
 
