@@ -30,7 +30,6 @@ The prediction is the one the partition analysis makes for each EP alone
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -67,7 +66,10 @@ LEVELS = ("disabled", "default")
 #: prediction graph level for each session level
 PREDICTION_LEVEL = {"disabled": "exported", "default": "optimized"}
 LEVEL_TEXT = {"disabled": "optimizations disabled", "default": "default optimizations"}
-CACHE_SCHEMA = "onnxlint-confirm-cache/1"
+CACHE_SCHEMA = "onnxlint-confirm-cache/2"
+#: the confirm cache keeps the most recently used entries within these bounds
+CACHE_MAX_ENTRIES = 512
+CACHE_MAX_BYTES = 64 * 2**20
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_CAP_MB = 8192
 #: results that say something about the model (a timeout under the same limit, which is
@@ -127,29 +129,47 @@ class ConfirmSettings:
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("ONNXLINT_CACHE_DIR")
-    if env:
-        return Path(env) / "confirm"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "onnxlint" / "confirm"
+    from onnxlint.cachefs import cache_root
+
+    return cache_root() / "confirm"
 
 
 # ---------------------------------------------------------------------------
 # The on-disk cache
 
 
-def _runner_versions_uncached(runner: str) -> dict[str, str] | None:
-    script = (
-        "import json, sys\n"
-        "from importlib.metadata import version, PackageNotFoundError\n"
-        "out = {'python': sys.version.split()[0]}\n"
-        f"for d in {list(_RUNNER_DISTS)!r}:\n"
-        "    try:\n"
-        "        out[d] = version(d)\n"
-        "    except PackageNotFoundError:\n"
-        "        pass\n"
-        "print(json.dumps(out))\n"
-    )
+#: run under the runner interpreter: who it is and what its ORT and EP packages are,
+#: down to each native library (RECORD hash and size, and the installed file's size and
+#: mtime), without importing onnxruntime
+_RUNNER_IDENTITY = """
+import json, os, sys
+from importlib.metadata import distribution, PackageNotFoundError
+out = {"python": sys.version.split()[0], "executable": os.path.realpath(sys.executable),
+       "prefix": os.path.realpath(sys.prefix), "libs": {}}
+for d in DISTS:
+    try:
+        dist = distribution(d)
+    except PackageNotFoundError:
+        continue
+    out[d] = dist.version
+    libs = []
+    for f in dist.files or ():
+        name = f.name
+        if not (name.endswith((".so", ".pyd", ".dll", ".dylib")) or ".so." in name):
+            continue
+        try:
+            st = os.stat(f.locate())
+            here = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            here = None
+        libs.append([str(f), f.size, f.hash.value if f.hash else None, here])
+    out["libs"][d] = sorted(libs, key=lambda lib: lib[0])
+print(json.dumps(out))
+"""
+
+
+def _runner_versions_uncached(runner: str) -> dict[str, Any] | None:
+    script = f"DISTS = {list(_RUNNER_DISTS)!r}\n" + _RUNNER_IDENTITY
     try:
         proc = subprocess.run(
             [runner, "-I", "-c", script], capture_output=True, text=True, timeout=30, check=False
@@ -160,11 +180,13 @@ def _runner_versions_uncached(runner: str) -> dict[str, str] | None:
     return value if isinstance(value, dict) else None
 
 
-_VERSIONS: dict[str, dict[str, str] | None] = {}
+_VERSIONS: dict[str, dict[str, Any] | None] = {}
 
 
-def runner_versions(runner: str) -> dict[str, str] | None:
-    """The runner's Python and ORT/EP package versions, without importing onnxruntime."""
+def runner_versions(runner: str) -> dict[str, Any] | None:
+    """The runner's identity for cache keys: its interpreter (resolved path, prefix,
+    Python version) and its ORT/EP packages (versions and native libraries), without
+    importing onnxruntime. Two environments with the same versions differ in it."""
     if runner not in _VERSIONS:
         _VERSIONS[runner] = _runner_versions_uncached(runner)
     return _VERSIONS[runner]
@@ -237,13 +259,17 @@ class ResultCache:
         return self.folder / f"{key}.json"
 
     def get(self, key: str, material: dict[str, Any]) -> CacheLookup:
+        from onnxlint import cachefs
+
         path = self.path(key)
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+            # never follows a link or blocks on a FIFO; another user's entry is not read
+            raw = cachefs.read_entry(path, CACHE_MAX_BYTES)
+        except cachefs.UnusableEntry as exc:
+            cachefs.discard(path)
+            return CacheLookup(None, str(exc))
+        if raw is None:
             return CacheLookup(None)
-        except OSError as exc:
-            return CacheLookup(None, f"unreadable ({exc.strerror or exc})")
         try:
             entry = json.loads(raw)
             if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
@@ -256,11 +282,11 @@ class ResultCache:
             return CacheLookup([result_from_json(r) for r in results])
         except (ValueError, KeyError, TypeError) as exc:
             why = str(exc) if not isinstance(exc, json.JSONDecodeError) else "not valid JSON"
-            with contextlib.suppress(OSError):
-                path.unlink()
+            cachefs.discard(path)
             return CacheLookup(None, why or type(exc).__name__)
 
     def put(self, key: str, material: dict[str, Any], results: list[SessionResult]) -> None:
+        from onnxlint.cachefs import make_private_dir, prune
         from onnxlint.fsutil import atomic_write_text
 
         data = [result_to_json(r) for r in results]
@@ -272,8 +298,9 @@ class ResultCache:
             "checksum": _checksum(data),
         }
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.folder)
             atomic_write_text(self.path(key), json.dumps(entry, sort_keys=True))
+            prune(self.folder, ("*.json",), CACHE_MAX_ENTRIES, CACHE_MAX_BYTES)
         except OSError:
             pass  # a cache that cannot be written only costs time
 

@@ -19,8 +19,20 @@ MAX_SUBGRAPH_DEPTH_CAP = 256
 class Limits:
     max_file_bytes: int = PROTOBUF_LIMIT
     max_subgraph_depth: int = 64
+    #: nodes in all graphs and functions, and nodes once model-local functions are
+    #: expanded at their call sites (shape inference and ORT inline them)
     max_nodes: int = 2_000_000
     max_dim: int = 2**40  # a dim above this is treated as a bogus claim in cost estimates
+    #: initializers and sparse initializers in all graphs (10^6 tiny ones took 160 s, 2.45 GB)
+    max_initializers: int = 250_000
+    #: value_info entries in all graphs and functions
+    max_value_info: int = 4_000_000
+    #: inputs plus outputs of one graph or function (an If declaring 10^6 outputs took 2 GB)
+    max_graph_io: int = 65_536
+    #: inputs plus outputs of one node
+    max_node_io: int = 65_536
+    #: characters in one name or other identifier (doc strings and metadata values excepted)
+    max_name_length: int = 65_536
 
     def __post_init__(self) -> None:
         # graph code (the index, rules) recurses once or twice per subgraph level, and

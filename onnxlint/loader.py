@@ -80,6 +80,15 @@ def load(
                 depth=depth,
                 limit=limits.max_subgraph_depth,
             )
+        type_depth = deepest_type(source, MAX_TYPE_NESTING)
+        if type_depth > MAX_TYPE_NESTING:  # ByteSize() recursed into it and crashed
+            return _fail(
+                LoadedModel(model=None),
+                load_rules.NestingTooDeep,
+                "type",
+                depth=type_depth,
+                limit=MAX_TYPE_NESTING,
+            )
         data = (
             source.SerializeToString(deterministic=True)
             if source.ByteSize() < limits.max_file_bytes
@@ -207,12 +216,201 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
         return _fail(
             result, load_rules.TooManyNodes, "default", count=node_count, limit=limits.max_nodes
         )
-    bad_string = first_non_utf8_string(model)
-    if bad_string is not None:
-        # upb hands such fields back as bytes, and every consumer expects str
-        return _fail(result, load_rules.NotOnnx, "decode", error=f"{bad_string} is not valid UTF-8")
+    type_depth = deepest_type(model, MAX_TYPE_NESTING)
+    if type_depth > MAX_TYPE_NESTING:
+        return _fail(
+            result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
+        )
+    over = _count_declarations(model, limits) or _count_expansion(model, limits)
+    if over is not None:
+        message_id, args = over
+        return _fail(result, load_rules.LimitExceeded, message_id, **args)
+    problem = first_string_problem(model, limits.max_name_length)
+    if problem is not None:
+        field_name, length = problem
+        if length is None:
+            # upb hands such fields back as bytes, and every consumer expects str
+            error = f"{field_name} is not valid UTF-8"
+            return _fail(result, load_rules.NotOnnx, "decode", error=error)
+        return _fail(
+            result,
+            load_rules.LimitExceeded,
+            "name_length",
+            field=field_name,
+            count=length,
+            limit=limits.max_name_length,
+        )
     result.diagnostics += list(check_external_data(model, result.base_dir))
     return result
+
+
+#: types nest (sequence of map of optional ...) at most this deep; real models use 2 or 3,
+#: and protobuf's C code and onnxlint's type printing recurse per level
+MAX_TYPE_NESTING = 32
+
+
+def deepest_type(model: onnx.ModelProto, stop: int) -> int:
+    """The deepest TypeProto nesting of any value, stopping once past ``stop``.
+
+    Looks at graph inputs, outputs and value_info of every graph and function, and at
+    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow.
+    """
+    types: list[onnx.TypeProto] = []
+    graphs = [model.graph] + [
+        g for t in model.training_info for g in (t.initialization, t.algorithm)
+    ]
+    node_lists: list[Sequence[onnx.NodeProto]] = [f.node for f in model.functions]
+    for f in model.functions:
+        types += [v.type for v in f.value_info]
+    deepest = 0
+    while graphs or node_lists or types:
+        if graphs:
+            g = graphs.pop()
+            types += [v.type for v in (*g.input, *g.output, *g.value_info)]
+            node_lists.append(g.node)
+        elif node_lists:
+            for node in node_lists.pop():
+                for attr in node.attribute:
+                    if attr.HasField("tp"):
+                        types.append(attr.tp)
+                    types += list(attr.type_protos)
+                    if attr.HasField("g"):
+                        graphs.append(attr.g)
+                    graphs += list(attr.graphs)
+        else:
+            tp, depth = types.pop(), 0
+            while True:
+                kind = tp.WhichOneof("value")
+                if kind == "sequence_type":
+                    tp = tp.sequence_type.elem_type
+                elif kind == "map_type":
+                    tp = tp.map_type.value_type
+                elif kind == "optional_type":
+                    tp = tp.optional_type.elem_type
+                else:
+                    break
+                depth += 1
+                if depth > stop:
+                    return depth
+            deepest = max(deepest, depth)
+    return deepest
+
+
+def _count_declarations(
+    model: onnx.ModelProto, limits: Limits
+) -> tuple[str, dict[str, object]] | None:
+    """The first count over its limit: initializers, value_info, graph and node I/O.
+
+    Iterative over every graph (subgraphs, function bodies, training graphs); run after
+    the depth and node-count checks, so the walk itself is bounded.
+    """
+    bodies: list[onnx.FunctionProto] = list(model.functions)
+    graphs: list[tuple[onnx.GraphProto, str]] = [(model.graph, "main")]
+    for info in model.training_info:
+        graphs += [(info.initialization, "training"), (info.algorithm, "training")]
+    initializers = value_info = 0
+    while graphs or bodies:
+        nodes: Sequence[onnx.NodeProto]
+        if graphs:
+            graph, where = graphs.pop()
+            io = len(graph.input) + len(graph.output)
+            initializers += len(graph.initializer) + len(graph.sparse_initializer)
+            value_info += len(graph.value_info)
+            nodes = graph.node
+        else:
+            func = bodies.pop()
+            where = f"fn:{func.domain}.{func.name}"
+            io = len(func.input) + len(func.output)
+            value_info += len(func.value_info)
+            nodes = func.node
+        if io > limits.max_graph_io:
+            return "graph_io", {"where": where, "count": io, "limit": limits.max_graph_io}
+        if initializers > limits.max_initializers:
+            return "initializers", {"count": initializers, "limit": limits.max_initializers}
+        if value_info > limits.max_value_info:
+            return "value_info", {"count": value_info, "limit": limits.max_value_info}
+        for node in nodes:
+            node_io = len(node.input) + len(node.output)
+            if node_io > limits.max_node_io:
+                args = {"where": where, "count": node_io, "limit": limits.max_node_io}
+                return "node_io", args
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    graphs.append((attr.g, f"{where}/{node.op_type}:{attr.name}"))
+                graphs += [(g, f"{where}/{node.op_type}:{attr.name}") for g in attr.graphs]
+    return None
+
+
+def _count_expansion(
+    model: onnx.ModelProto, limits: Limits
+) -> tuple[str, dict[str, object]] | None:
+    """Nodes once every call of a model-local function is expanded, bounded by max-nodes.
+
+    A function that calls the next twice per level is 30 levels of 2^30 call sites in a
+    few KB; shape inference and ORT expand them all. Counted bottom-up over the call
+    graph (a function's size is computed once); a call cycle counts as the node itself.
+    """
+    local = {(f.domain, f.name): f for f in model.functions}
+    if not local:
+        return None
+    limit = limits.max_nodes
+    size: dict[tuple[str, str], int] = {}
+
+    def calls(nodes: Sequence[onnx.NodeProto]) -> list[tuple[str, str]]:
+        out = []
+        stack = [nodes]
+        while stack:
+            for node in stack.pop():
+                if (node.domain, node.op_type) in local:
+                    out.append((node.domain, node.op_type))
+                for attr in node.attribute:
+                    if attr.HasField("g"):
+                        stack.append(attr.g.node)
+                    stack += [g.node for g in attr.graphs]
+        return out
+
+    def expanded(key: tuple[str, str]) -> int:
+        # iterative post-order over the call graph; ``size`` memoizes, ``-1`` marks a
+        # function in progress (a call cycle, which onnx rejects: counted as one node)
+        todo: list[tuple[tuple[str, str], bool]] = [(key, False)]
+        while todo:
+            current, ready = todo.pop()
+            if ready:
+                total = len(local[current].node)
+                for callee in calls(local[current].node):
+                    got = size.get(callee, 1)
+                    total += max(got, 1) - 1  # the call node is replaced by the body
+                size[current] = min(total, limit + 1)
+                continue
+            if current in size:
+                continue
+            size[current] = -1
+            todo.append((current, True))
+            todo += [(c, False) for c in set(calls(local[current].node)) if c not in size]
+        return size[key]
+
+    total = 0
+    roots = [(model.graph.node)] + [info.algorithm.node for info in model.training_info]
+    for nodes in roots:
+        total += _count_all(nodes)
+        for callee in calls(nodes):
+            total += max(expanded(callee), 1) - 1
+            if total > limit:
+                return "expansion", {"count": total, "limit": limit}
+    return None
+
+
+def _count_all(nodes: Sequence[onnx.NodeProto]) -> int:
+    count, stack = 0, [nodes]
+    while stack:
+        batch = stack.pop()
+        count += len(batch)
+        for node in batch:
+            for attr in node.attribute:
+                if attr.HasField("g"):
+                    stack.append(attr.g.node)
+                stack += [g.node for g in attr.graphs]
+    return count
 
 
 def first_non_utf8_string(model: onnx.ModelProto) -> str | None:
@@ -220,6 +418,22 @@ def first_non_utf8_string(model: onnx.ModelProto) -> str | None:
 
     ONNX is proto2, so the decoder accepts any bytes in ``string`` fields and returns
     them as ``bytes`` instead of ``str``; iterative, so deep models cannot overflow.
+    """
+    problem = first_string_problem(model, None)
+    return problem[0] if problem is not None and problem[1] is None else None
+
+
+#: free text, not names: exempt from max-name-length
+_FREE_TEXT_FIELDS = frozenset({"doc_string", "onnx.StringStringEntryProto.value"})
+
+
+def first_string_problem(
+    model: onnx.ModelProto, max_length: int | None
+) -> tuple[str, int | None] | None:
+    """The first string field holding invalid UTF-8 (``(field, None)``) or, with
+    ``max_length``, a name longer than that (``(field, length)``); None when all are fine.
+
+    Doc strings and key/value entries' values are free text and not length-checked.
     """
     string, message = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
     stack: list[Message] = [model]
@@ -231,7 +445,12 @@ def first_non_utf8_string(model: onnx.ModelProto) -> str | None:
             if fd.type == string:
                 values = (value,) if isinstance(value, (str, bytes)) else value
                 if not all(isinstance(v, str) for v in values):
-                    return fd.full_name
+                    return fd.full_name, None
+                free = fd.name in _FREE_TEXT_FIELDS or fd.full_name in _FREE_TEXT_FIELDS
+                if max_length is not None and not free:
+                    longest = max((len(v) for v in values), default=0)
+                    if longest > max_length:
+                        return fd.full_name, longest
             elif fd.type == message:
                 if isinstance(value, Message):
                     stack.append(value)
@@ -399,7 +618,9 @@ def _read_regular_file(path: Path, identity: tuple[int, int] | None = None) -> b
 #: onnx.parser overflows the C stack somewhere between 2,000 and 5,000 levels
 TEXT_NESTING_CAP = 1000
 
-_TEXT_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|#[^\n]*|[{}()\[\]]')
+#: the characters the nesting scan stops at; strings and comments are skipped with
+#: str.find (a regex for a whole quoted string used ~150 bytes per character of it)
+_TEXT_SPECIAL = re.compile(r'["#{}()\[\]]')
 
 
 def _text_nesting_limit(limits: Limits) -> int:
@@ -411,19 +632,45 @@ def text_nesting(text: str, stop: int) -> int:
     """Deepest bracket nesting (``{``, ``(``, ``[``) outside strings and comments.
 
     Returns as soon as the depth passes ``stop``; unbalanced closers never go below 0.
+    Linear in time and constant in memory. A quote with no closing quote is skipped
+    alone, so brackets after it still count.
     """
-    depth = deepest = 0
-    for match in _TEXT_TOKENS.finditer(text):
-        token = match.group()
-        if token in "{([":
+    depth = deepest = pos = 0
+    search = _TEXT_SPECIAL.search
+    while (match := search(text, pos)) is not None:
+        char, at = match.group(), match.start()
+        pos = at + 1
+        if char == '"':
+            end = _string_end(text, at + 1)
+            if end >= 0:
+                pos = end + 1
+        elif char == "#":
+            newline = text.find("\n", pos)
+            if newline < 0:
+                break
+            pos = newline + 1
+        elif char in "{([":
             depth += 1
             if depth > deepest:
                 deepest = depth
                 if deepest > stop:
                     break
-        elif token in "})]":
+        else:
             depth = max(0, depth - 1)
     return deepest
+
+
+def _string_end(text: str, start: int) -> int:
+    """Index of the quote closing a string that starts at ``start``, or -1."""
+    at = start
+    while (quote := text.find('"', at)) >= 0:
+        backslashes = 0
+        while quote - backslashes - 1 >= start and text[quote - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return quote
+        at = quote + 1
+    return -1
 
 
 # ONNX field numbers (onnx.proto) of the messages that can contain nodes

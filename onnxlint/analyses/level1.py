@@ -32,7 +32,6 @@ private temporary folder, which is removed when the job is closed.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib.machinery
@@ -217,13 +216,17 @@ class Level1Cache:
         return self.folder / f"{key}.level1"
 
     def get(self, key: str, material: dict[str, Any]) -> CacheHit:
+        from onnxlint import cachefs
+
         path = self.path(key)
         try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+            # never follows a link or blocks on a FIFO; another user's entry is not read
+            raw = cachefs.read_entry(path, MAX_BYTES)
+        except cachefs.UnusableEntry as exc:
+            cachefs.discard(path)
+            return CacheHit(None, str(exc))
+        if raw is None:
             return CacheHit(None)
-        except OSError as exc:
-            return CacheHit(None, f"unreadable ({exc.strerror or exc})")
         try:
             head, sep, payload = raw.partition(b"\n")
             if not sep:
@@ -238,22 +241,19 @@ class Level1Cache:
             note = entry.get("note")
             if not isinstance(note, str):
                 raise ValueError("no note")
-            with contextlib.suppress(OSError):
-                os.utime(path)  # pruning keeps the most recently used entries
+            cachefs.touch(path)  # pruning keeps the most recently used entries
             if entry.get("status") == "ok":
-                import onnx
-
-                return CacheHit((onnx.load_model_from_string(payload), note))
+                return CacheHit((_guarded_graph(payload), note))
             if entry.get("status") == "error" and not payload:
                 return CacheHit((None, note))
             raise ValueError("unknown status")
         except Exception as exc:  # any malformed entry is discarded, never trusted
             why = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            with contextlib.suppress(OSError):
-                path.unlink()
+            cachefs.discard(path)
             return CacheHit(None, why or type(exc).__name__)
 
     def put(self, key: str, material: dict[str, Any], payload: bytes | None, note: str) -> None:
+        from onnxlint.cachefs import make_private_dir
         from onnxlint.fsutil import atomic_write_bytes
 
         body = payload or b""
@@ -266,7 +266,7 @@ class Level1Cache:
             "payload_sha256": hashlib.sha256(body).hexdigest(),
         }
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.folder)
             atomic_write_bytes(self.path(key), json.dumps(header).encode("utf-8") + b"\n" + body)
             self._prune()
         except OSError:
@@ -274,19 +274,9 @@ class Level1Cache:
 
     def _prune(self) -> None:
         """Keep the newest MAX_ENTRIES entries (and hints) within MAX_BYTES; delete the rest."""
-        for pattern in ("*.level1", "*.hint"):
-            entries = []
-            for f in self.folder.glob(pattern):
-                with contextlib.suppress(OSError):
-                    st = f.stat()
-                    entries.append((st.st_mtime_ns, st.st_size, f))
-            entries.sort(reverse=True)
-            total = 0
-            for i, (_, size, f) in enumerate(entries):
-                total += size
-                if i >= MAX_ENTRIES or total > MAX_BYTES:
-                    with contextlib.suppress(OSError):
-                        f.unlink()
+        from onnxlint.cachefs import prune
+
+        prune(self.folder, ("*.level1", "*.hint"), MAX_ENTRIES, MAX_BYTES)
 
     # A hint says "the file with these bytes has an entry": the CLI checks it before it
     # has parsed the model, to decide whether to prewarm a worker. Only a hint: a stale
@@ -303,10 +293,22 @@ class Level1Cache:
         if self.has_hint(hint):
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             atomic_write_bytes(self.hint_path(hint), b"")
         except OSError:
             pass
+
+
+def _guarded_graph(payload: bytes) -> onnx.ModelProto:
+    """A cached graph, decoded through the loader's guards like any model onnxlint reads
+    (size, nesting, node count, UTF-8); raises ValueError when the loader refuses it."""
+    from onnxlint.loader import load
+
+    loaded = load(payload)
+    if loaded.model is None:
+        why = "; ".join(d.message for d in loaded.diagnostics) or "unreadable"
+        raise ValueError(f"the cached graph is refused by the loader: {why}")
+    return loaded.model
 
 
 # ---------------------------------------------------------------------------

@@ -144,6 +144,8 @@ class NestingTooDeep(LoadRule):
     messages = {
         "default": "subgraphs nested {depth} deep, over the limit of {limit}",
         "parse": "subgraphs nested too deep to decode (limit {limit})",
+        "type": "a value's type is nested {depth} deep (sequences, maps, optionals), over "
+        "the limit of {limit}",
     }
 
 
@@ -189,6 +191,48 @@ class TooManyNodes(LoadRule):
     code = "OL007"
     name = "too-many-nodes"
     messages = {"default": "model has {count} nodes or more, over the limit of {limit}"}
+
+
+@register
+class LimitExceeded(LoadRule):
+    """The model declares more of something than the configured limits allow.
+
+    What it does:
+        Counts, before any analysis, what makes the linter's work grow without being a
+        node: initializers, value_info entries, inputs and outputs of each graph and of
+        each node, the length of names, and the nodes that model-local functions expand
+        to at their call sites. Past a limit the model is not linted (exit 2).
+
+    Why it matters:
+        Bounds time and memory on absurd or hostile inputs: an If declaring a million
+        outputs in a 9 MB file took 2 GB, a million tiny initializers 160 s, a 100 MB
+        node name an 800 MB report, and functions calling the next twice per level a
+        billion shape-inference call sites from a 2.4 KB file.
+
+    Fix:
+        Raise the limit named in the message (``[tool.onnxlint.limits]``) if the model is
+        genuine.
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL008"
+    name = "limit-exceeded"
+    messages = {
+        "initializers": "model has {count} initializers or more, over the limit of {limit} "
+        "(max-initializers)",
+        "value_info": "model has {count} value_info entries or more, over the limit of {limit} "
+        "(max-value-info)",
+        "graph_io": "graph {where} declares {count} inputs and outputs, over the limit of "
+        "{limit} (max-graph-io)",
+        "node_io": "a node in {where} has {count} inputs and outputs, over the limit of {limit} "
+        "(max-node-io)",
+        "name_length": "{field} has {count} characters, over the limit of {limit} "
+        "(max-name-length)",
+        "expansion": "model-local functions expand to {count} nodes or more at their call "
+        "sites, over the limit of {limit} (max-nodes)",
+    }
 
 
 @register

@@ -1,0 +1,111 @@
+"""The file side of onnxlint's on-disk caches (level-1 graphs, ``--confirm`` results).
+
+One place decides where caches live, how an entry is read and how a folder is pruned:
+
+- **Where.** ``$ONNXLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/onnxlint``, else
+  ``~/.cache/onnxlint``; each cache is a subfolder (``confirm``, ``level1``,
+  ``rule-docs``). Folders onnxlint creates are private (mode 0700).
+- **Reading an entry.** Opened without following a link and without blocking
+  (``O_NOFOLLOW | O_NONBLOCK``), then ``fstat`` on the descriptor: only a regular file
+  owned by this user and no larger than the caller's bound is read. A FIFO, a device,
+  a symlink or another user's file is an unusable entry (the caller discards it and
+  recomputes), never a hang and never trusted.
+- **Pruning.** The most recently used entries are kept, up to a count and a byte total.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+#: the environment variable that moves every cache
+CACHE_DIR_ENV = "ONNXLINT_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    """The folder holding every onnxlint cache (not created here)."""
+    env = os.environ.get(CACHE_DIR_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "onnxlint"
+
+
+def make_private_dir(folder: Path) -> None:
+    """Create ``folder`` (and missing parents) readable and writable by this user only."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+class UnusableEntry(Exception):
+    """A cache entry that exists but must not be read (the message says why)."""
+
+
+def read_entry(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of the cache entry at ``path``; None when there is none.
+
+    Raises :class:`UnusableEntry` for anything but a regular file of this user of at
+    most ``max_bytes`` bytes, and for a read error.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnusableEntry("a symlink, not a regular file") from exc
+        raise UnusableEntry(f"unreadable ({exc.strerror or exc})") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnusableEntry("not a regular file (FIFO, device or folder)")
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise UnusableEntry("owned by another user")
+        if st.st_size > max_bytes:
+            raise UnusableEntry(f"{st.st_size} bytes, more than any entry holds")
+        chunks: list[bytes] = []
+        left = st.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UnusableEntry(f"unreadable ({exc.strerror or exc})") from exc
+    finally:
+        os.close(fd)
+
+
+def discard(path: Path) -> None:
+    """Remove an entry (the link itself when it is one); never raises."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def touch(path: Path) -> None:
+    """Mark an entry used, so pruning keeps it; never follows a link, never raises."""
+    with contextlib.suppress(OSError, NotImplementedError):
+        os.utime(path, follow_symlinks=False)
+
+
+def prune(folder: Path, patterns: Sequence[str], max_entries: int, max_bytes: int) -> None:
+    """Per pattern, keep the newest ``max_entries`` entries within ``max_bytes``."""
+    for pattern in patterns:
+        entries = []
+        for f in folder.glob(pattern):
+            with contextlib.suppress(OSError):
+                st = f.lstat()
+                entries.append((st.st_mtime_ns, st.st_size, f))
+        entries.sort(reverse=True)
+        total = 0
+        for i, (_, size, f) in enumerate(entries):
+            total += size
+            if i >= max_entries or total > max_bytes:
+                discard(f)
