@@ -126,3 +126,12 @@ def test_sarif_and_github_report_each_cause_once(bert: Path) -> None:
         annotations[0].startswith("::error ") and "dynamic dims batch, sequence" in annotations[0]
     )
     assert len(annotations) <= 10
+
+
+def test_a_large_model_gets_no_what_if_run(bert: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxlint import what_if
+
+    monkeypatch.setattr(what_if, "MAX_NODES", 10)
+    (w,) = lint(bert, eps=["qnn"], config=Config()).what_ifs
+    assert w.error and "more than 10 nodes" in w.error and w.after == w.before
+    assert "not predicted (the model has more than 10 nodes" in w.describe()
