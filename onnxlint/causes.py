@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.diagnostics import Cause, Diagnostic, Location, Severity
+from onnxlint.diagnostics import Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.report import Report
 
 #: fewer findings than this sharing a cause are shown as they are
@@ -215,3 +215,82 @@ def ungrouped(report: Report, groups: Iterable[CauseGroup]) -> list[Diagnostic]:
     """The findings no group speaks for, in report order."""
     grouped = {id(d) for g in groups for d in g.members}
     return [d for d in report.diagnostics if id(d) not in grouped]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One line of a report as the front ends show it: a root cause standing for its
+    findings, or a finding of its own. Renderers (table, concise, GitHub, SARIF) read these
+    and never group anything themselves."""
+
+    code: str
+    rule: str
+    category: str
+    severity: Severity
+    location: Location
+    ep: str | None
+    message: str
+    fix: Fix | None
+    related: tuple[Location, ...]
+    #: the baseline key of the finding, or of the cause's head finding plus ``#cause``
+    fingerprint: str
+    path: str | None
+    group: CauseGroup | None = None
+    diagnostic: Diagnostic | None = None
+
+    def where(self) -> str:
+        return self.location.describe()
+
+
+def shown(
+    report: Report, min_severity: Severity = Severity.HINT, show_nodes: bool = False
+) -> list[Shown]:
+    """What a front end lists for ``report``: the causes (unless ``show_nodes``), then the
+    findings no cause speaks for, all at or above ``min_severity``."""
+    out: list[Shown] = []
+    singles = report.diagnostics
+    if not show_nodes:
+        groups = [g for g in group(report) if g.severity >= min_severity]
+        singles = ungrouped(report, groups)
+        for g in groups:
+            head = g.head
+            text = g.message()
+            if g.what_if is not None:
+                text += f"\n{g.what_if.describe()}"
+            out.append(
+                Shown(
+                    code=g.code,
+                    rule=head.rule,
+                    category=head.category.value,
+                    severity=g.severity,
+                    location=g.where,
+                    ep=g.ep,
+                    message=text,
+                    fix=None if g.what_if is not None else head.fix,
+                    related=tuple(g.nodes),
+                    fingerprint=head.fingerprint() + "#cause",
+                    path=head.path or report.path,
+                    group=g,
+                )
+            )
+    for d in singles:
+        if d.severity < min_severity:
+            continue
+        note = f"\n{d.disproved_text()}" if d.disproved else ""
+        out.append(
+            Shown(
+                code=d.code,
+                rule=d.rule,
+                category=d.category.value,
+                severity=d.severity,
+                location=d.location,
+                ep=d.ep,
+                message=d.message + note,
+                fix=d.fix,
+                related=d.related,
+                fingerprint=d.fingerprint(),
+                path=d.path or report.path,
+                diagnostic=d,
+            )
+        )
+    return out

@@ -27,6 +27,21 @@ PREDICTION_SIZE = 128
 _SEQUENCE = re.compile(r"seq|len|token|time|frame|step", re.I)
 
 
+#: a what-if copies the model and lints it again: above these it is skipped (and says so)
+MAX_NODES = 50_000
+MAX_WEIGHT_BYTES = 512 * 2**20
+
+
+def too_large(model: onnx.ModelProto) -> str | None:
+    """Why a what-if of ``model`` would cost too much, or None."""
+    if len(model.graph.node) > MAX_NODES:
+        return f"more than {MAX_NODES} nodes"
+    weights = sum(len(t.raw_data) for t in model.graph.initializer)
+    if weights > MAX_WEIGHT_BYTES:
+        return f"more than {MAX_WEIGHT_BYTES // 2**20} MiB of weights"
+    return None
+
+
 def pinned_dims(dims: Sequence[str], config: Config) -> dict[str, int]:
     """The values a what-if pins: the configured or suggested ones, else a fixed size."""
     from onnxlint.fixes.shapes import suggested_value
@@ -62,6 +77,7 @@ def what_ifs(
         if d.cause is not None and d.cause.kind == "dynamic-dims" and d.ep is not None:
             by_ep.setdefault(d.ep, set()).update(d.cause.subject)
     out: list[WhatIf] = []
+    big = too_large(model) if by_ep else None
     for prof in profiles:
         dims = by_ep.get(prof.id) or by_ep.get(prof.ep)
         before = _plan_numbers(report, prof.ep)
@@ -71,6 +87,10 @@ def what_ifs(
         command = fix_command(report.path, [], None)
         command += "".join(f" --dim {k}={v}" for k, v in pins.items()) + f" --ep {prof.id}"
         w = WhatIf(ep=prof.id, dims=pins, command=command, before=before, after=before)
+        if big:
+            w.error = f"the model has {big}; run the command and lint the result"
+            out.append(w)
+            continue
         try:
             fixed = fix_shapes(model, pins).model
             inner_config = config.merged(

@@ -94,3 +94,44 @@ def test_light_resnet50_fits_in_40_lines(capsys: pytest.CaptureFixture[str]) -> 
         cli.main([str(resnet), "--isolated", *extra])
         out = capsys.readouterr().out
         assert len(out.splitlines()) <= 40, out
+
+
+def test_sarif_and_github_report_each_cause_once(bert: Path) -> None:
+    import jsonschema
+
+    from onnxlint.diagnostics import Severity
+    from onnxlint.render import render
+
+    report = lint(bert, eps=["qnn"], config=Config())
+    doc = json.loads(
+        render([report], "sarif", min_severity=Severity.INFO, sarif_root=str(bert.parent))
+    )
+    results = doc["runs"][0]["results"]
+    assert len(results) <= 10
+    top = results[0]
+    assert (
+        top["ruleId"] == "OL301" and top["properties"]["cause"]["cause"]["kind"] == "dynamic-dims"
+    )
+    assert len(top["relatedLocations"]) > 50
+    assert top["relatedLocations"][0]["logicalLocations"][0]["name"].startswith("/bert/")
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.schema.json").read_text())
+    cls = jsonschema.validators.validator_for(schema)
+    assert [
+        e.message for e in cls(schema, format_checker=cls.FORMAT_CHECKER).iter_errors(doc)
+    ] == []
+    every = json.loads(render([report], "sarif", min_severity=Severity.INFO, show_nodes=True))
+    assert len(every["runs"][0]["results"]) == len(report.at_or_above(Severity.INFO))
+    annotations = render([report], "github", min_severity=Severity.INFO).splitlines()
+    assert (
+        annotations[0].startswith("::error ") and "dynamic dims batch, sequence" in annotations[0]
+    )
+    assert len(annotations) <= 10
+
+
+def test_a_large_model_gets_no_what_if_run(bert: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxlint import what_if
+
+    monkeypatch.setattr(what_if, "MAX_NODES", 10)
+    (w,) = lint(bert, eps=["qnn"], config=Config()).what_ifs
+    assert w.error and "more than 10 nodes" in w.error and w.after == w.before
+    assert "not predicted (the model has more than 10 nodes" in w.describe()

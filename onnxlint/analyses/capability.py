@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from onnxlint.diagnostics import GENERATED_DIM
 from onnxlint.profiles import Constraint, OpRange, OpSupport, Profile
 
 __all__ = [
@@ -313,8 +314,13 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
                     return f"{io} {i} has an unknown shape"
                 bad = [d for d in shape if not (isinstance(d, int) and d >= 0)]
                 if bad:
-                    dims = ", ".join("?" if d is None else str(d) for d in bad)
-                    return f"{io} {i} has dynamic dimension(s) {dims}"
+                    # a name shape inference made up (unk__12) means nothing to the user
+                    shown = [
+                        "?" if d is None or GENERATED_DIM.match(str(d)) else str(d) for d in bad
+                    ]
+                    dims = ", ".join(shown)
+                    when = " (computed at run time)" if "?" in shown else ""
+                    return f"{io} {i} has dynamic dimension(s) {dims}{when}"
         return None
     if c.kind == "constant_input":
         for i in c.inputs or ():

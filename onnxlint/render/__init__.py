@@ -24,8 +24,8 @@ def render(
 ) -> str:
     """``reports`` in ``fmt``, findings below ``min_severity`` left out (counted in the text
     formats' summary). ``width``, ``quiet``: text formats; ``sarif_root``, ``partitions``:
-    SARIF's URI root and its opt-in partitions property; ``show_nodes``: the table lists
-    every finding instead of one row per root cause."""
+    SARIF's URI root and its opt-in partitions property; ``show_nodes``: every finding
+    instead of one entry per root cause (see :func:`onnxlint.causes.shown`)."""
     if fmt == "table":
         from onnxlint.render.text import render_table
 
@@ -40,7 +40,9 @@ def render(
     if fmt == "concise":
         from onnxlint.render.text import render_concise
 
-        return render_concise(reports, color=color, min_severity=min_severity, quiet=quiet)
+        return render_concise(
+            reports, color=color, min_severity=min_severity, quiet=quiet, show_nodes=show_nodes
+        )
     if fmt == "json":
         from onnxlint.render.jsonfmt import render_json
 
@@ -50,10 +52,16 @@ def render(
 
         from onnxlint.render.sarif import to_sarif
 
-        doc = to_sarif(reports, root=sarif_root, min_severity=min_severity, partitions=partitions)
+        doc = to_sarif(
+            reports,
+            root=sarif_root,
+            min_severity=min_severity,
+            partitions=partitions,
+            show_nodes=show_nodes,
+        )
         return json.dumps(doc, indent=2)
     if fmt == "github":
         from onnxlint.render.github import render_github
 
-        return render_github(reports, min_severity=min_severity)
+        return render_github(reports, min_severity=min_severity, show_nodes=show_nodes)
     raise ValueError(f"unknown format {fmt!r} (expected one of: {', '.join(FORMATS)})")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from onnxlint.diagnostics import Diagnostic, Severity
+from onnxlint.causes import Shown, shown
+from onnxlint.diagnostics import Severity
 from onnxlint.report import Report
 
 _LEVEL = {
@@ -34,19 +35,19 @@ def _escape_prop(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _shown(reports: Sequence[Report], min_severity: Severity) -> list[tuple[Report, Diagnostic]]:
-    """Findings at or above ``min_severity``, most serious first (stable within a level)."""
-    found = [(r, d) for r in reports for d in r.diagnostics if d.severity >= min_severity]
-    return sorted(found, key=lambda rd: -rd[1].severity)
+def _shown(
+    reports: Sequence[Report], min_severity: Severity, show_nodes: bool = False
+) -> list[tuple[Report, Shown]]:
+    """Causes and findings at or above ``min_severity``, most serious first (stable)."""
+    found = [(r, item) for r in reports for item in shown(r, min_severity, show_nodes)]
+    return sorted(found, key=lambda ri: -ri[1].severity)
 
 
-def _text(d: Diagnostic) -> str:
-    ep = f" [{d.ep}]" if d.ep else ""
-    msg = f"{d.location.describe()}{ep}: {d.message}"
-    if d.disproved:
-        msg += f" ({d.disproved_text()})"
-    if d.fix:
-        msg += f" (fix: {d.fix.title})"
+def _text(item: Shown) -> str:
+    ep = f" [{item.ep}]" if item.ep else ""
+    msg = f"{item.where()}{ep}: {item.message}"
+    if item.fix:
+        msg += f" (fix: {item.fix.title})"
     return msg
 
 
@@ -55,21 +56,22 @@ def render_github(
     *,
     min_severity: Severity = Severity.HINT,
     per_type: int = PER_TYPE_LIMIT,
+    show_nodes: bool = False,
 ) -> str:
     lines = []
     used: Counter[str] = Counter()
     left: Counter[Severity] = Counter()
-    for report, d in _shown(reports, min_severity):
-        level = _LEVEL[d.severity]
+    for report, item in _shown(reports, min_severity, show_nodes):
+        level = _LEVEL[item.severity]
         if used[level] >= per_type:
-            left[d.severity] += 1
+            left[item.severity] += 1
             continue
         used[level] += 1
         props = []
         if report.path:
             props.append(f"file={_escape_prop(report.path)}")
-        props.append(f"title={_escape_prop(f'{d.code} {d.rule}')}")
-        lines.append(f"::{level} {','.join(props)}::{_escape_data(_text(d))}")
+        props.append(f"title={_escape_prop(f'{item.code} {item.rule}')}")
+        lines.append(f"::{level} {','.join(props)}::{_escape_data(_text(item))}")
     if left:
         counts = ", ".join(
             f"{n} {s.label}{'s' if n != 1 else ''}" for s, n in sorted(left.items(), reverse=True)
@@ -90,14 +92,14 @@ def render_step_summary(reports: Sequence[Report], min_severity: Severity = Seve
     from onnxlint.render.text import summary_line
 
     out = ["## onnxlint", "", summary_line(reports, min_severity), ""]
-    found = _shown(reports, min_severity)
+    found = _shown(reports, min_severity, show_nodes=True)
     if found:
         out += ["| severity | code | model | where | EP | message |", "|---|---|---|---|---|---|"]
     size = sum(len(line) + 1 for line in out)
     for k, (report, d) in enumerate(found):
         row = (
             f"| {d.severity.label} | {d.code} | {_cell(report.path or '')} | "
-            f"{_cell(d.location.describe())} | {d.ep or ''} | {_cell(d.message)} |"
+            f"{_cell(d.where())} | {d.ep or ''} | {_cell(d.message)} |"
         )
         size += len(row.encode()) + 1
         if size > SUMMARY_BYTES:

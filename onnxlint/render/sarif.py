@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from onnxlint.diagnostics import Severity
+from onnxlint.diagnostics import Location, Severity
 from onnxlint.report import Report
 from onnxlint.version import __version__
 
@@ -88,56 +88,82 @@ def artifact_location(path: str, root: Path | None) -> dict[str, Any]:
     return {"uri": quote(path.replace("\\", "/"), safe="/")}
 
 
+#: related locations one result lists (a cause that costs 5,000 nodes names the first ones)
+MAX_RELATED = 100
+
+
+def _logical(where: Location) -> dict[str, Any]:
+    return {
+        "name": where.node_name or where.tensor or where.graph,
+        "fullyQualifiedName": where.node_path or where.graph,
+        "kind": "function" if where.node_index is not None else "module",
+    }
+
+
+def _physical(path: str, base: Path | None) -> dict[str, Any]:
+    # a model has no lines, but GitHub code scanning places (and may reject) results
+    # without region.startLine: point at the file's start
+    return {"artifactLocation": artifact_location(path, base), "region": {"startLine": 1}}
+
+
 def to_sarif(
     reports: Sequence[Report],
     *,
     root: str | os.PathLike[str] | None = None,
     min_severity: Severity = Severity.HINT,
     partitions: bool = False,
+    show_nodes: bool = False,
 ) -> dict[str, Any]:
-    """The SARIF log of ``reports``: findings at or above ``min_severity``; model paths
-    relative to ``root`` (see :func:`artifact_location`); the predicted partitions as a
-    run property only when ``partitions`` is asked for (they can be large)."""
+    """The SARIF log of ``reports``: one result per root cause (its nodes as
+    ``relatedLocations``) or finding (``show_nodes``: per finding), at or above
+    ``min_severity``; model paths relative to ``root`` (see :func:`artifact_location`);
+    the predicted partitions as a run property only when ``partitions`` is asked for."""
+    from onnxlint.causes import shown
+
     base = Path(root) if root is not None else None
-    shown = [[d for d in r.diagnostics if d.severity >= min_severity] for r in reports]
-    codes = {d.code for ds in shown for d in ds}
+    items = [shown(r, min_severity, show_nodes) for r in reports]
+    codes = {item.code for its in items for item in its}
     rules, index = _rule_descriptors(codes)
     results = []
-    for report, diagnostics in zip(reports, shown, strict=True):
-        for d in diagnostics:
-            loc: dict[str, Any] = {
-                "logicalLocations": [
-                    {
-                        "name": d.location.node_name or d.location.tensor or d.location.graph,
-                        "fullyQualifiedName": d.location.node_path or d.location.graph,
-                        "kind": "function" if d.location.node_index is not None else "module",
-                    }
-                ]
-            }
+    for report, its in zip(reports, items, strict=True):
+        for item in its:
+            loc: dict[str, Any] = {"logicalLocations": [_logical(item.location)]}
             if report.path:
-                loc["physicalLocation"] = {
-                    "artifactLocation": artifact_location(report.path, base),
-                    # a model has no lines, but GitHub code scanning places (and may
-                    # reject) results without region.startLine: point at the file's start
-                    "region": {"startLine": 1},
-                }
+                loc["physicalLocation"] = _physical(report.path, base)
             result: dict[str, Any] = {
-                "ruleId": d.code,
-                "level": _LEVEL[d.severity],
-                "message": {"text": d.message},
+                "ruleId": item.code,
+                "level": _LEVEL[item.severity],
+                "message": {"text": item.message},
                 "locations": [loc],
-                "partialFingerprints": {"onnxlint/v1": d.fingerprint()},
-                "properties": {"category": d.category.value, "severity": d.severity.label},
+                "partialFingerprints": {"onnxlint/v1": item.fingerprint},
+                "properties": {"category": item.category, "severity": item.severity.label},
             }
-            if d.code in index:
-                result["ruleIndex"] = index[d.code]
-            if d.ep:
-                result["properties"]["ep"] = d.ep
-            if d.fix:
-                result["properties"]["fix"] = d.fix.title
-            if d.disproved:
+            if item.code in index:
+                result["ruleIndex"] = index[item.code]
+            if item.ep:
+                result["properties"]["ep"] = item.ep
+            if item.fix:
+                result["properties"]["fix"] = item.fix.title
+            related = item.related[:MAX_RELATED]
+            if related:
+                result["relatedLocations"] = [
+                    {
+                        "id": k,
+                        "logicalLocations": [_logical(r)],
+                        "message": {"text": r.describe()},
+                        **(
+                            {"physicalLocation": _physical(report.path, base)}
+                            if report.path
+                            else {}
+                        ),
+                    }
+                    for k, r in enumerate(related)
+                ]
+            if item.group is not None:
+                result["properties"]["cause"] = item.group.to_dict()
+            d = item.diagnostic
+            if d is not None and d.disproved:
                 result["properties"]["disproved"] = d.disproved
-                result["message"]["text"] += f" ({d.disproved_text()})"
             results.append(result)
     run: dict[str, Any] = {
         "tool": {

@@ -203,33 +203,17 @@ def _rows(
 ) -> tuple[list[list[str]], int]:
     """The table rows of one report (one per root cause unless ``show_nodes``) and how many
     findings the cause rows stand for."""
-
-    def sev(s: Severity) -> str:
-        return f"{_COLORS[s]}{s.label}{_RESET}" if color else s.label
+    from onnxlint.causes import shown
 
     rows: list[list[str]] = []
     grouped = 0
-    singles = report.diagnostics
-    if not show_nodes:
-        from onnxlint.causes import ungrouped
-
-        groups = [g for g in report.causes() if g.severity >= min_severity]
-        singles = ungrouped(report, groups)
-        for g in groups:
-            head = g.head
-            text = g.message()
-            if g.what_if is not None:
-                text += f"\n{g.what_if.describe()}"
-            elif head.fix:
-                text += f"\nfix: {head.fix.title}"
-            rows.append([g.code, sev(g.severity), g.where.describe(), g.ep or "", text])
-            grouped += len(g.members)
-    for d in singles:
-        if d.severity < min_severity:
-            continue
-        fix = f"\nfix: {d.fix.title}" if d.fix else ""
-        note = f"\n{d.disproved_text()}" if d.disproved else ""
-        rows.append([d.code, sev(d.severity), _where(d), d.ep or "", d.message + note + fix])
+    for item in shown(report, min_severity, show_nodes):
+        sev = item.severity.label
+        if color:
+            sev = f"{_COLORS[item.severity]}{sev}{_RESET}"
+        fix = f"\nfix: {item.fix.title}" if item.fix else ""
+        rows.append([item.code, sev, item.where(), item.ep or "", item.message + fix])
+        grouped += len(item.group.members) if item.group else 0
     return rows, grouped
 
 
@@ -306,21 +290,23 @@ def render_concise(
     *,
     min_severity: Severity = Severity.HINT,
     quiet: bool = False,
+    show_nodes: bool = False,
 ) -> str:
-    """One line per finding (``path: where: CODE severity [ep] message``), then the summary."""
+    """One line per root cause or finding (``path: where: CODE severity [ep] message``),
+    then the summary."""
+    from onnxlint.causes import shown
+
     lines = []
     for report in reports:
-        for d in report.diagnostics:
-            if d.severity < min_severity:
-                continue
-            sev = d.severity.label
+        for item in shown(report, min_severity, show_nodes):
+            sev = item.severity.label
             if color:
-                sev = f"{_COLORS[d.severity]}{sev}{_RESET}"
-            ep = f" [{d.ep}]" if d.ep else ""
-            text = d.message.replace("\n", " ")
-            if d.disproved:
-                text += f" [{d.disproved_text()}]"
-            lines.append(f"{report.path or '<model>'}: {_where(d)}: {d.code} {sev}{ep} {text}")
+                sev = f"{_COLORS[item.severity]}{sev}{_RESET}"
+            ep = f" [{item.ep}]" if item.ep else ""
+            text = item.message.replace("\n", "; ")
+            lines.append(
+                f"{report.path or '<model>'}: {item.where()}: {item.code} {sev}{ep} {text}"
+            )
         if report.fatal and not report.diagnostics:
             lines.append(f"{report.path or '<model>'}: could not be loaded")
     if not quiet:
