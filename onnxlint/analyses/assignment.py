@@ -285,20 +285,101 @@ def _vi_type(vi: onnx.ValueInfoProto) -> ValueType:
     return ValueType(dtype, tuple(dims))
 
 
-def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """ONNX shape inference with data propagation (ORT propagates Shape chains too), under
-    the shapes analysis's guard: propagation only where its memory is bounded (an inlined
-    or level-1 graph can hold a huge inferred rank-1 tensor: 5 GB on a fuzzed model)."""
-    from onnxlint.analyses.shapes import infer_model
+#: rounds of "a Shape of a tensor that is now static is a constant" (a Reshape to the shape
+#: of a Reshape's output needs two); each round is one inference pass without propagation
+_SHAPE_ROUNDS = 4
 
-    if model.ir_version < 4:
+
+def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model's types as ORT resolves them when it creates a session.
+
+    Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
+    graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
+    but not of a Reshape, Expand or Tile whose shape is computed from ``Shape`` through
+    Gather, Slice, Unsqueeze, Concat or arithmetic (ONNX's data propagation would find
+    it). So this is ONNX inference without data propagation, in which a ``Shape`` of a
+    static tensor counts as the constant it is; and ``com.microsoft`` Q/DQ, which ONNX
+    has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
+    The inference runs on a copy whose nodes are then put back as they were; it never
+    raises, and without propagation its memory is bounded by the graph.
+    """
+    from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    if work.ir_version < 4:
         # Below IR 4 ONNX only reads initializers that are also graph inputs; ORT's
         # optimized models keep the old IR version but drop the folded inputs.
-        bumped = onnx.ModelProto()
-        bumped.CopyFrom(model)
-        bumped.ir_version = 4
-        model = bumped
-    return infer_model(model)[0]
+        work.ir_version = 4
+    originals: dict[tuple[int, int], onnx.NodeProto] = {}
+    for gi, g in enumerate(iter_graphs(work.graph)):
+        for ni, n in enumerate(g.node):
+            if _is_contrib_qdq(n):
+                originals[(gi, ni)] = _copy_node(n)
+                n.domain = ""
+    inferred = _lenient_infer(work)
+    for _ in range(_SHAPE_ROUNDS):
+        if not _constant_shapes(work, collect_value_types(inferred), originals):
+            break
+        inferred = _lenient_infer(work)
+    for gi, g in enumerate(iter_graphs(inferred.graph)):
+        for ni in range(len(g.node)):
+            if (gi, ni) in originals:
+                g.node[ni].CopyFrom(originals[(gi, ni)])
+    return inferred
+
+
+def _session_types_differ(model: onnx.ModelProto) -> bool:
+    """Whether :func:`_infer` can see other types than plain ONNX inference: the model
+    computes shapes from values or holds com.microsoft Q/DQ."""
+    from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
+
+    return any(
+        n.op_type in VALUE_SHAPED_OPS or _is_contrib_qdq(n)
+        for g in iter_graphs(model.graph)
+        for n in g.node
+    )
+
+
+def _copy_node(node: onnx.NodeProto) -> onnx.NodeProto:
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    return out
+
+
+def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    try:
+        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=False)
+    except Exception:  # protobuf or checker errors on hostile models: keep what is declared
+        return model
+
+
+def _constant_shapes(
+    work: onnx.ModelProto, table: dict[str, Any], originals: dict[tuple[int, int], onnx.NodeProto]
+) -> bool:
+    """Replace, in ``work``, each ai.onnx ``Shape`` whose input ``table`` knows statically
+    by the ``Constant`` it evaluates to (the original kept in ``originals``); whether any was."""
+    from onnxlint.analyses.shapes import iter_graphs
+
+    changed = False
+    for gi, g in enumerate(iter_graphs(work.graph)):
+        for ni, n in enumerate(g.node):
+            if n.op_type != "Shape" or n.domain not in ("", "ai.onnx") or (gi, ni) in originals:
+                continue
+            vt = table.get(n.input[0]) if n.input else None
+            if vt is None or not vt.is_static or not n.output:
+                continue
+            attrs = {a.name: a.i for a in n.attribute if a.type == onnx.AttributeProto.INT}
+            rank = len(vt.shape)
+            start, end = attrs.get("start", 0), attrs.get("end", rank)
+            dims = list(vt.shape)[slice(start, end)]
+            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(dims)], dims)
+            originals[(gi, ni)] = _copy_node(n)
+            g.node[ni].CopyFrom(
+                onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)
+            )
+            changed = True
+    return changed
 
 
 def build_level_graph(
@@ -313,12 +394,10 @@ def build_level_graph(
     ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
     ``source_index``: an index of ``model`` itself (the lint's own); used instead of a
     second index when the inferred copy has the same graphs and nodes.
-    Types flow through ``com.microsoft`` Q/DQ as they do in ORT
-    (:func:`with_contrib_qdq_types`).
+    Types are those ORT resolves at session creation (:func:`_infer`).
     """
     if inferred is None:
         inferred = _infer(model)
-    inferred = with_contrib_qdq_types(inferred)
     if inferred is not model:
         inferred.ir_version = model.ir_version  # _infer may bump it; constness depends on it
     index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
@@ -391,39 +470,6 @@ _CONTRIB_QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 def _is_contrib_qdq(node: onnx.NodeProto) -> bool:
     return node.domain == "com.microsoft" and node.op_type in _CONTRIB_QDQ
-
-
-def with_contrib_qdq_types(inferred: onnx.ModelProto) -> onnx.ModelProto:
-    """``inferred`` with types for the outputs of ``com.microsoft`` QuantizeLinear and
-    DequantizeLinear and for everything computed from them; ``inferred`` itself when the
-    model has none.
-
-    ONNX has no schema for them, so its inference stops at the first one and QNN would
-    seem to see dynamic shapes on a whole 16-bit QDQ graph. At session time ORT resolves
-    the graph with its contrib schemas, whose inference is that of the ai.onnx ops (the
-    input's shape; the zero point's type for Q, the scale's for DQ), so the inference here
-    runs on a copy in which they are ai.onnx ops, and the copy keeps its types with their
-    domain restored. Where the ai.onnx op at the model's opset does not take the type
-    (uint16 below opset 21) the value stays unknown, as before.
-    """
-    from onnxlint.analyses.shapes import iter_graphs
-
-    if not any(_is_contrib_qdq(n) for g in iter_graphs(inferred.graph) for n in g.node):
-        return inferred
-    out = onnx.ModelProto()
-    out.CopyFrom(inferred)
-    flipped: set[tuple[int, int]] = set()
-    for gi, g in enumerate(iter_graphs(out.graph)):
-        for ni, n in enumerate(g.node):
-            if _is_contrib_qdq(n):
-                n.domain = ""
-                flipped.add((gi, ni))
-    out = _infer(out)
-    for gi, g in enumerate(iter_graphs(out.graph)):
-        for ni, n in enumerate(g.node):
-            if (gi, ni) in flipped:
-                n.domain = "com.microsoft"
-    return out
 
 
 def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
@@ -1175,6 +1221,9 @@ class Assignment:
             # the exported graph as the user wrote it: the Shapes analysis has inferred it
             # already (below IR 4 the inference here reads initializers differently)
             inferred = self.ctx.analysis(Shapes).take_inferred()
+            if inferred is not None and _session_types_differ(model):
+                # the Shapes analysis may have propagated shape values ORT does not
+                inferred = _infer(model)
         lg = build_level_graph(
             model,
             level,

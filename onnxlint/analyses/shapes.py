@@ -258,7 +258,7 @@ def _one_line(text: str, limit: int = 400) -> str:
 DATA_PROP_MAX_ELEMENTS = 1 << 18
 #: ops whose output shapes follow from input *values*: without them data propagation
 #: has nothing to add
-_VALUE_SHAPED_OPS = frozenset(
+VALUE_SHAPED_OPS = frozenset(
     {
         "Shape",
         "Size",
@@ -327,7 +327,7 @@ def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     base, errors = _infer(model, data_prop=False)
     ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops |= {n.op_type for f in model.functions for n in f.node}
-    if not ops & _VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
+    if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
         return base, errors
     del base  # not kept while the second pass builds its own copy (peak memory)
     return _infer(model, data_prop=True)

@@ -75,11 +75,22 @@ def test_dynamic_encoder_leaves_qnn_only_the_shape_chain() -> None:
 
 
 def test_assume_dim_moves_the_dynamic_encoder_onto_qnn() -> None:
-    plan = partitions(
-        _model("encoder_dynamic"), ["qnn"], assume_dims={"batch": 1, "sequence": 16}
-    ).plan("exported")
-    assert plan is not None
-    assert plan.nodes_on(QNN) > 0.9 * len(plan.node_ep)
+    """With the dims fixed, the default session runs the whole encoder on QNN; with
+    optimizations disabled the Reshapes to shapes computed from Shape -> Gather -> Concat
+    stay unknown to ORT (it does not propagate shape values through Gather/Concat), so
+    QNN refuses them and everything after them: 8 of 32 nodes on QNN (measured:
+    onnxruntime-qnn 2.7.0 / QAIRT 2.51 HTP simulator soc_model=60, ORT 1.32.0)."""
+    parts = partitions(_model("encoder_dynamic"), ["qnn"], assume_dims={"batch": 1, "sequence": 16})
+    exported = parts.plan("exported")
+    assert exported is not None
+    on_qnn = _labels([p for p, ep in exported.node_ep.items() if ep == QNN])
+    assert on_qnn == {
+        "ln1", "q_proj", "k_proj", "v_proj", "gather_b", "gather_s", "concat_split",
+        "concat_merge",
+    }  # fmt: skip
+    optimized = parts.plan("optimized")
+    assert optimized is not None
+    assert optimized.nodes_on(QNN) == len(optimized.node_ep)
 
 
 def test_erf_gelu_is_fused_only_when_its_pattern_is_claimed() -> None:

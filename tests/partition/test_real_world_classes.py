@@ -286,3 +286,76 @@ def test_cast_element_types_on_qnn(case: tuple[str, str, bool], claimed: bool) -
         graph_outputs=frozenset({0}) if graph_output else frozenset(),
     )
     assert evaluate(profiles.load_profile("qnn"), facts).claimed is claimed
+
+
+# ---------------------------------------------------------------------------
+# Class 5: with optimizations disabled ORT knows the output of Reshape(x, Shape(x)) but not
+# of a Reshape to a shape computed from Shape through Gather/Slice/Concat/arithmetic (it
+# does not propagate shape values), so QNN refuses that Reshape and what follows it
+# ("Cannot get shape") even on a static graph; a default session folds the chain first
+
+
+def shape_chain(chain: str) -> onnx.ModelProto:
+    """Relu -> Reshape(to a shape computed by ``chain`` from Shape) -> Relu, static input."""
+    ints = {
+        "i0": np.array(0, np.int64),
+        "ax": np.array([0], np.int64),
+        "tail": np.array([32, 16], np.int64),
+        "st": np.array([0], np.int64),
+        "en": np.array([1], np.int64),
+    }
+    shape = [helper.make_node("Shape", ["xr"], ["s"], "shape")]
+    if chain == "direct":
+        target, out = "s", [1, 32, 4, 4]
+    elif chain == "gather":
+        shape += [
+            helper.make_node("Gather", ["s", "i0"], ["b"], "gather", axis=0),
+            helper.make_node("Unsqueeze", ["b", "ax"], ["bu"], "unsqueeze"),
+            helper.make_node("Concat", ["bu", "tail"], ["shp"], "concat", axis=0),
+        ]
+        target, out = "shp", [1, 32, 16]
+    else:  # slice
+        shape += [
+            helper.make_node("Slice", ["s", "st", "en"], ["b"], "slice"),
+            helper.make_node("Concat", ["b", "tail"], ["shp"], "concat", axis=0),
+        ]
+        target, out = "shp", [1, 32, 16]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["xr"], "pre"),
+        *shape,
+        helper.make_node("Reshape", ["xr", target], ["r"], "reshape"),
+        helper.make_node("Relu", ["r"], ["y"], "post"),
+    ]
+    used = {i for n in nodes for i in n.input}
+    graph = helper.make_graph(
+        nodes,
+        "shape_chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+        [numpy_helper.from_array(v, k) for k, v in ints.items() if k in used],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+#: QNN never takes Shape itself ("Failed to add node")
+SHAPE_CASES = {
+    "direct": {"main/shape"},
+    "gather": {"main/shape", "main/reshape", "main/post"},
+    "slice": {"main/shape", "main/reshape", "main/post"},
+}
+
+
+@pytest.mark.parametrize("chain", sorted(SHAPE_CASES))
+def test_computed_reshape_shapes_on_qnn(chain: str) -> None:
+    plan = partitions(shape_chain(chain), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == SHAPE_CASES[chain]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_computed_reshape_shapes_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {c: shape_chain(c) for c in SHAPE_CASES})
