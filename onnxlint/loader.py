@@ -376,7 +376,7 @@ def _count_expansion(
         while todo:
             current, ready = todo.pop()
             if ready:
-                total = len(local[current].node)
+                total = _count_all(local[current].node)  # subgraphs included
                 for callee in calls(local[current].node):
                     got = size.get(callee, 1)
                     total += max(got, 1) - 1  # the call node is replaced by the body
@@ -390,7 +390,7 @@ def _count_expansion(
         return size[key]
 
     total = 0
-    roots = [(model.graph.node)] + [info.algorithm.node for info in model.training_info]
+    roots = [model.graph.node] + [info.algorithm.node for info in model.training_info]
     for nodes in roots:
         total += _count_all(nodes)
         for callee in calls(nodes):

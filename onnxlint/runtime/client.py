@@ -431,12 +431,16 @@ def _sweep_stale_temp_dirs(folder: Path) -> None:
             continue  # alive under another user, or not ours to judge
 
 
-def _kill_everything() -> None:
-    """End every worker's process group and remove every private folder; takes no
-    lock, so it is safe in a signal handler."""
+def _kill_everything(wait: bool = True) -> None:
+    """End every worker's process group and remove every private folder. Takes no lock
+    of ours; with ``wait=False`` (a signal handler) not subprocess's either: the
+    interrupted code may hold it, and the dying workers are reaped by init."""
     for worker in list(_WORKERS):
         with contextlib.suppress(Exception):
-            worker.kill()
+            if wait:
+                worker.kill()
+            else:
+                os.killpg(worker.proc.pid, signal.SIGKILL)
     for path in list(_TEMP_DIRS):
         remove_temp_dir(path)
 
@@ -451,7 +455,7 @@ def _cancel_live() -> None:
 
 
 def _die_cleanly(signum: int, frame: Any) -> None:
-    _kill_everything()
+    _kill_everything(wait=False)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 
