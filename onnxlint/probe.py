@@ -668,6 +668,8 @@ def compare_with_profile(
             profile = profiles.load_profile(data["provider"])
         except Exception:
             return None
+    # judged with the ORT-release limits of the ORT that was measured
+    profile = profiles.for_ort(profile, data.get("versions", {}).get("onnxruntime"))
     if not cases and isinstance(report, ProbeReport):
         cases = report.cases
     if not cases:

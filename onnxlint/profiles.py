@@ -14,6 +14,7 @@ imported only when a profile is actually validated.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterable, Mapping
@@ -446,6 +447,30 @@ def _opset_limit(ep: str, domain: str, v: Mapping[str, Any]) -> OpsetLimit:
         reason=f"onnxruntime {version} (installed) loads ai.onnx up to opset {top}",
         provenance=limit.provenance,
     )
+
+
+def for_ort(profile: Profile, ort_version: str | None) -> Profile:
+    """``profile`` as it applies under ``ort_version`` (e.g. a recorded measurement's ORT):
+    its ORT-release opset limit from that release's table row, the rest unchanged."""
+    from onnxlint.ort_versions import table_release
+
+    if not ort_version:
+        return profile
+    top = table_release(ort_version).max_opset
+    opsets = {
+        d: (
+            OpsetLimit(
+                min=lim.min,
+                max=top,
+                reason=f"onnxruntime {ort_version} loads ai.onnx up to opset {top}",
+                provenance=lim.provenance,
+            )
+            if lim.provenance == ORT_MAX_OPSET and d == "ai.onnx"
+            else lim
+        )
+        for d, lim in profile.opsets.items()
+    }
+    return dataclasses.replace(profile, opsets=opsets)
 
 
 def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:

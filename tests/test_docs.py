@@ -287,9 +287,27 @@ CHECKS = {
 }
 
 
+def _needs_qnn(block: Block) -> bool:
+    """A block that compiles for QNN: each later line reads what the compile wrote."""
+    return block.lang in ("sh", "bash") and any(
+        " compile " in f" {c} " and "qnn" in c for c in _commands(block.body)
+    )
+
+
+def _params() -> list[object]:
+    return [
+        pytest.param(b, id=b.id, marks=[pytest.mark.ort_qnn] if _needs_qnn(b) else [])
+        for b in BLOCKS
+    ]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+@pytest.mark.parametrize("block", _params())
 def test_doc_block_runs_or_says_why_not(block: Block, sandbox: Path) -> None:
+    if _needs_qnn(block):
+        from .confirm.ep_support import require_ep
+
+        require_ep("qnn")  # skips, with the reason, where the QNN plugin is not installed
     if block.mark == "illustration":
         assert block.mark_arg, f"{block.id}: an illustration says why it does not run"
         return

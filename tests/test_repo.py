@@ -71,12 +71,13 @@ def test_the_readme_install_needs_no_extra_for_the_suite() -> None:
 
 
 def test_ci_tests_the_oldest_onnxruntime_pyproject_allows() -> None:
-    from onnxlint.ort_versions import release
+    from onnxlint.ort_versions import table_release
 
     (floor,) = [d.split(">=")[1] for d in _dependencies() if d.startswith("onnxruntime>=")]
     # the floor has the assignment API --confirm reads, and a row in the table
     assert tuple(int(x) for x in floor.split(".")[:2]) >= (1, 24)
-    assert release(floor).exact and release(floor).source == "measured"
+    row = table_release(floor)
+    assert row.exact and row.source == "measured"
     ci = "\n".join(_ci_lines())
     assert 're.fullmatch(r"onnxruntime>=([\\d.]+)", d)' in ci
     assert 'pip install --quiet -e ".[test]" "onnxruntime==$oldest"' in ci

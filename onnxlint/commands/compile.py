@@ -126,11 +126,13 @@ def run(args: argparse.Namespace) -> int:
         staged = tmp / output.name
         model_path = source.resolve()
         if loaded.is_text and loaded.model is not None:
+            from onnxlint.fsutil import atomic_write_bytes
+
             # ORT reads only binary protobuf: it gets the parsed model, from a private
             # folder (never next to the user's files, never among the outputs)
             text_copy = Path(tempfile.mkdtemp(prefix="onnxlint-compile-src-"))
             model_path = text_copy / (source.stem + ".onnx")
-            model_path.write_bytes(loaded.model.SerializeToString())
+            atomic_write_bytes(model_path, loaded.model.SerializeToString())
         res = run_items(
             [
                 WorkerItem(

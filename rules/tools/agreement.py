@@ -78,8 +78,10 @@ def agreement(measured: dict[str, Any], profile_id: str | None = None) -> Agreem
     from onnxlint.probe import ort_limits
 
     pid = profile_id or PROFILE_FOR.get(measured["ep"], measured["ep"])
-    profile = profiles.load_profile(pid)
-    max_opset, max_ir = ort_limits(measured.get("versions", {}).get("onnxruntime"))
+    ort = measured.get("versions", {}).get("onnxruntime")
+    # the ORT-release opset limit of the ORT that was measured, not of the installed one
+    profile = profiles.for_ort(profiles.load_profile(pid), ort)
+    max_opset, max_ir = ort_limits(ort)
     cases = _cases(max_opset, max_ir)
     out = Agreement(profile=pid)
     for row in measured["cases"]:
