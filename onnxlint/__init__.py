@@ -36,16 +36,18 @@ def lint(
     model: Any,
     eps: list[str] | tuple[str, ...] | None = None,
     config: Config | dict[str, Any] | None = None,
+    what_if: bool = True,
 ) -> Report:
     """Lint a model given as a path, bytes or ``onnx.ModelProto``.
 
     ``config`` may be a ``Config``, a mapping in the ``[tool.onnxlint]`` shape, or
     None to discover ``onnxlint.toml``/``pyproject.toml`` upwards from a model path.
+    ``what_if``: predict the outcome of pinning dynamic dims (``Report.causes()``).
     """
     from onnxlint import config as config_mod
     from onnxlint.engine import lint as engine_lint
 
-    return engine_lint(model, eps=eps, config=config_mod.resolve(config, model))
+    return engine_lint(model, eps=eps, config=config_mod.resolve(config, model), what_if=what_if)
 
 
 def __getattr__(name: str) -> Any:
