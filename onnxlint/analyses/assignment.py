@@ -792,6 +792,16 @@ def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None
     return tuple(out)
 
 
+def _dequantized_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """``name`` is computed by a DequantizeLinear (any domain) of initializers only."""
+    p = g.producers.get(name)
+    return (
+        p is not None
+        and p.op_type == "DequantizeLinear"
+        and all(lg.is_initializer(g, i) for i in p.inputs if i)
+    )
+
+
 def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
@@ -811,6 +821,9 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         output_shapes=tuple(v.shape for v in outs),
         constant_inputs=frozenset(
             i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n)
+        ),
+        dequantized_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n)
         ),
         graph_inputs=frozenset(
             i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n)

@@ -359,3 +359,28 @@ def test_computed_reshape_shapes_on_qnn(chain: str) -> None:
 def test_computed_reshape_shapes_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     check_real("qnn", sys.executable, {c: shape_chain(c) for c in SHAPE_CASES})
+
+
+# ---------------------------------------------------------------------------
+# A DequantizeLinear of constants is a constant to QNN (its QDQ node units take the
+# quantized weight as a static tensor) and to OpenVINO (which folds it): a QDQ Pad whose
+# constant_value is DQ(initializer) runs on the EP (156 Pads of the QDQ MobileNet-v2
+# exports in the real-world corpus, default level)
+
+
+@pytest.mark.parametrize("ep", ["qnn", "openvino"])
+@pytest.mark.parametrize("dequantized", [True, False])
+def test_dequantized_constant_counts_as_constant(ep: str, dequantized: bool) -> None:
+    facts = NodeFacts(
+        op_type="Pad",
+        opset=21,
+        input_dtypes=("float", "int64", "float"),
+        output_dtypes=("float",),
+        input_shapes=((1, 3, 8, 8), (8,), ()),
+        output_shapes=((1, 3, 10, 10),),
+        constant_inputs=frozenset({1}),
+        dequantized_inputs=frozenset({2}) if dequantized else frozenset(),
+        attributes={"mode": "constant"},
+    )
+    verdict = evaluate(profiles.load_profile(ep), facts)
+    assert verdict.claimed is dequantized, verdict.reason
