@@ -793,12 +793,25 @@ def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None
 
 
 def _dequantized_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
-    """``name`` is computed by a DequantizeLinear (any domain) of initializers only."""
+    """``name`` is computed by a DequantizeLinear (any domain) of constants: initializers,
+    Constant outputs, or a QuantizeLinear of those (a quantized constant, as
+    onnxruntime.quantization writes a Pad's constant_value)."""
+
+    def constant(value: str, quantized: bool) -> bool:
+        if lg.is_initializer(g, value):
+            return True
+        q = g.producers.get(value) if quantized else None
+        return (
+            q is not None
+            and q.op_type == "QuantizeLinear"
+            and all(lg.is_initializer(g, i) for i in q.inputs if i)
+        )
+
     p = g.producers.get(name)
     return (
         p is not None
         and p.op_type == "DequantizeLinear"
-        and all(lg.is_initializer(g, i) for i in p.inputs if i)
+        and all(constant(i, k == 0) for k, i in enumerate(p.inputs) if i)
     )
 
 
