@@ -10,6 +10,7 @@ measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -177,6 +178,13 @@ def test_contrib_qdq_outputs_get_static_shapes() -> None:
 # The same models against the real EPs
 
 
+def _openvino_runner() -> Path:
+    runner = REPO / ".venv-openvino" / "bin" / "python"
+    if not runner.exists():
+        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    return runner
+
+
 def _qdq_models(cases: list[str]) -> dict[str, onnx.ModelProto]:
     return {c: qdq_conv_model(*QDQ_CASES[c]) for c in cases}
 
@@ -193,9 +201,7 @@ def test_qdq_models_on_real_qnn() -> None:
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_qdq_models_on_real_openvino() -> None:
-    runner = REPO / ".venv-openvino" / "bin" / "python"
-    if not runner.exists():
-        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    runner = _openvino_runner()
     check_real("openvino", str(runner), _qdq_models(sorted(QDQ_CASES)))
 
 
@@ -436,7 +442,5 @@ def test_qdq_pad_runs_on_openvino(quantized_value: bool) -> None:
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_qdq_pad_on_real_openvino() -> None:
-    runner = REPO / ".venv-openvino" / "bin" / "python"
-    if not runner.exists():
-        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    runner = _openvino_runner()
     check_real("openvino", str(runner), {f"q{q}": qdq_pad_model(q) for q in (False, True)})
