@@ -241,6 +241,8 @@ class Profile:
     notes: tuple[str, ...]
     ops: Mapping[tuple[str, str], OpSupport] = field(hash=False, compare=False)
     source: str = ""
+    #: a DequantizeLinear of constants counts as a constant input (quantized weights)
+    dequantized_constants: bool = False
 
     @property
     def label(self) -> str:
@@ -528,6 +530,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         requires_static_control_flow=bool(data.get("requires_static_control_flow", False)),
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
+        dequantized_constants=bool(data.get("dequantized_constants", False)),
         layout=data.get("layout", "NCHW"),
         opsets={d: _opset_limit(data["ep"], d, v) for d, v in data.get("opsets", {}).items()},
         unlisted_ops=data.get("unlisted_ops", "refuse"),

@@ -669,6 +669,7 @@ def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
         "input_shapes": (("N", 3, 8, 8),),
         "output_shapes": (None,),
         "constant_inputs": frozenset({0}),
+        "dequantized_inputs": frozenset({0}),
         "graph_inputs": frozenset({0}),
         "graph_outputs": frozenset({0}),
         "absent_inputs": frozenset({0}),

@@ -777,6 +777,29 @@ def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None
     return tuple(out)
 
 
+def _dequantized_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """``name`` is computed by a DequantizeLinear (any domain) of constants: initializers,
+    Constant outputs, or a QuantizeLinear of those (a quantized constant, as
+    onnxruntime.quantization writes a Pad's constant_value)."""
+
+    def constant(value: str, quantized: bool) -> bool:
+        if lg.is_initializer(g, value):
+            return True
+        q = g.producers.get(value) if quantized else None
+        return (
+            q is not None
+            and q.op_type == "QuantizeLinear"
+            and all(lg.is_initializer(g, i) for i in q.inputs if i)
+        )
+
+    p = g.producers.get(name)
+    return (
+        p is not None
+        and p.op_type == "DequantizeLinear"
+        and all(constant(i, k == 0) for k, i in enumerate(p.inputs) if i)
+    )
+
+
 def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
@@ -796,6 +819,9 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         output_shapes=tuple(v.shape for v in outs),
         constant_inputs=frozenset(
             i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n)
+        ),
+        dequantized_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n)
         ),
         graph_inputs=frozenset(
             i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n)

@@ -20,7 +20,7 @@ an EP that needs a static shape refuses a tensor whose shape nobody knows.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -67,6 +67,8 @@ class NodeFacts:
       has a fixed type or the schema is unknown.
     - ``input_shapes``/``output_shapes``: see :data:`Shape`.
     - ``constant_inputs``: slots fed by an initializer or a Constant-derived value.
+    - ``dequantized_inputs``: slots fed by a DequantizeLinear of constants (a quantized
+      weight); they count as constants for profiles with ``dequantized_constants``.
     - ``graph_inputs``: input slots fed directly by a graph input.
     - ``graph_outputs``: output slots that are graph outputs.
     - ``attributes``: attribute values as plain Python (int, float, str, lists; tensors as None).
@@ -85,6 +87,7 @@ class NodeFacts:
     input_shapes: tuple[Shape, ...] = ()
     output_shapes: tuple[Shape, ...] = ()
     constant_inputs: frozenset[int] = frozenset()
+    dequantized_inputs: frozenset[int] = frozenset()
     graph_inputs: frozenset[int] = frozenset()
     graph_outputs: frozenset[int] = frozenset()
     absent_inputs: frozenset[int] = frozenset()
@@ -145,6 +148,7 @@ class NodeFacts:
             _shape_classes(self.input_shapes, symbols),
             _shape_classes(self.output_shapes, symbols),
             self.constant_inputs,
+            self.dequantized_inputs,
             self.graph_inputs,
             self.graph_outputs,
             self.absent_inputs,
@@ -382,6 +386,8 @@ def _plain(v: Any) -> Any:
 
 def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
     """Would ``profile``'s EP claim the node described by ``facts``?"""
+    if profile.dequantized_constants and not facts.dequantized_inputs <= facts.constant_inputs:
+        facts = replace(facts, constant_inputs=facts.constant_inputs | facts.dequantized_inputs)
     ep = profile.label
     op = facts.qualified_op()
 

@@ -505,6 +505,8 @@ HEADERS: dict[str, dict[str, Any]] = {
         "requires_static_control_flow": True,
         "device_memory": "host",
         "cpu_preferred_shape_nodes": False,
+        # QNN validates a QDQ node unit with the DQ of a weight as its static input
+        "dequantized_constants": True,
         "layout": "NHWC",
         "opsets": {
             "ai.onnx": {
@@ -581,6 +583,8 @@ HEADERS: dict[str, dict[str, Any]] = {
         "requires_static_control_flow": True,
         "device_memory": "host",
         "cpu_preferred_shape_nodes": False,
+        # QNN validates a QDQ node unit with the DQ of a weight as its static input
+        "dequantized_constants": True,
         "layout": "NHWC",
         "opsets": {"ai.onnx": {"min": 7, "max": 26, "provenance": "qnn-builder-checks"}},
         "tensor_dtypes": {
@@ -617,6 +621,8 @@ HEADERS: dict[str, dict[str, Any]] = {
         "requires_static_control_flow": True,
         "device_memory": "host",
         "cpu_preferred_shape_nodes": False,
+        # QNN validates a QDQ node unit with the DQ of a weight as its static input
+        "dequantized_constants": True,
         "layout": "NHWC",
         "opsets": {"ai.onnx": {"min": 7, "max": 26, "provenance": "qnn-builder-checks"}},
         "tensor_dtypes": {
@@ -798,6 +804,9 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             ],
         }
     )
+    if device == "CPU":
+        # OpenVINO's frontend folds a DequantizeLinear of constants into a constant
+        h["dequantized_constants"] = True
     if device == "CPU":
         h["provenance"].append(
             _sessions(

@@ -10,6 +10,7 @@ measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -177,6 +178,13 @@ def test_contrib_qdq_outputs_get_static_shapes() -> None:
 # The same models against the real EPs
 
 
+def _openvino_runner() -> Path:
+    runner = REPO / ".venv-openvino" / "bin" / "python"
+    if not runner.exists():
+        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    return runner
+
+
 def _qdq_models(cases: list[str]) -> dict[str, onnx.ModelProto]:
     return {c: qdq_conv_model(*QDQ_CASES[c]) for c in cases}
 
@@ -193,9 +201,7 @@ def test_qdq_models_on_real_qnn() -> None:
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_qdq_models_on_real_openvino() -> None:
-    runner = REPO / ".venv-openvino" / "bin" / "python"
-    if not runner.exists():
-        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    runner = _openvino_runner()
     check_real("openvino", str(runner), _qdq_models(sorted(QDQ_CASES)))
 
 
@@ -359,3 +365,82 @@ def test_computed_reshape_shapes_on_qnn(chain: str) -> None:
 def test_computed_reshape_shapes_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     check_real("qnn", sys.executable, {c: shape_chain(c) for c in SHAPE_CASES})
+
+
+# ---------------------------------------------------------------------------
+# A DequantizeLinear of constants is a constant to QNN (its QDQ node units take the
+# quantized weight as a static tensor) and to OpenVINO (which folds it): a QDQ Pad whose
+# constant_value is DQ(initializer) runs on the EP (156 Pads of the QDQ MobileNet-v2
+# exports in the real-world corpus, default level)
+
+
+@pytest.mark.parametrize("ep", ["qnn", "openvino"])
+@pytest.mark.parametrize("dequantized", [True, False])
+def test_dequantized_constant_counts_as_constant(ep: str, dequantized: bool) -> None:
+    facts = NodeFacts(
+        op_type="Pad",
+        opset=21,
+        input_dtypes=("float", "int64", "float"),
+        output_dtypes=("float",),
+        input_shapes=((1, 3, 8, 8), (8,), ()),
+        output_shapes=((1, 3, 10, 10),),
+        constant_inputs=frozenset({1}),
+        dequantized_inputs=frozenset({2}) if dequantized else frozenset(),
+        attributes={"mode": "constant"},
+    )
+    verdict = evaluate(profiles.load_profile(ep), facts)
+    assert verdict.claimed is dequantized, verdict.reason
+
+
+def qdq_pad_model(quantized_value: bool) -> onnx.ModelProto:
+    """Q/DQ -> Pad(pads, constant_value) -> Q/DQ -> Relu; the pad value a DQ of an
+    initializer, or (``quantized_value``) a DQ of a QuantizeLinear of a Constant, as
+    onnxruntime.quantization writes it."""
+    f = numpy_helper.from_array
+    inits = [
+        f(np.array(0.01, np.float32), "s"),
+        f(np.array(0, np.uint8), "z"),
+        f(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], "x_q"),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], "x_dq"),
+    ]
+    if quantized_value:
+        nodes += [
+            helper.make_node("Constant", [], ["v"], "v_const", value=f(np.array(0.0, np.float32))),
+            helper.make_node("QuantizeLinear", ["v", "s", "z"], ["vq"], "v_q"),
+        ]
+    else:
+        inits.append(f(np.array(0, np.uint8), "vq"))
+    nodes += [
+        helper.make_node("DequantizeLinear", ["vq", "s", "z"], ["vd"], "v_dq"),
+        helper.make_node("Pad", ["xd", "pads", "vd"], ["p"], "pad"),
+        helper.make_node("QuantizeLinear", ["p", "s", "z"], ["pq"], "p_q"),
+        helper.make_node("DequantizeLinear", ["pq", "s", "z"], ["pd"], "p_dq"),
+        helper.make_node("Relu", ["pd"], ["y"], "relu"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "qdq_pad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 10, 10])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("quantized_value", [False, True])
+def test_qdq_pad_runs_on_openvino(quantized_value: bool) -> None:
+    plan = partitions(qdq_pad_model(quantized_value), ["openvino"]).plan("exported")
+    assert plan is not None
+    assert set(plan.node_ep.values()) == {OV}
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_qdq_pad_on_real_openvino() -> None:
+    runner = _openvino_runner()
+    check_real("openvino", str(runner), {f"q{q}": qdq_pad_model(q) for q in (False, True)})
