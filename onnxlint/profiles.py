@@ -48,6 +48,7 @@ INDEX_FILE = "index.json"
 SCHEMA_FILE = "schema/ep-profile.schema.json"
 
 Effect = Literal["refuse", "fails_after_claim"]
+Consequence = Literal["cpu_fallback", "session_fails"]
 
 
 class ProfileError(Exception):
@@ -240,6 +241,15 @@ class Profile:
     notes: tuple[str, ...]
     ops: Mapping[tuple[str, str], OpSupport] = field(hash=False, compare=False)
     source: str = ""
+    #: cause ("dynamic_shapes", "control_flow") -> "cpu_fallback" | "session_fails"
+    refusal_consequence: Mapping[str, Consequence] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+
+    def refusal_fails(self, cause: str) -> bool:
+        """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes
+        for ``cause``; a cause the profile does not state falls back, as ORT partitions."""
+        return self.refusal_consequence.get(cause, "cpu_fallback") == "session_fails"
 
     @property
     def label(self) -> str:
@@ -339,6 +349,11 @@ def _semantic_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
                 )
 
     check_constraints(data.get("global_constraints", []), ["global_constraints"])
+    ref = data.get("refusal_consequence", {}).get("provenance")
+    if ref is not None and ref not in known:
+        errors.append(
+            (json_path(["refusal_consequence", "provenance"]), f"unknown provenance id {ref!r}")
+        )
     seen: dict[tuple[str, str], int] = {}
     for i, op in enumerate(data.get("ops", [])):
         key = (op["domain"], op["op"])
@@ -501,6 +516,9 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         kind=data["kind"],
         requires_static_shapes=bool(data.get("requires_static_shapes", False)),
         requires_static_control_flow=bool(data.get("requires_static_control_flow", False)),
+        refusal_consequence={
+            k: v for k, v in data.get("refusal_consequence", {}).items() if k != "provenance"
+        },
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
         layout=data.get("layout", "NCHW"),
