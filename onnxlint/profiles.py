@@ -212,6 +212,7 @@ class Partitioning:
     drop_single_op_partitions: tuple[str, ...] = ()
     drop_if_output_used_outside: tuple[str, ...] = ()
     constant_only_partition_fails: bool = False
+    unknown_rank_input_fails: bool = False
     notes: tuple[str, ...] = ()
 
 
@@ -530,6 +531,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             drop_single_op_partitions=tuple(part.get("drop_single_op_partitions", [])),
             drop_if_output_used_outside=tuple(part.get("drop_if_output_used_outside", [])),
             constant_only_partition_fails=bool(part.get("constant_only_partition_fails", False)),
+            unknown_rank_input_fails=bool(part.get("unknown_rank_input_fails", False)),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),
