@@ -49,6 +49,7 @@ INDEX_FILE = "index.json"
 SCHEMA_FILE = "schema/ep-profile.schema.json"
 
 Effect = Literal["refuse", "fails_after_claim"]
+Consequence = Literal["cpu_fallback", "session_fails"]
 
 
 class ProfileError(Exception):
@@ -212,6 +213,7 @@ class Partitioning:
     drop_single_op_partitions: tuple[str, ...] = ()
     drop_if_output_used_outside: tuple[str, ...] = ()
     constant_only_partition_fails: bool = False
+    unknown_rank_input_fails: bool = False
     notes: tuple[str, ...] = ()
 
 
@@ -243,6 +245,15 @@ class Profile:
     source: str = ""
     #: a DequantizeLinear of constants counts as a constant input (quantized weights)
     dequantized_constants: bool = False
+    #: cause ("dynamic_shapes", "control_flow") -> "cpu_fallback" | "session_fails"
+    refusal_consequence: Mapping[str, Consequence] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+
+    def refusal_fails(self, cause: str) -> bool:
+        """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes
+        for ``cause``; a cause the profile does not state falls back, as ORT partitions."""
+        return self.refusal_consequence.get(cause, "cpu_fallback") == "session_fails"
 
     @property
     def label(self) -> str:
@@ -342,6 +353,11 @@ def _semantic_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
                 )
 
     check_constraints(data.get("global_constraints", []), ["global_constraints"])
+    ref = data.get("refusal_consequence", {}).get("provenance")
+    if ref is not None and ref not in known:
+        errors.append(
+            (json_path(["refusal_consequence", "provenance"]), f"unknown provenance id {ref!r}")
+        )
     seen: dict[tuple[str, str], int] = {}
     for i, op in enumerate(data.get("ops", [])):
         key = (op["domain"], op["op"])
@@ -528,6 +544,9 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         kind=data["kind"],
         requires_static_shapes=bool(data.get("requires_static_shapes", False)),
         requires_static_control_flow=bool(data.get("requires_static_control_flow", False)),
+        refusal_consequence={
+            k: v for k, v in data.get("refusal_consequence", {}).items() if k != "provenance"
+        },
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
         dequantized_constants=bool(data.get("dequantized_constants", False)),
@@ -540,6 +559,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             drop_single_op_partitions=tuple(part.get("drop_single_op_partitions", [])),
             drop_if_output_used_outside=tuple(part.get("drop_if_output_used_outside", [])),
             constant_only_partition_fails=bool(part.get("constant_only_partition_fails", False)),
+            unknown_rank_input_fails=bool(part.get("unknown_rank_input_fails", False)),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

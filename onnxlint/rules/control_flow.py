@@ -7,9 +7,11 @@ cannot be compiled, and neither can an op whose output *size* depends on them
 dynamic (its condition is computable from constants) is cheap to remove before
 deployment, so it is a warning with the recipe.
 
-Severity follows the selected EPs (see :func:`onnxlint.rules.shapes.ep_targets`):
-errors for each EP whose profile needs static control flow (or static shapes,
-for data-dependent sizes); one EP-less warning when no EP is selected; one
+Severity follows the selected EPs and means consequence (see
+:func:`onnxlint.rules.shapes.ep_targets`): one diagnostic per EP whose profile needs
+static control flow (or static shapes, for data-dependent sizes), an error when the
+profile's ``refusal_consequence`` says the session fails for that cause and a warning
+when the nodes fall back to the CPU; one EP-less warning when no EP is selected; one
 info when the selected EPs all cope.
 """
 
@@ -94,8 +96,10 @@ class DataDependentIf(Rule):
         fix-shapes command) makes it a constant that an optimizer folds.
 
     Execution providers:
-        Error for EPs that require static control flow (QNN, NNAPI, CoreML, ...); a warning
-        when no EP is selected; info when the selected EPs handle control flow.
+        For EPs that require static control flow (QNN, NNAPI, CoreML, ...): a warning when
+        the profile says the refused nodes fall back to the CPU (QNN, measured), an error
+        when it says the session fails; a warning when no EP is selected; info when the
+        selected EPs handle control flow.
     """
 
     code = "OL401"
@@ -350,8 +354,9 @@ class DataDependentLoop(Rule):
         the model. When only dynamic dims decide it, the fix-shapes command makes it static.
 
     Execution providers:
-        Error for EPs that require static control flow; a warning when no EP is selected;
-        info when the selected EPs handle control flow.
+        For EPs that require static control flow: an error when the profile says the
+        session fails for it, a warning when the nodes fall back to the CPU; a warning
+        when no EP is selected; info when the selected EPs handle control flow.
     """
 
     code = "OL403"
@@ -421,8 +426,9 @@ class StaticLoop(Rule):
         rewrite recurrent layers as their ONNX ops (LSTM, GRU) where the EP supports them.
 
     Execution providers:
-        Error for EPs that require static control flow; a warning when no EP is selected;
-        info when the selected EPs run loops (CPU, CUDA, TensorRT).
+        For EPs that require static control flow: an error when the profile says the
+        session fails for it, a warning when the nodes fall back to the CPU; a warning
+        when no EP is selected; info when the selected EPs run loops (CPU, CUDA, TensorRT).
     """
 
     code = "OL404"
@@ -497,8 +503,9 @@ class SequenceOp(Rule):
         a Python list of tensors.
 
     Execution providers:
-        Error for EPs that require static control flow or static shapes; a warning when no
-        EP is selected; info otherwise.
+        For EPs that require static control flow or static shapes: an error when the
+        profile says the session fails for either, a warning when the nodes fall back to
+        the CPU; a warning when no EP is selected; info otherwise.
     """
 
     code = "OL405"
@@ -556,8 +563,9 @@ class DataDependentShape(Rule):
         computed from shapes (``Shape``) or constants rather than from tensor values.
 
     Execution providers:
-        Error for EPs that require static shapes; a warning when no EP is selected; info
-        otherwise.
+        For EPs that require static shapes: an error when the profile says the session
+        fails for dynamic shapes, a warning when the nodes fall back to the CPU; a warning
+        when no EP is selected; info otherwise.
     """
 
     code = "OL410"

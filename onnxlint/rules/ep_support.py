@@ -16,6 +16,7 @@ from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, sou
 from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.dataflow import Constness, Dataflow
 from onnxlint.analyses.partition import Partitions, short_ep
+from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.rule import Rule, register
@@ -512,6 +513,112 @@ g (float[1,4] x) => (float[1,4] y) {
                 level="exported",
             )
             ctx.emit(replace(d, graph_level="exported"))
+
+
+@register
+class EpUnknownRankInput(Rule):
+    """A partition of the execution provider receives a tensor of unknown rank, and fails to compile.
+
+    What it does:
+        Follows every tensor that enters a predicted partition of an EP whose profile says
+        such inputs fail (``partitioning.unknown_rank_input_fails``: OpenVINO CPU), from a
+        CPU node, another partition or a graph the partition does not contain, and reports
+        the ones whose rank ONNX shape inference leaves unknown.
+
+    Why it matters:
+        The EP compiles each partition as a graph of its own, whose inputs need a rank:
+        OpenVINO's CPU plug-in refuses a Parameter of dynamic rank, and its frontend fails
+        on a Softmax of unknown rank. Session creation fails, with no fallback to CPU.
+
+    Fix:
+        Give the tensor a rank: declare it in ``value_info`` (ORT's
+        ``symbolic_shape_infer`` adds most), fix the input dims, or enable ORT's graph
+        optimizations, whose constant folding often resolves the shape computation.
+
+    Execution providers:
+        OpenVINO (CPU device), measured.
+    """
+
+    code = "OL509"
+    name = "ep-unknown-rank-input"
+    category = Category.EP_SUPPORT
+    severity = Severity.ERROR
+    messages = {
+        "default": "'{tensor}' enters {accel} partition {partition} at {node} with unknown "
+        "rank (from {source}); {accel} fails to compile a subgraph input of unknown rank "
+        "(on the {level} graph)",
+    }
+    example_eps = ("openvino",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17, "custom" : 1]>
+g (float[1,4] x) => (float[1,4] y) {
+    t = custom.Mystery(x)
+    a = Relu(t)
+    y = Sigmoid(a)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    a = Relu(x)
+    y = Sigmoid(a)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        failing = {p.ep for p in ctx.eps if p.partitioning.unknown_rank_input_fails}
+        if not failing:
+            return
+        plan = ctx.analysis(Partitions).plan("exported")
+        if plan is None or plan.graph is None:
+            return
+        lg = plan.graph
+        shapes = ctx.analysis(Shapes)
+        parts = {p.id: p for p in plan.partitions}
+        graphs = {g.path: g for g in lg.graphs()}
+        for c in plan.crossings:
+            dsts = [parts[i] for i in c.dst_partitions if parts[i].ep in failing]
+            g = graphs.get(c.graph)
+            if not dsts or g is None:
+                continue
+            # the level graph's types are plain ONNX inference, what ORT hands the EP
+            if lg.value_type(g, c.tensor).shape is not None:
+                continue
+            declared = shapes.value_type(c.tensor)
+            if declared is not None and declared.kind not in ("tensor", "unknown"):
+                continue  # a sequence or map is another failure than a missing rank
+            for dst in dsts:
+                members = set(dst.nodes)
+                consumer = next(
+                    (n for n in g.consumers.get(c.tensor, []) if n.path in members), None
+                )
+                producer = g.producers.get(c.tensor)
+                source = (
+                    f"{producer.label} on {short_ep(c.src_ep) if c.src_ep else 'CPU'}"
+                    if producer is not None
+                    else "outside the graph"
+                )
+                loc = (
+                    source_location(lg, consumer, ctx.index)
+                    if consumer is not None
+                    else Location(graph=c.graph, tensor=c.tensor)
+                )
+                d = self.make(
+                    replace(loc, tensor=c.tensor, slot="input"),
+                    ep=dst.ep,
+                    fix=Fix(
+                        title="give the tensor a known rank (value_info, ORT's "
+                        "symbolic_shape_infer, static input dims), or enable ORT graph "
+                        "optimizations"
+                    ),
+                    tensor=c.tensor,
+                    accel=short_ep(dst.ep),
+                    partition=dst.id,
+                    node=consumer.label if consumer is not None else dst.first,
+                    source=source,
+                    level="exported",
+                )
+                ctx.emit(replace(d, graph_level="exported"))
 
 
 @register

@@ -1,10 +1,12 @@
 """Shape rules (OL3xx): which dims are dynamic or unknown, and where shapes get lost.
 
-Severity follows the selected EPs: for each EP whose profile says
-``requires_static_shapes`` the finding is an error with ``ep`` set (one
-diagnostic per such EP). With no EP selected the finding is reported once,
-without an EP, at the rule's default severity; with EPs selected that all
-accept dynamic shapes (CPU, CUDA, TensorRT...) it is reported once as info.
+Severity follows the selected EPs and means consequence: for each EP whose profile
+says ``requires_static_shapes`` the finding has ``ep`` set (one diagnostic per such
+EP), and is an error only when that profile's ``refusal_consequence`` says the
+session fails for dynamic shapes; when the EP hands the nodes to the CPU and the
+model still runs (QNN, measured) it is a warning. With no EP selected the finding is
+reported once, without an EP, at the rule's default severity; with EPs selected that
+all accept dynamic shapes (CPU, CUDA, TensorRT...) it is reported once as info.
 
 Every dynamic-shape diagnostic carries the exact ``onnxlint fix-shapes`` command
 for the model (and the equivalent ONNX Runtime session option) as its fix.
@@ -30,7 +32,7 @@ from onnxlint.fixes.shapes import (
 from onnxlint.index import NodeRef
 from onnxlint.rule import Rule, register
 
-__all__ = ["Target", "dynamic_shape_fix", "ep_targets", "model_fix"]
+__all__ = ["CAUSE_OF_FLAG", "Target", "dynamic_shape_fix", "ep_targets", "model_fix"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,13 @@ class Target:
     why: str  # "; QNNExecutionProvider (HTP) needs static shapes" or ""
 
 
+#: the profile flag a finding is about -> the cause whose consequence the profile states
+CAUSE_OF_FLAG = {
+    "requires_static_shapes": "dynamic_shapes",
+    "requires_static_control_flow": "control_flow",
+}
+
+
 def ep_targets(
     ctx: LintContext,
     flag: str | tuple[str, ...],
@@ -50,15 +59,24 @@ def ep_targets(
     relaxed: Severity = Severity.INFO,
 ) -> list[Target]:
     """Who cares about a finding: every selected EP whose profile sets ``flag`` (any of them,
-    for a tuple) gets an error; otherwise one EP-less diagnostic: ``default`` without EPs,
-    ``relaxed`` when none of the selected EPs cares."""
+    for a tuple) gets a diagnostic of its own; otherwise one EP-less diagnostic: ``default``
+    without EPs, ``relaxed`` when none of the selected EPs cares.
+
+    Severity means consequence: an EP's diagnostic is an error only when its profile says
+    the session fails for that cause (``refusal_consequence``: ``session_fails``), and a
+    warning when ORT hands the refused nodes to the CPU and the model still runs."""
     if not ctx.eps:
         return [Target(default, None, "")]
     flags = (flag,) if isinstance(flag, str) else flag
-    caring = [p for p in ctx.eps if any(getattr(p, f, False) for f in flags)]
-    if not caring:
-        return [Target(relaxed, None, "")]
-    return [Target(Severity.ERROR, p.id, f"; {p.label} needs {need}") for p in caring]
+    out = []
+    for p in ctx.eps:
+        set_flags = [f for f in flags if getattr(p, f, False)]
+        if not set_flags:
+            continue
+        fails = any(p.refusal_fails(CAUSE_OF_FLAG.get(f, f)) for f in set_flags)
+        severity = Severity.ERROR if fails else Severity.WARNING
+        out.append(Target(severity, p.id, f"; {p.label} needs {need}"))
+    return out or [Target(relaxed, None, "")]
 
 
 def _dynamic_inputs(ctx: LintContext) -> list[DynamicInput]:
@@ -201,8 +219,10 @@ class DynamicInputShape(Rule):
         ``SessionOptions.add_free_dimension_override_by_name(name, value)``.
 
     Execution providers:
-        Error for EPs whose profile requires static shapes (QNN, NNAPI, Vitis AI);
-        info otherwise (CPU, CUDA, TensorRT, DirectML handle dynamic dims).
+        For EPs whose profile requires static shapes (QNN, NNAPI, Vitis AI): a warning
+        when the profile says the refused nodes fall back to the CPU (QNN, measured: the
+        session loads), an error when it says the session fails; info otherwise (CPU,
+        CUDA, TensorRT, DirectML handle dynamic dims).
     """
 
     code = "OL301"
@@ -261,7 +281,9 @@ class UnknownInputRank(Rule):
         ``onnxlint fix-shapes model.onnx -o out.onnx --input name=1,3,224,224``.
 
     Execution providers:
-        Error for EPs that require static shapes; info otherwise.
+        For EPs that require static shapes: an error when the profile says the session
+        fails for dynamic shapes, a warning when the nodes fall back to the CPU; info
+        otherwise.
     """
 
     code = "OL302"
@@ -349,7 +371,9 @@ class UnknownShapeOrigin(Rule):
         ``python -m onnxruntime.tools.symbolic_shape_infer --input in.onnx --output out.onnx``.
 
     Execution providers:
-        Error for EPs that require static shapes; info otherwise.
+        For EPs that require static shapes: an error when the profile says the session
+        fails for dynamic shapes, a warning when the nodes fall back to the CPU; info
+        otherwise.
     """
 
     code = "OL303"

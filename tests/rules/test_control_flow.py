@@ -212,7 +212,7 @@ CASES = [
             (
                 "OL403",
                 "main/loop",
-                "error",
+                "warning",
                 "qnn-htp",
                 "Loop trip count 'n' depends on runtime values of graph input 'n'" + QNN_CF,
             )
@@ -257,7 +257,7 @@ CASES = [
             (
                 "OL404",
                 "main/loop",
-                "error",
+                "warning",
                 "qnn-htp",
                 "Loop runs 3 iterations, fixed before the model runs; unroll it" + QNN_CF,
             )
@@ -333,7 +333,7 @@ CASES = [
             (
                 "OL401",
                 "main/if",
-                "error",
+                "warning",
                 "qnn-htp",
                 "If condition 'c' depends on runtime values of graph input 'x' via main/sum "
                 "(ReduceSum)" + QNN_CF,
@@ -442,7 +442,7 @@ CASES = [
             (
                 "OL403",
                 "main/scan",
-                "error",
+                "warning",
                 "qnn-htp",
                 "Scan iterates over 'xs' along a dynamic axis ('steps')" + QNN_CF,
             )
@@ -472,7 +472,7 @@ CASES = [
             (
                 "OL410",
                 "main/nz",
-                "error",
+                "warning",
                 "qnn-htp",
                 "the output shape of this NonZero depends on the values of 'x' (known only at "
                 "run time)" + QNN_SHAPES,
@@ -569,7 +569,7 @@ CASES = [
             (
                 "OL405",
                 "main/split",
-                "error",
+                "warning",
                 "nnapi",
                 "SplitToSequence works on tensor sequences, which accelerator EPs do not "
                 "support; NnapiExecutionProvider needs tensor types only",
@@ -577,7 +577,7 @@ CASES = [
             (
                 "OL405",
                 "main/cat",
-                "error",
+                "warning",
                 "nnapi",
                 "ConcatFromSequence works on tensor sequences, which accelerator EPs do not "
                 "support; NnapiExecutionProvider needs tensor types only",

@@ -11,6 +11,12 @@ from onnxlint.diagnostics import Severity
 HEAD = '<ir_version: 8, opset_import: ["" : 17]>\n'
 
 # (id, model text, eps, config, expected {(code, node label or None, severity)}, codes that must not fire)
+UNKNOWN_RANK_INPUT = (
+    '<ir_version: 8, opset_import: ["" : 17, "custom" : 1]>\n'
+    "g (float[1,4] x) => (float[1,4] y) {\n t = custom.Mystery(x)\n a = Relu(t)\n"
+    " y = Sigmoid(a)\n}\n"
+)
+
 CASES = [
     (
         "op-unsupported-falls-back-to-cpu",
@@ -94,6 +100,32 @@ CASES = [
         {"select": ["OL507"]},
         {("OL507", "Relu_1", Severity.ERROR)},
         set(),
+    ),
+    (
+        # the custom op runs on CPU; its output, of unknown rank, enters OpenVINO's partition
+        "unknown-rank-input-fails-on-openvino",
+        UNKNOWN_RANK_INPUT,
+        ["openvino"],
+        {"select": ["OL509"]},
+        {("OL509", "Relu_1", Severity.ERROR)},
+        set(),
+    ),
+    (
+        "declared-rank-input-compiles-on-openvino",
+        UNKNOWN_RANK_INPUT.replace(") {", ") <float[1,4] t> {", 1),
+        ["openvino"],
+        {"select": ["OL509"]},
+        set(),
+        {"OL509"},
+    ),
+    (
+        # QNN's profile does not say such inputs fail: its nodes are refused, not failed
+        "unknown-rank-input-is-no-failure-on-qnn",
+        UNKNOWN_RANK_INPUT,
+        ["qnn"],
+        {"select": ["OL509"]},
+        set(),
+        {"OL509"},
     ),
     (
         "custom-op-nobody-runs",

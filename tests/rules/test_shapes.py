@@ -51,7 +51,7 @@ CASES = [
         ["qnn"],
         {},
         SYMBOLIC_BATCH,
-        [("OL301", "x", "error", "qnn-htp", BATCH_MSG + QNN)],
+        [("OL301", "x", "warning", "qnn-htp", BATCH_MSG + QNN)],
     ),
     (
         "symbolic-batch-one-per-ep-that-cares",
@@ -60,8 +60,8 @@ CASES = [
         {},
         SYMBOLIC_BATCH,
         [
-            ("OL301", "x", "error", "nnapi", BATCH_MSG + NNAPI),
-            ("OL301", "x", "error", "qnn-htp", BATCH_MSG + QNN),
+            ("OL301", "x", "warning", "nnapi", BATCH_MSG + NNAPI),
+            ("OL301", "x", "warning", "qnn-htp", BATCH_MSG + QNN),
         ],
     ),
     (
@@ -146,7 +146,7 @@ CASES = [
             (
                 "OL302",
                 "x",
-                "error",
+                "warning",
                 "qnn-htp",
                 "graph input 'x' has no shape (its rank is unknown)" + QNN,
             )
@@ -160,7 +160,7 @@ CASES = [
         ["qnn"],
         {},
         CUSTOM_OP,
-        [("OL303", "main/m", "error", "qnn-htp", CUSTOM_MSG + QNN)],
+        [("OL303", "main/m", "warning", "qnn-htp", CUSTOM_MSG + QNN)],
     ),
     # ONNX has no schema for com.microsoft.Gelu; ORT's symbolic inference fills the gap
     ("contrib-op-filled-by-ort", "OL3", ["qnn"], {}, CONTRIB_OP, []),
@@ -269,3 +269,44 @@ def test_symbolic_inference_is_available_with_the_declared_dependencies() -> Non
     from onnxlint.analyses.shapes import symbolic_unavailable
 
     assert symbolic_unavailable() is None
+
+
+def _profile_with(tmp_path: Path, consequence: dict[str, str]) -> Path:
+    """The shipped QNN HTP profile with its ``refusal_consequence`` replaced."""
+    import json
+
+    from onnxlint.data import data_dir
+    from onnxlint.profiles import EPS_DIR
+
+    data = json.loads((data_dir() / EPS_DIR / "qnn-htp.json").read_text(encoding="utf-8"))
+    data["refusal_consequence"] = consequence
+    path = tmp_path / "qnn-variant.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("consequence", "severity"),
+    [
+        ({"dynamic_shapes": "session_fails"}, "error"),
+        ({"dynamic_shapes": "cpu_fallback"}, "warning"),
+        ({}, "warning"),  # unstated: ORT hands refused nodes to the next EP
+        ({"control_flow": "session_fails"}, "warning"),  # another cause
+    ],
+)
+def test_severity_is_the_consequence_the_profile_states(
+    tmp_path: Path, consequence: dict[str, str], severity: str
+) -> None:
+    """An error only where the profile says the session fails for that cause."""
+    profile = _profile_with(tmp_path, consequence)
+    report = onnxlint.lint(parse(SYMBOLIC_BATCH), eps=[str(profile)], config={"select": ["OL3"]})
+    got = [(d.code, d.severity.label, d.ep) for d in report.diagnostics]
+    assert got == [("OL301", severity, "qnn-htp")]
+
+
+def test_a_refusal_consequence_names_a_known_provenance(tmp_path: Path) -> None:
+    from onnxlint.profiles import ProfileError, load_profile_file
+
+    bad = _profile_with(tmp_path, {"dynamic_shapes": "session_fails", "provenance": "nowhere"})
+    with pytest.raises(ProfileError, match=r"refusal_consequence\.provenance"):
+        load_profile_file(bad)
