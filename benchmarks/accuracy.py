@@ -302,8 +302,17 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
                     if d[k]:
                         classes[k][d[k]] += 1
                 full[" | ".join(d[k] or "-" for k in CLASS_KEYS)] += 1
+        by_family: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for r in ok:
+            by_family[r.family][0] += r.agree
+            by_family[r.family][1] += r.compared
         out[key] = {
             "models": len({r.model for r in rs}),
+            "by_family": {
+                fam: {"nodes": n, "node_agreement_pct": round(100.0 * a / n, 2)}
+                for fam, (a, n) in sorted(by_family.items())
+                if n
+            },
             "compared_models": len(ok),
             "nodes": nodes,
             "nodes_agree": agree,
