@@ -152,11 +152,11 @@ def limits_of(runner: str | None = None, *, timeout_s: float = 60.0) -> dict[str
 
 
 def _limits_file(identity: dict[str, Any]) -> Path:
-    from onnxlint.confirm import default_cache_dir
+    from onnxlint.cachefs import cache_root
 
     blob = json.dumps({"schema": LIMITS_SCHEMA, "ort": identity}, sort_keys=True)
     name = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32] + ".json"
-    return default_cache_dir().parent / "ort-limits" / name
+    return cache_root() / "ort-limits" / name
 
 
 _memo: dict[str, dict[str, Any] | None] = {}

@@ -45,6 +45,7 @@ from onnxlint.analyses.capability import (
 from onnxlint.analyses.shapes import dtype_name
 from onnxlint.diagnostics import Location
 from onnxlint.index import GraphRef, ModelIndex, NodeRef
+from onnxlint.rewrites import override_dims
 
 if TYPE_CHECKING:
     from onnxlint.analyses.level1 import WorkerFailure
@@ -668,35 +669,6 @@ def source_location(lg: LevelGraph, node: NodeRef, source: ModelIndex) -> Locati
         if ref is not None:
             return ref.location()
     return Location(graph=node.graph.path, node_name=node.name or None, op_type=node.op_type)
-
-
-def override_dims(model: onnx.ModelProto, dims: dict[str, int] | None) -> onnx.ModelProto:
-    """A copy with named graph-input dims fixed, like ORT's free dimension overrides.
-
-    Returns ``model`` itself when there is nothing to change (the user's model is never modified).
-    """
-    if not dims:
-        return model
-    hits = [
-        d
-        for vi in model.graph.input
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
-        for d in vi.type.tensor_type.shape.dim
-        if d.HasField("dim_param") and d.dim_param in dims
-    ]
-    if not hits:
-        return model
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    for vi in out.graph.input:
-        if not (vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")):
-            continue
-        for d in vi.type.tensor_type.shape.dim:
-            if d.HasField("dim_param") and d.dim_param in dims:
-                d.dim_value = int(dims[d.dim_param])
-    # value_info written by the exporter still carries the symbolic dims: let inference redo them
-    del out.graph.value_info[:]
-    return out
 
 
 # ---------------------------------------------------------------------------

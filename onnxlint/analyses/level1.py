@@ -101,9 +101,9 @@ def cache_enabled(config: Config | None = None) -> bool:
 
 def default_cache_dir() -> Path:
     """``level1`` beside the ``--confirm`` cache folder (same root, same environment variables)."""
-    from onnxlint.confirm import default_cache_dir as confirm_dir
+    from onnxlint.cachefs import cache_root
 
-    return confirm_dir().parent / "level1"
+    return cache_root() / "level1"
 
 
 def needed(config: Config, profiles: Sequence[Any]) -> bool:
@@ -475,7 +475,7 @@ def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Le
     """
     if loaded.fatal or loaded.model is None or not needed(config, profiles):
         return None
-    from onnxlint.analyses.assignment import override_dims
+    from onnxlint.rewrites import override_dims
 
     source = override_dims(loaded.model, config.assume_dims)
     use_cache = cache_enabled(config)
