@@ -216,15 +216,16 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
         return _fail(
             result, load_rules.TooManyNodes, "default", count=node_count, limit=limits.max_nodes
         )
+    # counts first: they only read lengths, where the type walk touches every value
+    over = _count_declarations(model, limits) or _count_expansion(model, limits)
+    if over is not None:
+        message_id, args = over
+        return _fail(result, load_rules.LimitExceeded, message_id, **args)
     type_depth = deepest_type(model, MAX_TYPE_NESTING)
     if type_depth > MAX_TYPE_NESTING:
         return _fail(
             result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
         )
-    over = _count_declarations(model, limits) or _count_expansion(model, limits)
-    if over is not None:
-        message_id, args = over
-        return _fail(result, load_rules.LimitExceeded, message_id, **args)
     problem = first_string_problem(model, limits.max_name_length)
     if problem is not None:
         field_name, length = problem
@@ -253,47 +254,51 @@ def deepest_type(model: onnx.ModelProto, stop: int) -> int:
     """The deepest TypeProto nesting of any value, stopping once past ``stop``.
 
     Looks at graph inputs, outputs and value_info of every graph and function, and at
-    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow.
+    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow, and
+    each type is measured as it is met (no list of a million wrappers).
     """
-    types: list[onnx.TypeProto] = []
     graphs = [model.graph] + [
         g for t in model.training_info for g in (t.initialization, t.algorithm)
     ]
     node_lists: list[Sequence[onnx.NodeProto]] = [f.node for f in model.functions]
-    for f in model.functions:
-        types += [v.type for v in f.value_info]
     deepest = 0
-    while graphs or node_lists or types:
+    for f in model.functions:
+        for v in f.value_info:
+            deepest = max(deepest, _type_depth(v.type, stop))
+    while (graphs or node_lists) and deepest <= stop:
         if graphs:
             g = graphs.pop()
-            types += [v.type for v in (*g.input, *g.output, *g.value_info)]
+            for values in (g.input, g.output, g.value_info):
+                for v in values:
+                    deepest = max(deepest, _type_depth(v.type, stop))
             node_lists.append(g.node)
-        elif node_lists:
-            for node in node_lists.pop():
-                for attr in node.attribute:
-                    if attr.HasField("tp"):
-                        types.append(attr.tp)
-                    types += list(attr.type_protos)
-                    if attr.HasField("g"):
-                        graphs.append(attr.g)
-                    graphs += list(attr.graphs)
-        else:
-            tp, depth = types.pop(), 0
-            while True:
-                kind = tp.WhichOneof("value")
-                if kind == "sequence_type":
-                    tp = tp.sequence_type.elem_type
-                elif kind == "map_type":
-                    tp = tp.map_type.value_type
-                elif kind == "optional_type":
-                    tp = tp.optional_type.elem_type
-                else:
-                    break
-                depth += 1
-                if depth > stop:
-                    return depth
-            deepest = max(deepest, depth)
+            continue
+        for node in node_lists.pop():
+            for attr in node.attribute:
+                if attr.HasField("tp"):
+                    deepest = max(deepest, _type_depth(attr.tp, stop))
+                for tp in attr.type_protos:
+                    deepest = max(deepest, _type_depth(tp, stop))
+                if attr.HasField("g"):
+                    graphs.append(attr.g)
+                graphs += list(attr.graphs)
     return deepest
+
+
+def _type_depth(tp: onnx.TypeProto, stop: int) -> int:
+    depth = 0
+    while depth <= stop:
+        kind = tp.WhichOneof("value")
+        if kind == "sequence_type":
+            tp = tp.sequence_type.elem_type
+        elif kind == "map_type":
+            tp = tp.map_type.value_type
+        elif kind == "optional_type":
+            tp = tp.optional_type.elem_type
+        else:
+            break
+        depth += 1
+    return depth
 
 
 def _count_declarations(
