@@ -172,6 +172,11 @@ def _parse(result: LoadedModel, data: bytes, is_text: bool, limits: Limits) -> L
                     result, load_rules.NestingTooDeep, "parse", limit=limits.max_subgraph_depth
                 )
             return _fail(result, load_rules.TextParseError, "default", error=_one_line(exc))
+        type_depth = deepest_type(model, MAX_TYPE_NESTING)
+        if type_depth > MAX_TYPE_NESTING:
+            return _fail(
+                result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
+            )
     else:
         # a node costs at least 2 bytes on the wire but ~150 bytes once decoded, so a file
         # that could hold more than max_nodes nodes is counted before it is decoded
@@ -216,15 +221,12 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
         return _fail(
             result, load_rules.TooManyNodes, "default", count=node_count, limit=limits.max_nodes
         )
-    type_depth = deepest_type(model, MAX_TYPE_NESTING)
-    if type_depth > MAX_TYPE_NESTING:
-        return _fail(
-            result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
-        )
     over = _count_declarations(model, limits) or _count_expansion(model, limits)
     if over is not None:
         message_id, args = over
         return _fail(result, load_rules.LimitExceeded, message_id, **args)
+    # type nesting: a decoded file nests at most ~100 messages (protobuf's limit), so
+    # only a parsed text and a ModelProto given to the API are measured (_parse, load)
     problem = first_string_problem(model, limits.max_name_length)
     if problem is not None:
         field_name, length = problem
@@ -253,47 +255,51 @@ def deepest_type(model: onnx.ModelProto, stop: int) -> int:
     """The deepest TypeProto nesting of any value, stopping once past ``stop``.
 
     Looks at graph inputs, outputs and value_info of every graph and function, and at
-    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow.
+    ``TYPE_PROTO(S)`` attributes; iterative, so a 50,000-deep type cannot overflow, and
+    each type is measured as it is met (no list of a million wrappers).
     """
-    types: list[onnx.TypeProto] = []
     graphs = [model.graph] + [
         g for t in model.training_info for g in (t.initialization, t.algorithm)
     ]
     node_lists: list[Sequence[onnx.NodeProto]] = [f.node for f in model.functions]
-    for f in model.functions:
-        types += [v.type for v in f.value_info]
     deepest = 0
-    while graphs or node_lists or types:
+    for f in model.functions:
+        for v in f.value_info:
+            deepest = max(deepest, _type_depth(v.type, stop))
+    while (graphs or node_lists) and deepest <= stop:
         if graphs:
             g = graphs.pop()
-            types += [v.type for v in (*g.input, *g.output, *g.value_info)]
+            for values in (g.input, g.output, g.value_info):
+                for v in values:
+                    deepest = max(deepest, _type_depth(v.type, stop))
             node_lists.append(g.node)
-        elif node_lists:
-            for node in node_lists.pop():
-                for attr in node.attribute:
-                    if attr.HasField("tp"):
-                        types.append(attr.tp)
-                    types += list(attr.type_protos)
-                    if attr.HasField("g"):
-                        graphs.append(attr.g)
-                    graphs += list(attr.graphs)
-        else:
-            tp, depth = types.pop(), 0
-            while True:
-                kind = tp.WhichOneof("value")
-                if kind == "sequence_type":
-                    tp = tp.sequence_type.elem_type
-                elif kind == "map_type":
-                    tp = tp.map_type.value_type
-                elif kind == "optional_type":
-                    tp = tp.optional_type.elem_type
-                else:
-                    break
-                depth += 1
-                if depth > stop:
-                    return depth
-            deepest = max(deepest, depth)
+            continue
+        for node in node_lists.pop():
+            for attr in node.attribute:
+                if attr.HasField("tp"):
+                    deepest = max(deepest, _type_depth(attr.tp, stop))
+                for tp in attr.type_protos:
+                    deepest = max(deepest, _type_depth(tp, stop))
+                if attr.HasField("g"):
+                    graphs.append(attr.g)
+                graphs += list(attr.graphs)
     return deepest
+
+
+def _type_depth(tp: onnx.TypeProto, stop: int) -> int:
+    depth = 0
+    while depth <= stop:
+        kind = tp.WhichOneof("value")
+        if kind == "sequence_type":
+            tp = tp.sequence_type.elem_type
+        elif kind == "map_type":
+            tp = tp.map_type.value_type
+        elif kind == "optional_type":
+            tp = tp.optional_type.elem_type
+        else:
+            break
+        depth += 1
+    return depth
 
 
 def _count_declarations(
@@ -436,6 +442,7 @@ def first_string_problem(
     Doc strings and key/value entries' values are free text and not length-checked.
     """
     string, message = FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE
+    limit = max_length if max_length is not None else -1
     stack: list[Message] = [model]
     while stack:
         msg = stack.pop()
@@ -443,14 +450,21 @@ def first_string_problem(
             # the value's own type says whether the field is repeated (works on every
             # protobuf release, unlike FieldDescriptor.label / .is_repeated)
             if fd.type == string:
-                values = (value,) if isinstance(value, (str, bytes)) else value
-                if not all(isinstance(v, str) for v in values):
+                if isinstance(value, str):
+                    longest = len(value)
+                elif isinstance(value, bytes):
                     return fd.full_name, None
-                free = fd.name in _FREE_TEXT_FIELDS or fd.full_name in _FREE_TEXT_FIELDS
-                if max_length is not None and not free:
-                    longest = max((len(v) for v in values), default=0)
-                    if longest > max_length:
-                        return fd.full_name, longest
+                else:
+                    if not all(isinstance(v, str) for v in value):
+                        return fd.full_name, None
+                    longest = max(map(len, value), default=0)
+                # the cheap comparison first: free text is rare, long names rarer
+                if (
+                    0 <= limit < longest
+                    and fd.name not in _FREE_TEXT_FIELDS
+                    and fd.full_name not in _FREE_TEXT_FIELDS
+                ):
+                    return fd.full_name, longest
             elif fd.type == message:
                 if isinstance(value, Message):
                     stack.append(value)
