@@ -296,10 +296,11 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 
     Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
     graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
-    but not of a Reshape, Expand or Tile whose shape is computed from ``Shape`` through
-    Gather, Slice, Unsqueeze, Concat or arithmetic (ONNX's data propagation would find
-    it). So this is ONNX inference without data propagation, in which a ``Shape`` of a
-    static tensor counts as the constant it is; and ``com.microsoft`` Q/DQ, which ONNX
+    or of ``Concat(Shape(a), Shape(b))``, not of a Reshape, Expand or Tile whose shape is
+    computed from ``Shape`` through Gather, Slice, Unsqueeze, arithmetic or a Concat with
+    an initializer (ONNX's data propagation would find it). So this is ONNX inference
+    without data propagation, in which a ``Shape`` of a static tensor, and a Concat of
+    those, count as the constants they are; and ``com.microsoft`` Q/DQ, which ONNX
     has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
     The inference runs on a copy whose nodes are then put back as they were; it never
     raises, and without propagation its memory is bounded by the graph.
@@ -319,8 +320,9 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
     inferred = _lenient_infer(work)
+    values: dict[str, list[int]] = {}
     for _ in range(_SHAPE_ROUNDS):
-        if not _constant_shapes(work, collect_value_types(inferred), originals):
+        if not _constant_shapes(work, collect_value_types(inferred), originals, values):
             break
         inferred = _lenient_infer(work)
     for gi, g in enumerate(iter_graphs(inferred.graph)):
@@ -356,24 +358,36 @@ def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def _constant_shapes(
-    work: onnx.ModelProto, table: dict[str, Any], originals: dict[tuple[int, int], onnx.NodeProto]
+    work: onnx.ModelProto,
+    table: dict[str, Any],
+    originals: dict[tuple[int, int], onnx.NodeProto],
+    values: dict[str, list[int]],
 ) -> bool:
-    """Replace, in ``work``, each ai.onnx ``Shape`` whose input ``table`` knows statically
-    by the ``Constant`` it evaluates to (the original kept in ``originals``); whether any was."""
+    """Replace, in ``work``, by the ``Constant`` it evaluates to: each ai.onnx ``Shape``
+    whose input ``table`` knows statically, and each ``Concat`` of such shape values only
+    (ORT propagates those; a Concat with an initializer, a Gather or a Slice it does not:
+    measured, see :func:`_infer`). The originals go to ``originals``, the vectors to
+    ``values``; returns whether any node was replaced."""
     from onnxlint.analyses.shapes import iter_graphs
 
     changed = False
     for gi, g in enumerate(iter_graphs(work.graph)):
         for ni, n in enumerate(g.node):
-            if n.op_type != "Shape" or n.domain not in ("", "ai.onnx") or (gi, ni) in originals:
+            if n.domain not in ("", "ai.onnx") or (gi, ni) in originals or not n.output:
                 continue
-            vt = table.get(n.input[0]) if n.input else None
-            if vt is None or not vt.is_static or not n.output:
+            dims: list[int] | None = None
+            if n.op_type == "Shape" and n.input:
+                vt = table.get(n.input[0])
+                if vt is not None and vt.is_static:
+                    ints = {a.name: a.i for a in n.attribute if a.type == onnx.AttributeProto.INT}
+                    rank = len(vt.shape)
+                    start, end = ints.get("start", 0), ints.get("end", rank)
+                    dims = [int(d) for d in vt.shape][slice(start, end)]
+            elif n.op_type == "Concat" and n.input and all(i in values for i in n.input if i):
+                dims = [d for i in n.input if i for d in values[i]]
+            if dims is None:
                 continue
-            attrs = {a.name: a.i for a in n.attribute if a.type == onnx.AttributeProto.INT}
-            rank = len(vt.shape)
-            start, end = attrs.get("start", 0), attrs.get("end", rank)
-            dims = list(vt.shape)[slice(start, end)]
+            values[n.output[0]] = dims
             value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(dims)], dims)
             originals[(gi, ni)] = _copy_node(n)
             g.node[ni].CopyFrom(

@@ -295,9 +295,10 @@ def test_cast_element_types_on_qnn(case: tuple[str, str, bool], claimed: bool) -
 
 
 # ---------------------------------------------------------------------------
-# Class 5: with optimizations disabled ORT knows the output of Reshape(x, Shape(x)) but not
-# of a Reshape to a shape computed from Shape through Gather/Slice/Concat/arithmetic (it
-# does not propagate shape values), so QNN refuses that Reshape and what follows it
+# Class 5: with optimizations disabled ORT knows the output of Reshape(x, Shape(x)) and of
+# a Reshape to a Concat of Shapes, but not of a Reshape to a shape computed through
+# Gather, Slice, arithmetic or a Concat with an initializer (it propagates only Shape and
+# Concat values), so QNN refuses that Reshape and what follows it
 # ("Cannot get shape") even on a static graph; a default session folds the chain first
 
 
@@ -320,6 +321,13 @@ def shape_chain(chain: str) -> onnx.ModelProto:
             helper.make_node("Concat", ["bu", "tail"], ["shp"], "concat", axis=0),
         ]
         target, out = "shp", [1, 32, 16]
+    elif chain == "concat_shapes":  # Concat(Shape(x)[:2], Shape(x)[2:]): ORT knows it
+        shape = [
+            helper.make_node("Shape", ["xr"], ["s1"], "shape", end=2),
+            helper.make_node("Shape", ["xr"], ["s2"], "shape_tail", start=2),
+            helper.make_node("Concat", ["s1", "s2"], ["shp"], "concat", axis=0),
+        ]
+        target, out = "shp", [1, 32, 4, 4]
     else:  # slice
         shape += [
             helper.make_node("Slice", ["s", "st", "en"], ["b"], "slice"),
@@ -348,6 +356,7 @@ def shape_chain(chain: str) -> onnx.ModelProto:
 #: QNN never takes Shape itself ("Failed to add node")
 SHAPE_CASES = {
     "direct": {"main/shape"},
+    "concat_shapes": {"main/shape", "main/shape_tail"},
     "gather": {"main/shape", "main/reshape", "main/post"},
     "slice": {"main/shape", "main/reshape", "main/post"},
 }
