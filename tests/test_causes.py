@@ -32,7 +32,8 @@ def test_bert_for_qnn_shows_few_findings_led_by_the_dims(
     monkeypatch.chdir(bert.parent)
     code = cli.main(["bert.onnx", "--ep", "qnn", "--isolated"])
     out = capsys.readouterr().out
-    assert code == cli.EXIT_FINDINGS
+    # the session loads (QNN runs the refused nodes on CPU): warnings, no error
+    assert code == cli.EXIT_OK
     rows = [line for line in out.splitlines() if re.match(r"^OL\d{3}\s+(error|warning)", line)]
     assert 1 <= len(rows) <= 10, out
     top = out[out.index(rows[0]) : out.index(rows[1]) if len(rows) > 1 else None]
@@ -57,7 +58,7 @@ def test_the_causes_are_data(bert: Path) -> None:
     top = groups[0]
     assert top.cause.kind == "dynamic-dims" and top.cause.subject == ("batch", "sequence")
     assert {w.tensor for w in top.cause.where} == {"input_ids", "attention_mask"}
-    assert top.severity.label == "error" and len(top.nodes) > 50
+    assert top.severity.label == "warning" and len(top.nodes) > 50  # a CPU fallback
     assert all(loc.node_name and loc.node_name.startswith("/") for loc in top.nodes)
     assert [len(g.nodes) for g in groups] == sorted((len(g.nodes) for g in groups), reverse=True)
     w = top.what_if

@@ -27,6 +27,10 @@ class CheckerError(Rule):
         an exception; the checker stops at its first error. The other half of the checker's
         ``full_check`` (strict shape inference) runs once in the shared shape analysis and is
         reported as OL300, so together they are the full check without inferring twice.
+        Severity means consequence: when the only violation is one ONNX Runtime does not
+        enforce (below IR version 4, initializers that are not also graph inputs; the
+        checker accepts the model once they are listed), the session loads and the
+        finding is a warning.
 
     Why it matters:
         A model the checker rejects may still load in some runtimes, but it is malformed:
@@ -44,7 +48,12 @@ class CheckerError(Rule):
     name = "checker-error"
     category = Category.STRUCTURE
     severity = Severity.ERROR
-    messages = {"default": "onnx.checker rejects the model: {error}"}
+    messages = {
+        "default": "onnx.checker rejects the model: {error}",
+        "ir3_initializers": "onnx.checker rejects the model: below IR version 4 every "
+        "initializer must also be a graph input, and {count} are not (first: '{first}'); "
+        "ONNX Runtime loads it anyway",
+    }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4] x) => (float[1,4] y) {
@@ -57,12 +66,51 @@ g (float[1,4] x) => (float[1,4] y) {
         # the loaded proto, never the path: a second open could meet another file (or a
         # FIFO swapped in since); external tensors get inline placeholders, so the
         # checker stats no location (the loader checks those, OL010-OL012)
+        model = without_external_data(ctx.model)
         try:
-            onnx.checker.check_model(without_external_data(ctx.model))
+            onnx.checker.check_model(model)
         except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+            missing = _ir3_initializers_not_inputs(model)
+            if missing and _passes_with_inputs(model, missing):
+                # the only violation is one ORT does not enforce: the session loads
+                ctx.emit(
+                    self.make(
+                        Location(),
+                        "ir3_initializers",
+                        severity=Severity.WARNING,
+                        count=len(missing),
+                        first=missing[0].name,
+                        fix=Fix(
+                            title="list the initializers as graph inputs, or re-save the "
+                            "model with ir_version 4 or later"
+                        ),
+                    )
+                )
+                return
             ctx.emit(self.make(Location(), error=_trim(" ".join(str(exc).split()))))
         except Exception as exc:
             ctx.emit(self.make(Location(), error=_trim(f"{type(exc).__name__}: {exc}")))
+
+
+def _ir3_initializers_not_inputs(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """Initializers of the main graph that IR < 4 wants listed as graph inputs, and aren't."""
+    if model.ir_version >= 4:
+        return []
+    inputs = {i.name for i in model.graph.input}
+    return [t for t in model.graph.initializer if t.name not in inputs]
+
+
+def _passes_with_inputs(model: onnx.ModelProto, missing: list[onnx.TensorProto]) -> bool:
+    """Whether the checker accepts a copy with ``missing`` added as graph inputs."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for t in missing:
+        copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
+    try:
+        onnx.checker.check_model(copy)
+    except Exception:
+        return False
+    return True
 
 
 @register

@@ -147,3 +147,28 @@ def test_structure_rule(case_id: str, code: str, text: str, expected: list) -> N
 def test_checker_message_names_the_problem() -> None:
     report = onnxlint.lint(parse(CASES[-1][2]), config={"select": ["OL101"]})
     assert "alpha" in report.diagnostics[0].message
+
+
+IR3 = '<ir_version: 3, opset_import: ["" : 7]>\n'
+IR3_INITIALIZER = (
+    IR3 + "g (float[2] x) => (float[2] y) <float[2] W = {1.0, 2.0}> {\n [m] y = Mul(x, W)\n}"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message_id", "severity"),
+    [
+        # the only violation is one ORT does not enforce: the session loads, a warning
+        (IR3_INITIALIZER, "ir3_initializers", "warning"),
+        # another violation as well: the model is invalid, an error
+        (IR3_INITIALIZER.replace("Mul(x, W)", "Relu <alpha: float = 0.5> (x)"), "default", "error"),
+        # IR 4: nothing to list
+        (IR3_INITIALIZER.replace("ir_version: 3", "ir_version: 4"), None, None),
+    ],
+)
+def test_ir3_initializers_that_are_not_inputs_are_a_warning(
+    text: str, message_id: str | None, severity: str | None
+) -> None:
+    report = onnxlint.lint(parse(text), config={"select": ["OL101"]})
+    got = [(d.message_id, d.severity.label) for d in report.diagnostics]
+    assert got == ([(message_id, severity)] if message_id else [])
