@@ -690,15 +690,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:
             return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
         if args.show_settings:
-            from onnxlint.settings_report import show_settings
-
-            return show_settings(args)
+            return _show_settings(args)
         return run_lint(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         _quiet_broken_pipe()  # `onnxlint rules | head`: the reader has what it wanted
         return EXIT_OK
+
+
+def _show_settings(args: argparse.Namespace) -> int:
+    from onnxlint.config import ConfigError
+    from onnxlint.engine import UsageError
+    from onnxlint.settings_report import settings_lines
+
+    try:
+        lines = settings_lines(args, _ConfigCache(args), list(iter_model_files(args.paths)))
+    except (ConfigError, UsageError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
 
 
 def run() -> NoReturn:

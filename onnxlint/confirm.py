@@ -888,28 +888,3 @@ def report_hook(ctx: LintContext, report: Report) -> None:
         )
     report.stats["confirmation"] = data
     report.stats["confirm_s"] = round(time.perf_counter() - t0, 3)
-
-
-def _register() -> None:
-    from onnxlint import engine
-
-    if report_hook not in engine.REPORT_HOOKS:
-        engine.REPORT_HOOKS.append(report_hook)
-
-
-_register()
-
-__all__ = [
-    "CACHE_SCHEMA",
-    "ConfirmSettings",
-    "EpConfirmation",
-    "LevelDiff",
-    "ResultCache",
-    "confirm",
-    "confirm_ep",
-    "default_cache_dir",
-    "report_hook",
-    "result_from_json",
-    "result_to_json",
-    "runner_versions",
-]

@@ -46,5 +46,9 @@ class LintContext:
             self._analyses[key] = factory(self)
         return self._analyses[key]  # type: ignore[no-any-return]
 
+    def computed(self, factory: Callable[[LintContext], T]) -> T | None:
+        """The result of ``factory`` if a rule already asked for it; never computes it."""
+        return self._analyses.get(factory)  # type: ignore[no-any-return]
+
     def options_for(self, code: str, name: str) -> dict[str, Any]:
         return {**self.config.rules.get(name, {}), **self.config.rules.get(code, {})}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import traceback
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -156,8 +156,12 @@ def lint(
     config: Config | None = None,
     path_label: str | None = None,
     what_if: bool = True,
+    observe: Callable[[LintContext, Report], None] | None = None,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
+
+    ``observe``: called with the lint's context and report after the stages, for a
+    front end that reuses what the lint built (the language server's index).
 
     ``what_if``: predict the outcome of the remedies of root causes (dims pinned) and
     attach them to the report (``Report.what_ifs``). Raises ``UsageError``/``ConfigError``
@@ -180,9 +184,11 @@ def lint(
             ctx = _run_rules(loaded, config, profiles, rules)
             report.stats["nodes"] = len(ctx.index.nodes)
             report.dim_params = _input_dim_params(loaded.model)
-            for hook in _report_hooks():
-                hook(ctx, report)
-            # after the hooks: a hook (e.g. --confirm) may emit diagnostics of its own
+            for stage in stages():
+                stage(ctx, report)
+            if observe is not None:
+                observe(ctx, report)
+            # after the stages: a stage (e.g. --confirm) may emit diagnostics of its own
             diagnostics += ctx.diagnostics
     finally:
         _end_level1(level1)
@@ -205,7 +211,7 @@ def _what_ifs(
     from onnxlint.what_if import what_ifs
 
     try:
-        return what_ifs(model, report.diagnostics, report, config, profiles)
+        return what_ifs(model, report.diagnostics, report, config, profiles, lint=lint)
     except Exception as exc:  # reported in the stats; the findings stand
         report.stats["what_if_error"] = f"{type(exc).__name__}: {exc}"
         return []
@@ -277,12 +283,18 @@ def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
         )
 
 
-def _report_hooks() -> list[Any]:
-    """Analyses that attach data to the report (e.g. partitions); registered by modules."""
-    return list(REPORT_HOOKS)
+def stages() -> tuple[Callable[[LintContext, Report], None], ...]:
+    """What runs after the rules, in this order, on every model that loaded.
 
+    1. the compiled-source check and, when asked for, ``--confirm``'s real sessions
+       (``onnxlint.confirm``); 2. the partition summary that fills ``Report.partitions``
+    and ``Report.assignment`` (``onnxlint.rules.partition``). Each stage decides from
+    the configuration and EPs whether it has work, and never raises.
+    """
+    from onnxlint.confirm import report_hook as confirmation
+    from onnxlint.rules.partition import fill_report as partition_summary
 
-REPORT_HOOKS: list[Any] = []
+    return (confirmation, partition_summary)
 
 
 def _finish(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import platform
-import sys
 from dataclasses import fields
 from importlib import metadata
 from pathlib import Path
@@ -42,16 +41,17 @@ def _origin(name: str, args: argparse.Namespace, base: Any, default: Any) -> str
     return "default"
 
 
-def settings_lines(args: argparse.Namespace) -> list[str]:
-    """The report, line by line (raises ConfigError/UsageError like a lint would)."""
-    from onnxlint import cli
+def settings_lines(args: argparse.Namespace, cache: Any, files: list[Path]) -> list[str]:
+    """The report, line by line (raises ConfigError/UsageError like a lint would).
+
+    ``cache`` is the CLI's configuration cache for ``args``, ``files`` the model files
+    its paths name (handed in by the CLI, which this module does not import).
+    """
     from onnxlint import config as cfg
     from onnxlint.engine import instantiate_rules, resolve_eps
     from onnxlint.ort_versions import installed_ort_version, release
     from onnxlint.version import __version__
 
-    cache = cli._ConfigCache(args)
-    files = list(cli.iter_model_files(args.paths))
     model = files[0] if files else Path(args.paths[0])
     if args.isolated:
         base, where = cfg.Config(), "none (--isolated)"
@@ -96,17 +96,3 @@ def settings_lines(args: argparse.Namespace) -> list[str]:
         f"{installed_ort_version() or 'not installed'}, python {platform.python_version()}"
     )
     return lines
-
-
-def show_settings(args: argparse.Namespace) -> int:
-    from onnxlint.cli import EXIT_OK, EXIT_USAGE
-    from onnxlint.config import ConfigError
-    from onnxlint.engine import UsageError
-
-    try:
-        lines = settings_lines(args)
-    except (ConfigError, UsageError) as exc:
-        print(f"onnxlint: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    sys.stdout.write("\n".join(lines) + "\n")
-    return EXIT_OK

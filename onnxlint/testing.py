@@ -85,7 +85,8 @@ def lint_model(
     A report is recorded as it is, unless ``confirm`` asks for real sessions:
     then its model (``check_export`` keeps it) or its file is linted again.
     """
-    import onnxlint
+    from onnxlint import config as config_mod
+    from onnxlint.engine import lint
 
     if isinstance(model, Report):
         if not confirm:
@@ -96,12 +97,9 @@ def lint_model(
         if source is None:
             raise ValueError("cannot confirm a report that carries neither its model nor a file")
         cfg = _config_for(source, config, confirm)
-        from onnxlint.engine import lint
-
         return record(lint(source, eps=ep or model.eps, config=cfg, path_label=model.path))
-    return record(
-        onnxlint.lint(model, eps=resolve_eps(ep), config=_config_for(model, config, confirm))
-    )
+    cfg = config_mod.resolve(_config_for(model, config, confirm), model)
+    return record(lint(model, eps=resolve_eps(ep), config=cfg))
 
 
 def assert_deployable(

@@ -11,7 +11,7 @@ report; what still keeps nodes off the EP is listed by cause.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import onnx
@@ -67,9 +67,12 @@ def what_ifs(
     report: Report,
     config: Config,
     profiles: Sequence[Any],
+    lint: Callable[..., Report],
 ) -> list[WhatIf]:
-    """One what-if per EP whose findings have dynamic dims as their cause."""
-    from onnxlint.engine import lint
+    """One what-if per EP whose findings have dynamic dims as their cause.
+
+    ``lint`` is the engine's (handed in: this module sits beside the engine, below it).
+    """
     from onnxlint.fixes.shapes import FixShapesError, fix_command, fix_shapes
 
     by_ep: dict[str, set[str]] = {}

@@ -8,13 +8,12 @@ node lines). A ``.onnxtxt`` file is its own text: one URI, exact ranges.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -352,8 +351,8 @@ def analyse(
         source = path  # the loader reads it and checks external data against its folder
     else:
         source = data or b""
-    with _capturing() as captured:
-        report = _lint(engine, source, config, label, notes)
+    captured: dict[str, Any] = {}
+    report = _lint(engine, source, config, label, notes, _capture(captured))
     if source is path and report.content_hash and report.content_hash != digest:
         # the file changed between the caller's read and the lint's: describe what was linted
         digest = report.content_hash
@@ -392,38 +391,19 @@ def analyse(
     return state
 
 
-_CAPTURE = threading.local()
+def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
+    """An engine observer that hands the lint's index and shape analysis to ``analyse``.
 
-
-@contextlib.contextmanager
-def _capturing() -> Iterator[dict[str, Any]]:
-    """Keep what the engine built for the lint running in this thread (see ``_capture_hook``)."""
-    from onnxlint import engine
-
-    if _capture_hook not in engine.REPORT_HOOKS:
-        engine.REPORT_HOOKS.append(_capture_hook)
-    box: dict[str, Any] = {}
-    _CAPTURE.box = box
-    try:
-        yield box
-    finally:
-        _CAPTURE.box = None
-
-
-def _capture_hook(ctx: Any, report: Report) -> None:
-    """A report hook: hands the lint's index and shape analysis to ``analyse``.
-
-    A no-op outside ``_capturing`` (other threads, the CLI). The shape analysis is
-    taken only if some rule already asked for it: never computed here.
+    The shape analysis is taken only if some rule already asked for it: never computed here.
     """
-    box = getattr(_CAPTURE, "box", None)
-    if box is None:
-        return
-    from onnxlint.analyses.shapes import Shapes
 
-    box["index"] = ctx.index
-    # LintContext keeps computed analyses by factory; reading it computes nothing
-    box["shapes"] = getattr(ctx, "_analyses", {}).get(Shapes)
+    def observe(ctx: Any, report: Report) -> None:
+        from onnxlint.analyses.shapes import Shapes
+
+        box["index"] = ctx.index
+        box["shapes"] = ctx.computed(Shapes)
+
+    return observe
 
 
 @dataclass
@@ -472,10 +452,17 @@ def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
     return GraphView(digest, "\n".join(lines) + "\n")
 
 
-def _lint(engine: object, source: object, config: Config, label: str, notes: list[str]) -> Report:
+def _lint(
+    engine: object,
+    source: object,
+    config: Config,
+    label: str,
+    notes: list[str],
+    observe: Callable[[Any, Report], None],
+) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
-        return lint(source, config=config, path_label=label)  # type: ignore[no-any-return]
+        return lint(source, config=config, path_label=label, observe=observe)  # type: ignore[no-any-return]
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
     except Exception as exc:  # a bug in some analysis must not take the server down
@@ -484,7 +471,9 @@ def _lint(engine: object, source: object, config: Config, label: str, notes: lis
             "linting without EPs"
         )
     try:
-        return lint(source, eps=[], config=config.merged(eps=()), path_label=label)  # type: ignore[no-any-return]
+        return lint(  # type: ignore[no-any-return]
+            source, eps=[], config=config.merged(eps=()), path_label=label, observe=observe
+        )
     except Exception as exc:
         notes.append(f"onnxlint failed on {label}: {type(exc).__name__}: {exc}")
         return Report(path=label)

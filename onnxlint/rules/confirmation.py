@@ -258,7 +258,3 @@ class ConfirmSkipped(ConfirmRule):
     name = "confirm-skipped"
     severity = Severity.INFO
     messages = {"default": "{ep_name}: not confirmed: {why}"}
-
-
-# The confirmation runs from the engine's report hook, registered on import.
-import onnxlint.confirm  # noqa: E402, F401

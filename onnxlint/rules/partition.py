@@ -457,24 +457,3 @@ def fill_report(ctx: LintContext, report: Report) -> None:
         report.stats["partition_level"] = plan.level
     except Exception as exc:  # the hook must never break a lint; the rules report analysis crashes
         report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"
-
-
-def _register_hook() -> None:
-    from onnxlint.engine import REPORT_HOOKS
-
-    if all(getattr(h, "__qualname__", "") != fill_report.__qualname__ for h in REPORT_HOOKS):
-        REPORT_HOOKS.append(fill_report)
-
-
-_register_hook()
-
-
-def summary_lines(report: Report) -> list[str]:
-    """One verdict line per accelerator EP and graph level (for renderers)."""
-    lines: list[str] = []
-    for plan in report.partitions:
-        if not isinstance(plan, PartitionPlan):
-            continue
-        for ep in plan.accelerators:
-            lines.append(f"[{_level_text(plan.level)}] {plan.verdict_line(ep)}")
-    return lines
