@@ -720,3 +720,23 @@ def test_graph_sizes_above_every_profiles_limit_share_one_key() -> None:
     assert len({sized[2].key(cap), sized[3].key(cap), sized[4].key(cap)}) == 3
     assert evaluate(ov, sized[4]) == evaluate(ov, sized[5000])
     assert node_count_cap([profiles.get_profile("cpu")]) == 0
+
+
+# -- a revision newer than an older ORT loads ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ort", "opset", "claimed"),
+    [("1.31", 28, False), ("1.24", 26, False), ("1.31", 26, True), ("1.32", 28, True)],
+)
+def test_cpu_revision_newer_than_the_target_ort_is_not_claimed(
+    ort: str, opset: int, claimed: bool
+) -> None:
+    """The CPU profile lists ORT 1.32's Unique-28 kernel; under an older ORT (its table row's
+    opset limit) a model at an opset that ORT does not load is never claimed."""
+    p = profiles.for_ort(profiles.get_profile("cpu"), ort)
+    m = single("Unique", [("x", "float", [6])], [("y", "float", [None])], opset=opset)
+    v = evaluate(p, facts_from_model(m))
+    assert v.claimed is claimed, v.reason
+    if not claimed:
+        assert f"opset {opset}" in v.reason

@@ -269,6 +269,52 @@ def source_prov(
 # CPU: the installed onnxruntime
 
 
+def _body_has_kernels(schema: Any, rev: int, have: Mapping[tuple[str, str], Any]) -> bool:
+    """Whether every ai.onnx node of ``schema``'s function body (at revision ``rev``) has a
+    CPU kernel at the revision the body's opset resolves it to: a body node whose op has CPU
+    kernels, but none for that revision, fails the session (measured with onnxruntime
+    1.32.0: Bernoulli-22 expands to RandomUniformLike-22, registered only up to 21). A
+    body node whose op has no kernel at all is expanded in turn and counted as claimed. A
+    context-dependent body is built for float inputs (its op types do not depend on them)."""
+    import onnx
+    import onnx.defs
+    from onnx import TensorProto, helper
+
+    fn = onnx.FunctionProto()
+    if schema.has_function:
+        fn = schema.get_function_with_opset_version(rev) or schema.function_body
+        if isinstance(fn, bytes):
+            fn = onnx.FunctionProto.FromString(fn)
+    else:
+        n_in = max(schema.min_input, 1)
+        node = helper.make_node(schema.name, [f"x{i}" for i in range(n_in)], ["y"])
+        t = helper.make_tensor_type_proto(TensorProto.FLOAT, None).SerializeToString()
+        try:
+            raw = schema.get_context_dependent_function_with_opset_version(
+                rev, node.SerializeToString(), [t] * n_in
+            )
+        except Exception:
+            return True  # cannot build it here: keep the op claimed, as before
+        fn.ParseFromString(raw)
+    opset = next((o.version for o in fn.opset_import if o.domain in ("", "ai.onnx")), rev)
+    for n in fn.node:
+        if n.domain not in ("", "ai.onnx"):
+            continue
+        try:
+            body_rev = onnx.defs.get_schema(n.op_type, opset, "").since_version
+        except onnx.defs.SchemaError:
+            return False
+        entry = have.get(("ai.onnx", n.op_type))
+        if entry is None:
+            continue  # no kernel at all: ORT expands that op's own body in turn (Swish)
+        if "versions" in entry and not any(
+            v["from"] <= body_rev and ("to" not in v or body_rev <= v["to"])
+            for v in entry["versions"]
+        ):
+            return False
+    return True
+
+
 def cmd_cpu(args: argparse.Namespace) -> None:
     import onnx
     import onnx.defs
@@ -325,6 +371,8 @@ def cmd_cpu(args: argparse.Namespace) -> None:
                 # for element types the kernel lacks (measured: Elu-22 double fails).
                 continue
             if s.has_function or s.has_context_dependent_function:
+                if not _body_has_kernels(s, rev, have):
+                    continue
                 r: dict[str, Any] = {"from": rev}
                 if nxt is not None:
                     r["to"] = nxt
