@@ -114,7 +114,6 @@ def _constness(facts: Any) -> str:
 
 def _lint(path: Path, ep: str, dims: dict[str, int]) -> tuple[Any, Any]:
     """(report, lint context) of one lint of ``path`` for ``ep`` alone."""
-    import onnxlint
     from onnxlint import engine
     from onnxlint.config import Config
 
@@ -124,11 +123,7 @@ def _lint(path: Path, ep: str, dims: dict[str, int]) -> tuple[Any, Any]:
         captured.append(ctx)
 
     cfg = Config(eps=(ep,), assume_dims=dict(dims))
-    engine.REPORT_HOOKS.append(keep)
-    try:
-        report = onnxlint.lint(str(path), eps=[ep], config=cfg)
-    finally:
-        engine.REPORT_HOOKS.remove(keep)
+    report = engine.lint(str(path), eps=[ep], config=cfg, what_if=False, observe=keep)
     return report, (captured[0] if captured else None)
 
 
