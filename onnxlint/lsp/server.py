@@ -856,10 +856,11 @@ def write_rule_docs(base: Path | None = None) -> Path | None:
     from onnxlint.rule import all_rules
 
     if base is None:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        base = Path(cache) / "onnxlint" / "rule-docs" / __version__
+        from onnxlint.cachefs import cache_root, make_private_dir
+
+        base = cache_root() / "rule-docs" / __version__
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        make_private_dir(base)
         for cls in all_rules():
             page = base / f"{cls.code}.md"
             text = cls.docs_markdown()

@@ -116,6 +116,20 @@ def test_cache_folders_are_private_and_follow_the_environment(
     assert (cache.folder.stat().st_mode & 0o777) == 0o700
 
 
+def test_rule_docs_follow_the_cache_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from onnxlint.lsp.server import write_rule_docs
+    from onnxlint.version import __version__
+
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "c"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    folder = write_rule_docs()
+    assert folder == tmp_path / "c" / "rule-docs" / __version__
+    assert (folder / "OL101.md").read_text("utf-8").strip()
+    assert not (tmp_path / "xdg").exists()
+
+
 def test_confirm_cache_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(confirm, "CACHE_MAX_ENTRIES", 2)
     cache = confirm.ResultCache(tmp_path)
