@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint.data import load_json
+from onnxlint.fsutil import read_small_regular_file
 from onnxlint.limits import Limits
 
 if sys.version_info >= (3, 11):
@@ -90,9 +91,8 @@ def from_mapping(raw: dict[str, Any], source: Path | None = None) -> Config:
 
 def load_file(path: Path) -> Config:
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_small_regular_file(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
@@ -111,12 +111,12 @@ def find_config_file(start: Path) -> Path | None:
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
             try:
-                with pyproject.open("rb") as fh:
-                    if "onnxlint" in tomllib.load(fh).get("tool", {}):
-                        return pyproject
+                text = read_small_regular_file(pyproject).decode("utf-8")
+                if "onnxlint" in tomllib.loads(text).get("tool", {}):
+                    return pyproject
             except OSError:
                 continue
-            except tomllib.TOMLDecodeError:
+            except (UnicodeDecodeError, tomllib.TOMLDecodeError):
                 # it may hold [tool.onnxlint]: returned, so that loading it reports the error
                 # instead of linting with the defaults as if there were no configuration
                 return pyproject

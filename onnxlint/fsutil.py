@@ -63,3 +63,31 @@ def check_writable(path: Path) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     os.close(fd)
     os.unlink(tmp)
+
+
+#: configuration files are small; anything larger is refused rather than read
+MAX_SMALL_FILE_BYTES = 4 << 20
+
+
+def read_small_regular_file(path: Path, max_bytes: int = MAX_SMALL_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``max_bytes``.
+
+    Opened with ``O_NONBLOCK`` so a FIFO in its place cannot block the open, then
+    ``fstat`` on the descriptor decides: a FIFO, device or folder raises ``OSError``
+    instead of being read (``/dev/zero`` would never end).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        if st.st_size > max_bytes:
+            raise OSError(f"{path} is larger than {max_bytes} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+        if len(data) > max_bytes:  # it grew after the fstat
+            raise OSError(f"{path} is larger than {max_bytes} bytes")
+        return data
+    finally:
+        os.close(fd)
