@@ -81,8 +81,17 @@ def what_ifs(
             by_ep.setdefault(d.ep, set()).update(d.cause.subject)
     out: list[WhatIf] = []
     big = too_large(model) if by_ep else None
+    # only a graph input's named dim can be pinned; the others (a NonZero count, a dim
+    # computed inside the graph) follow from those or stay dynamic whatever is pinned
+    pinnable = {
+        d.dim_param
+        for vi in model.graph.input
+        if vi.type.HasField("tensor_type")
+        for d in vi.type.tensor_type.shape.dim
+        if d.dim_param
+    }
     for prof in profiles:
-        dims = by_ep.get(prof.id) or by_ep.get(prof.ep)
+        dims = (by_ep.get(prof.id) or by_ep.get(prof.ep) or set()) & pinnable
         before = _plan_numbers(report, prof.ep)
         if not dims or before is None:
             continue

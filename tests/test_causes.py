@@ -64,7 +64,7 @@ def test_the_causes_are_data(bert: Path) -> None:
     w = top.what_if
     assert w is not None and w.dims == {"batch": 1, "sequence": 128}
     assert w.after[0] > w.before[0]  # pinning the dims moves nodes onto QNN
-    doc = json.loads(report.to_json())
+    doc = json.loads(report.to_json())["files"][0]  # the CLI's JSON document, one file
     assert doc["causes"][0]["cause"]["subject"] == ["batch", "sequence"]
     assert doc["causes"][0]["what_if"]["after"]["nodes_on_ep"] == w.after[0]
     grouped = [d for d in doc["diagnostics"] if d["cause"]]
@@ -124,7 +124,8 @@ def test_sarif_and_github_report_each_cause_once(bert: Path) -> None:
     assert len(every["runs"][0]["results"]) == len(report.at_or_above(Severity.INFO))
     annotations = render([report], "github", min_severity=Severity.INFO).splitlines()
     assert (
-        annotations[0].startswith("::error ") and "dynamic dims batch, sequence" in annotations[0]
+        # a warning: QNN runs the refused nodes on CPU (its profile's refusal_consequence)
+        annotations[0].startswith("::warning ") and "dynamic dims batch, sequence" in annotations[0]
     )
     assert len(annotations) <= 10
 

@@ -10,6 +10,7 @@ one that makes session creation fail is an error.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, source_location
@@ -123,12 +124,13 @@ class _RefusalRule(Rule):
                 if loc is None:
                     loc = source_location(la.graph, na.node, ctx.index)
                 if _folded_by_ort(ctx, loc, v):
-                    ctx.emit(self._diag(na, v, fallback, Severity.HINT, loc, _FOLDED))
+                    ctx.emit(self._diag(ctx, na, v, fallback, Severity.HINT, loc, _FOLDED))
                 else:
-                    ctx.emit(self._diag(na, v, fallback, severity, loc))
+                    ctx.emit(self._diag(ctx, na, v, fallback, severity, loc))
 
     def _diag(
         self,
+        ctx: LintContext,
         na: NodeAssignment,
         v: Verdict,
         fallback: str,
@@ -149,11 +151,31 @@ class _RefusalRule(Rule):
             opsets=", ".join(str(o) for o in v.supported_opsets[-5:]) or "none",
         )
         return replace(
-            d, graph_level="exported", message=d.message + note, cause=_cause(na.facts, v)
+            d,
+            graph_level="exported",
+            message=d.message + note,
+            cause=_cause(na.facts, v, lambda: _traced_dims(ctx, na)),
         )
 
 
-def _cause(facts: NodeFacts, v: Verdict) -> Cause:
+def _traced_dims(ctx: LintContext, na: NodeAssignment) -> set[str]:
+    """Named dims of the node's values as ONNX's data-propagating inference sees them.
+
+    The verdicts use ORT's own, narrower propagation (a shape computed by Shape ->
+    Gather -> Concat stays unknown with optimizations disabled); when the values it
+    computes are expressed in a graph input's named dims, those dims are the root cause:
+    pinning them makes the shapes static once ORT folds the shape computations.
+    """
+    shapes = ctx.analysis(Shapes)
+    named: set[str] = set()
+    for name in (*na.node.inputs, *na.node.outputs):
+        for d in (shapes.shape(name) if name else None) or ():
+            if isinstance(d, str) and not GENERATED_DIM.match(d):
+                named.add(d)
+    return named
+
+
+def _cause(facts: NodeFacts, v: Verdict, traced: Callable[[], set[str]] | None = None) -> Cause:
     """The root cause of a refusal, as data (the grouping reports each cause once)."""
     op = facts.qualified_op()
     if v.constraint == "static_shape":
@@ -165,6 +187,8 @@ def _cause(facts: NodeFacts, v: Verdict) -> Cause:
                     named.add(d)
                 elif not (isinstance(d, int) and d >= 0):
                     generated = True
+        if not named and generated and traced is not None:
+            named = traced()
         if named:
             return Cause("dynamic-dims", tuple(sorted(named)))
         if generated:
