@@ -572,17 +572,17 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
                 file=sys.stderr,
             )
         return reports
-    base = getattr(args, "baseline", None)
-    if base is not None:
-        if not isinstance(base, Baseline):  # a caller that built the namespace by hand
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        if not isinstance(baseline, Baseline):  # a caller that built the namespace by hand
             try:
-                base = Baseline.load(base)
+                baseline = Baseline.load(baseline)
             except BaselineError as exc:
                 print(f"onnxlint: error: {exc}", file=sys.stderr)
                 return EXIT_USAGE
-        result = base.filter(reports)
+        result = baseline.filter(reports)
         if not getattr(args, "quiet", False):
-            print(result.summary(str(base.source)), file=sys.stderr)
+            print(result.summary(str(baseline.source)), file=sys.stderr)
         return result.reports
     return reports
 

@@ -58,7 +58,7 @@ class Config:
 
 
 def _schema() -> dict[str, Any]:
-    return load_json("schema/config.schema.json")  # type: ignore[no-any-return]
+    return load_json("schema/config.schema.json")
 
 
 def validate(raw: dict[str, Any], where: str = "configuration") -> None:

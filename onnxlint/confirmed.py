@@ -81,9 +81,9 @@ def disproval(d: Diagnostic, placements: Mapping[str, Mapping[str, str]]) -> dic
     if d.code in _ISLANDS:
         paths = [p for p in (r.node_path for r in (d.location, *d.related)) if p]
         paths = list(dict.fromkeys(paths))
-        actual = {p: moved.get(p) for p in paths}
-        if paths and all(a and a != _CPU for a in actual.values()):
-            return {"ep": d.ep, "nodes": actual}
+        actual_by_path = {p: moved.get(p) for p in paths}
+        if paths and all(a and a != _CPU for a in actual_by_path.values()):
+            return {"ep": d.ep, "nodes": actual_by_path}
     return None
 
 

@@ -44,11 +44,11 @@ class LintContext:
         key = factory
         if key not in self._analyses:
             self._analyses[key] = factory(self)
-        return self._analyses[key]  # type: ignore[no-any-return]
+        return self._analyses[key]
 
     def computed(self, factory: Callable[[LintContext], T]) -> T | None:
         """The result of ``factory`` if a rule already asked for it; never computes it."""
-        return self._analyses.get(factory)  # type: ignore[no-any-return]
+        return self._analyses.get(factory)
 
     def options_for(self, code: str, name: str) -> dict[str, Any]:
         return {**self.config.rules.get(name, {}), **self.config.rules.get(code, {})}

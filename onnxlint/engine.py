@@ -139,7 +139,13 @@ def instantiate_rules(config: Config) -> list[Rule]:
         options = {**config.rules.get(cls.name, {}), **config.rules.get(cls.code, {})}
         # no options: nothing to validate ({} always meets a properties-only schema), and
         # building 60-odd validators (and importing jsonschema) cost a tenth of a lint
-        errors = list(_options_validator(cls).iter_errors(options)) if options else []
+        # a class object is hashable; mypy checks a type[Rule] value against Hashable through
+        # the unbound instance __hash__ and refuses it
+        errors = (
+            list(_options_validator(cls).iter_errors(options))  # type: ignore[arg-type]
+            if options
+            else []
+        )
         if errors:
             msgs = "; ".join(
                 f"rules.{cls.code}.{'.'.join(map(str, e.absolute_path)) or '(options)'}: {e.message}"
@@ -350,10 +356,10 @@ def _finish(
             d = replace(d, path=label)
         if d.ep and ep_ids and d.ep in ep_ids and ep_ids[d.ep] != d.ep:
             d = replace(d, ep=ep_ids[d.ep])
-        key = (d.code, d.location, d.ep, d.message)
-        if key in seen:
+        dedup_key = (d.code, d.location, d.ep, d.message)
+        if dedup_key in seen:
             continue
-        seen.add(key)
+        seen.add(dedup_key)
         out.append(d)
     out.sort(key=Diagnostic.sort_key)
     return out

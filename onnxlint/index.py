@@ -216,8 +216,8 @@ class ModelIndex:
         return g
 
     def _add_nodes(self, g: GraphRef, nodes: onnx.NodeProto | list[onnx.NodeProto]) -> None:
-        labels = node_labels([(n.name, n.op_type) for n in nodes])  # type: ignore[union-attr]
-        for i, n in enumerate(nodes):  # type: ignore[arg-type]
+        labels = node_labels([(n.name, n.op_type) for n in nodes])
+        for i, n in enumerate(nodes):
             label = labels[i]
             domain = norm_domain(n.domain)
             opset = g.opsets.get(domain)

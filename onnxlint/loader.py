@@ -17,6 +17,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
@@ -780,7 +781,7 @@ def _is_depth_error(exc: BaseException) -> bool:
 
 
 def _fail(
-    result: LoadedModel, rule: type[load_rules.LoadRule], message_id: str, **args: object
+    result: LoadedModel, rule: type[load_rules.LoadRule], message_id: str, **args: Any
 ) -> LoadedModel:
     result.model = None
     result.diagnostics.append(rule.make(Location(), message_id, **args))

@@ -200,7 +200,7 @@ def write_report(report: ProbeReport, path: str | os.PathLike[str]) -> None:
 
 def load_measured(path: str | os.PathLike[str]) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
-        return json.load(fh)  # type: ignore[no-any-return]
+        return json.load(fh)
 
 
 # Statuses that say something about the machine at the time, not about the EP:
@@ -344,6 +344,7 @@ def build_cases(
     wanted = {o.lower() for o in ops} if ops else None
     for tc in sorted(testcases, key=lambda t: t.name):
         model = tc.model
+        assert model is not None, "node test cases are built from a model, not a URL"
         if len(model.graph.node) != 1:
             continue  # function-expanded (multi-node) cases say nothing per op
         node = model.graph.node[0]

@@ -63,7 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # a pytest run inside a pytest run (pytester) must not leak its EPs or records outwards
     eps = session_eps(config)
     _check_eps(eps)
-    config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)
+    # pytest's Stash.__setitem__ is generic in a way mypy cannot solve here
+    config.stash[_SAVED_STATE] = (testing.SESSION_EPS, testing.CHECKED)  # type: ignore[misc]
     testing.SESSION_EPS = eps
     _listen_for_progress(config)
     testing.CHECKED = []

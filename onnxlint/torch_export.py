@@ -317,7 +317,7 @@ def export_to_proto(
             report=False,
             dump_exported_program=False,
         )
-        return program.model_proto  # type: ignore[no-any-return]
+        return program.model_proto
 
 
 def _ai_onnx_opset(model: onnx.ModelProto) -> int | None:

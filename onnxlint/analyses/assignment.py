@@ -560,7 +560,11 @@ def expand_unclaimed_function_ops(lg: LevelGraph, la: LevelAssignment) -> onnx.M
         na = la.get(node)
         if na is None or node.domain != "ai.onnx" or node.schema is None:
             continue
-        if not (node.schema.has_function or node.schema.has_context_dependent_function):
+        # onnx's stubs lack OpSchema's function accessors (present at run time)
+        if not (
+            node.schema.has_function  # type: ignore[attr-defined]
+            or node.schema.has_context_dependent_function  # type: ignore[attr-defined]
+        ):
             continue
         # the CPU profile counts an expanded function op as claimed (it does run); what
         # decides is whether any EP in the list has a kernel for the op itself
@@ -574,16 +578,17 @@ def expand_unclaimed_function_ops(lg: LevelGraph, la: LevelAssignment) -> onnx.M
             continue
         fn = onnx.FunctionProto()
         try:
-            if schema.has_function:
-                fn.ParseFromString(schema.get_function_with_opset_version(opset))
-            elif schema.has_context_dependent_function:
+            # the function accessors are missing from onnx's stubs, not from OpSchema
+            if schema.has_function:  # type: ignore[attr-defined]
+                fn.ParseFromString(schema.get_function_with_opset_version(opset))  # type: ignore[attr-defined]
+            elif schema.has_context_dependent_function:  # type: ignore[attr-defined]
                 types = []
                 for name in node.inputs:
                     vt = lg.value_type(main, name) if name else ValueType()
                     t = _type_proto(vt)
                     types.append(t.SerializeToString())
                 fn.ParseFromString(
-                    schema.get_context_dependent_function_with_opset_version(
+                    schema.get_context_dependent_function_with_opset_version(  # type: ignore[attr-defined]
                         opset, node.node.SerializeToString(), types
                     )
                 )
@@ -648,7 +653,7 @@ def _instantiate(fn: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> l
     rename = dict(zip(fn.input, call.input, strict=False))
     rename.update(zip(fn.output, call.output, strict=False))
     attrs = {a.name: a for a in call.attribute}
-    out = []
+    out: list[onnx.NodeProto] = []
     for inner in fn.node:
         m = onnx.NodeProto()
         m.CopyFrom(inner)

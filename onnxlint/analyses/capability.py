@@ -653,6 +653,7 @@ def facts_from_node(
         if not formals:
             return (None,) * count
         out: list[str | None] = []
+        assert schema is not None, "formals come from the schema, so there is one"
         constraint_names = {tc.type_param_str for tc in schema.type_constraints}
         for i in range(count):
             f = formals[min(i, len(formals) - 1)]

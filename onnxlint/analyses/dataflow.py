@@ -672,10 +672,10 @@ def _slice(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ..
         return None
     if axes is not None and tuple(axes) not in ((0,), (-1,)):
         return None
-    step = steps[0] if steps else 1
-    if not all(isinstance(x, int) for x in (starts[0], ends[0], step)) or step == 0:
+    start, end, step = starts[0], ends[0], steps[0] if steps else 1
+    if not (isinstance(start, int) and isinstance(end, int) and isinstance(step, int)) or step == 0:
         return None
-    return tuple(data[slice(starts[0], ends[0], step)])  # type: ignore[misc]
+    return tuple(data[start:end:step])
 
 
 def _arith(symbol: str, fn: Callable[[int, int], int]) -> Callable[..., tuple[Elem, ...] | None]:

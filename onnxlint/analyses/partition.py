@@ -713,12 +713,12 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 units = qdq_units(g, order)
                 groups = []
                 for grp in greedy_groups(g, order, claimed, units, edges):
-                    why = _keep_group(grp, by_path, profile)
-                    if why is None:
+                    refusal = _keep_group(grp, by_path, profile)
+                    if refusal is None:
                         groups.append(grp)
                     else:
                         for p in grp:
-                            plan.released.setdefault(p, why)
+                            plan.released.setdefault(p, refusal)
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep
@@ -797,8 +797,8 @@ def _scalar_initializer(g: GraphRef, name: str) -> int | None:
 def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -> None:
     part_of: dict[str, Partition] = {}
     for p in plan.partitions:
-        for n in p.nodes:
-            part_of[n] = p
+        for path in p.nodes:
+            part_of[path] = p
     by_path = {n.path: n for n in lg.index.nodes}
     for g in lg.graphs():
         nodes = lg.nodes(g)

@@ -225,9 +225,9 @@ def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
                 table[vi.name] = seen.setdefault(vt, vt)
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
-                vt = _constant_type(node)
-                if vt is not None:
-                    table.setdefault(node.output[0], vt)
+                constant_vt = _constant_type(node)
+                if constant_vt is not None:
+                    table.setdefault(node.output[0], constant_vt)
     return table
 
 
@@ -293,7 +293,7 @@ def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, li
         except MemoryError:
             errors.append("out of memory during shape inference")
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
-            errors.append(_one_line(exc))
+            errors.append(_one_line(str(exc)))
     return model, errors
 
 
@@ -360,7 +360,7 @@ def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
                 sym._infer_impl()
                 rounds += 1
             sym._update_output_from_vi()
-            return sym.out_mp_  # type: ignore[no-any-return]
+            return sym.out_mp_
     except BaseException as exc:  # it may also sys.exit() or assert on odd graphs
         if isinstance(exc, KeyboardInterrupt):
             raise

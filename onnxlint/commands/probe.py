@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 NAME = "probe"
 HELP = "measure a real, installed execution provider op by op (creates real ORT sessions)"
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compare:
         comparison = compare_with_profile(report)
     if args.json:
-        out = {"ep": report.ep, "versions": report.versions, "summary": summary}
+        out: dict[str, Any] = {"ep": report.ep, "versions": report.versions, "summary": summary}
         if comparison is not None:
             agreement, disagreements = comparison
             out["agreement"] = round(agreement, 4)

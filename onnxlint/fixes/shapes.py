@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -190,11 +190,11 @@ def request_from_fix_args(
     name with a whole shape when its rank is unknown. A front end
     (a code action) asks the user for those; a missing one raises :class:`FixShapesError`.
     """
-    values: dict[str, Any] = dict(values or {})
+    chosen_values: dict[str, Any] = dict(values or {})
     dims: dict[str, int] = {}
     missing: list[str] = []
     for name, proposed in dict(args.get("dims", {})).items():
-        chosen = values.get(name, proposed)
+        chosen = chosen_values.get(name, proposed)
         if isinstance(chosen, int) and not isinstance(chosen, bool):
             dims[name] = chosen
         else:
@@ -202,8 +202,8 @@ def request_from_fix_args(
     inputs: dict[str, tuple[int, ...]] = {}
     for name, shape in dict(args.get("inputs", {})).items():
         if shape is None:  # unknown rank: only the user can give the whole shape
-            if name in values:
-                inputs[name] = tuple(int(v) for v in values[name])  # type: ignore[union-attr]
+            if name in chosen_values:
+                inputs[name] = tuple(int(v) for v in chosen_values[name])
             else:
                 missing.append(name)
             continue
@@ -216,8 +216,8 @@ def request_from_fix_args(
                 full.append(d)
             elif isinstance(d, str) and d in dims:
                 full.append(dims[d])
-            elif key in values:
-                full.append(int(values[key]))
+            elif key in chosen_values:
+                full.append(int(chosen_values[key]))
             else:
                 missing.append(key)
         if len(full) == len(shape):
@@ -240,15 +240,15 @@ def fix_shapes(
 ) -> FixShapesResult:
     """A copy of ``model`` with the given dims fixed; raises :class:`FixShapesError` on bad requests."""
     dims = dict(dims or {})
-    inputs = {k: tuple(int(v) for v in vals) for k, vals in (inputs or {}).items()}
+    wanted = {k: tuple(int(v) for v in vals) for k, vals in (inputs or {}).items()}
     for name, value in dims.items():
         if not isinstance(value, int) or value < 1:
             raise FixShapesError(f"--dim {name}={value}: the value must be a positive integer")
-    mapping = _resolve_request(model, dims, inputs)
+    mapping = _resolve_request(model, dims, wanted)
 
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    changed = _apply(out, mapping, inputs)
+    changed = _apply(out, mapping, wanted)
     result = FixShapesResult(model=out, changed=changed, dims=dict(mapping))
     out, errors = infer_model(out)
     _fill_from_ort(out)
@@ -264,7 +264,7 @@ def fix_shapes(
     for vi in out.graph.input:
         shape = value_type_of(vi.type).shape
         old = before.get(vi.name)
-        touched = vi.name in inputs or (
+        touched = vi.name in wanted or (
             old is not None and any(isinstance(d, str) and d in mapping for d in old.shape or ())
         )
         if touched and shape is not None:
@@ -432,8 +432,9 @@ def _fold_size_inputs(model: onnx.ModelProto) -> tuple[list[str], int]:
                 new_name = made[key] = _unique(f"{name}__static", taken)
                 vt = shapes.value_type(name)
                 dtype = _np_dtype(vt.dtype if vt else None)
-                shape = vt.shape if vt and vt.is_static else -1
-                arr = np.array(value, dtype=dtype).reshape(shape)  # type: ignore[arg-type]
+                # ``is_static``: every dim is an int, which the type of ``shape`` cannot say
+                shape = cast("tuple[int, ...]", vt.shape) if vt and vt.is_static else -1
+                arr: np.ndarray = np.array(value, dtype=dtype).reshape(shape)
                 new_inits.append(numpy_helper.from_array(arr, new_name))
             ref.node.input[s] = new_name
             folded.append(f"{ref.path}: input {s} '{name}' -> {list(value)}")
@@ -468,7 +469,7 @@ def _used_names(graph: onnx.GraphProto) -> set[str]:
     return used | {o.name for o in graph.output}
 
 
-def _static_value(ref, slot, name, df, shapes, g):  # type: ignore[no-untyped-def]
+def _static_value(ref, slot, name, df, shapes, g):
     """The known integer value of a computed size input, resolved for Reshape -1/0 entries."""
     producer = g.producers.get(name)
     if name in g.initializers and not (ref.op_type == "Reshape" and slot == 1):
@@ -496,7 +497,7 @@ def _static_value(ref, slot, name, df, shapes, g):  # type: ignore[no-untyped-de
             and any(v in (-1, 0) for v in value)
             and len(out_vt.shape) == len(value)
         ):
-            return tuple(int(d) for d in out_vt.shape)  # type: ignore[union-attr]
+            return tuple(int(d) for d in out_vt.shape)
         if producer is None or producer.op_type == "Constant":
             return None  # an explicit constant without -1/0: nothing to improve
     return tuple(int(v) for v in value)
@@ -540,11 +541,11 @@ def _live(graph: onnx.GraphProto) -> set[int]:
     live: set[int] = set()
     while needed:
         name = needed.pop()
-        i = producer.get(name)
-        if i is None or i in live:
+        j = producer.get(name)
+        if j is None or j in live:
             continue
-        live.add(i)
-        node = graph.node[i]
+        live.add(j)
+        node = graph.node[j]
         needed += [x for x in node.input if x]
         for attr in node.attribute:
             subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)

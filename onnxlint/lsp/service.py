@@ -207,7 +207,8 @@ class LintService:
             self._cache.move_to_end(key)
         else:
             if what is None:  # the file is gone
-                return self._forget(uri)
+                self._forget(uri)
+                return None
             # cached confirmations are free to show; sessions only run in ``confirm``
             mode = "cache-only" if settings.confirm else "off"
             run = self._start(

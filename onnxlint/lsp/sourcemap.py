@@ -496,8 +496,8 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
     for g in index.graphs:
         smap.outer[g.path] = g.outer.path if g.outer is not None else None
     line_starts = [0]
-    for m in re.finditer("\n", text):
-        line_starts.append(m.end())
+    for newline in re.finditer("\n", text):
+        line_starts.append(newline.end())
 
     def pos(offset: int) -> tuple[int, int]:
         lo, hi = 0, len(line_starts) - 1

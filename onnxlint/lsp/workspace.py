@@ -462,7 +462,7 @@ def _lint(
 ) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
-        return lint(source, config=config, path_label=label, observe=observe)  # type: ignore[no-any-return]
+        return lint(source, config=config, path_label=label, observe=observe)
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
     except Exception as exc:  # a bug in some analysis must not take the server down
@@ -471,9 +471,7 @@ def _lint(
             "linting without EPs"
         )
     try:
-        return lint(  # type: ignore[no-any-return]
-            source, eps=[], config=config.merged(eps=()), path_label=label, observe=observe
-        )
+        return lint(source, eps=[], config=config.merged(eps=()), path_label=label, observe=observe)
     except Exception as exc:
         notes.append(f"onnxlint failed on {label}: {type(exc).__name__}: {exc}")
         return Report(path=label)

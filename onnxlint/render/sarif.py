@@ -35,7 +35,8 @@ DOCS_URL = "https://github.com/onnxlint/onnxlint/blob/main/docs/rules.md#{anchor
 def _rule_descriptors(codes: set[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     from onnxlint.rule import all_rules
 
-    rules, index = [], {}
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
     for cls in all_rules():
         if cls.code not in codes:
             continue

@@ -17,6 +17,8 @@ info when the selected EPs all cope.
 
 from __future__ import annotations
 
+from typing import Any
+
 from onnxlint.analyses.dataflow import DATA_DEPENDENT_SHAPE_OPS, Constness, Dataflow, ValueFacts
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
@@ -72,7 +74,7 @@ def _symbols(facts: ValueFacts) -> str:
     return ", ".join(repr(s) for s in named) if named else "unknown dims"
 
 
-def _cf_targets(ctx: LintContext, default: Severity = Severity.WARNING) -> list:  # type: ignore[type-arg]
+def _cf_targets(ctx: LintContext, default: Severity = Severity.WARNING) -> list:
     return ep_targets(ctx, "requires_static_control_flow", "static control flow", default)
 
 
@@ -234,7 +236,7 @@ g (float[4] x) => (float[4] y) {
 
 def _loop_findings(
     ctx: LintContext, node: NodeRef
-) -> tuple[str, dict[str, str], ValueFacts] | None:
+) -> tuple[str, dict[str, Any], ValueFacts] | None:
     """Why a Loop/Scan runs a runtime-decided number of iterations: (message id, args, facts)."""
     df = ctx.analysis(Dataflow)
     g = node.graph
@@ -607,6 +609,7 @@ g (float[8] x) => (float[8] y) {
         slot, value = dd[0]
         where = node.location(tensor=value, slot=f"input {slot}")
         content_slot = 1 if node.op_type == "Compress" else 0
+        args: dict[str, Any]
         if node.op_type in DATA_DEPENDENT_SHAPE_OPS and slot == content_slot:
             msg, args = "content", {"op": node.op_type, "value": value}
         else:

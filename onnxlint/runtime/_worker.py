@@ -708,7 +708,7 @@ def _run_once(sess: Any, random: bool = False) -> dict[str, Any]:
         "tensor(uint8)": np.uint8,
         "tensor(bool)": np.bool_,
     }
-    feeds = {}
+    feeds: dict[str, Any] = {}
     for i in sess.get_inputs():
         if i.type not in dtypes:
             return {"ok": False, "error": f"unsupported input type {i.type}"}

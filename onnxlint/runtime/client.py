@@ -765,8 +765,9 @@ def _run_chunk(
             elif kind == "result":
                 pos = int(ev["index"])
                 i = chunk[pos]
-                results[i] = _from_event(items[i], spec, ev, versions, memory_cap_mb)
-                results[i].worker_pid = worker.proc.pid
+                result = _from_event(items[i], spec, ev, versions, memory_cap_mb)
+                result.worker_pid = worker.proc.pid
+                results[i] = result
                 got += 1
                 current = None
                 deadline = time.monotonic() + timeout_s
@@ -824,7 +825,7 @@ def _from_event(
         status = STATUS_OOM
     provider = str(ev.get("provider") or spec.provider)
     session_providers = list(ev.get("session_providers") or [])
-    facts = {
+    facts: dict[str, Any] = {
         k: ev[k]
         for k in (
             "qnn_sdk_version",
