@@ -137,3 +137,13 @@ def test_a_large_model_gets_no_what_if_run(bert: Path, monkeypatch: pytest.Monke
     (w,) = lint(bert, eps=["qnn"], config=Config()).what_ifs
     assert w.error and "more than 10 nodes" in w.error and w.after == w.before
     assert "not predicted (the model has more than 10 nodes" in w.describe()
+
+
+def test_a_what_if_pins_only_graph_input_dims() -> None:
+    """The demo's dynamic-dims cause also names a NonZero count ('nnz'): only 'batch',
+    a graph input's dim, can be pinned, so the suggested command pins that alone."""
+    demo = Path(__file__).resolve().parent.parent / "examples" / "demo.onnx"
+    report = lint(demo, eps=["qnn"], config=Config())
+    (w,) = [g.what_if for g in group(report) if g.what_if is not None]
+    assert w.dims == {"batch": 1}
+    assert "--dim batch=1" in w.command and "nnz" not in w.command
