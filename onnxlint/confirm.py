@@ -504,6 +504,15 @@ def _unsafe_reason(ctx: LintContext) -> str | None:
     for d in ctx.loaded.diagnostics:
         if d.code in ("OL010", "OL011", "OL012"):
             return f"the loader found an external-data problem ({d.code}: {d.message})"
+    from onnxlint.tensors import first_data_mismatch
+
+    mismatch = first_data_mismatch(ctx.model)
+    if mismatch is not None:
+        _, where, declared, stored = mismatch
+        return (
+            f"a tensor in {where} declares {declared} elements but its data holds {stored} "
+            "(OL109); ORT would refuse it or try to allocate the declared size"
+        )
     from onnxlint.compiled import CompiledModel
 
     cm = ctx.analysis(CompiledModel)

@@ -41,6 +41,91 @@ def element_count(tensor: onnx.TensorProto) -> int | None:
     return count
 
 
+#: element types whose packed data holds two elements per byte (and per int32_data entry)
+_PACKED_4BIT = frozenset(
+    getattr(onnx.TensorProto, n)
+    for n in ("INT4", "UINT4", "FLOAT4E2M1")
+    if hasattr(onnx.TensorProto, n)
+)
+#: sub-byte types packed some other way; their counts are not checked
+_PACKED_OTHER = frozenset(
+    getattr(onnx.TensorProto, n)
+    for n in ("INT2", "UINT2", "FLOAT6E2M3", "FLOAT6E3M2")
+    if hasattr(onnx.TensorProto, n)
+)
+#: typed fields that hold one element per entry, by element type (complex: two per element)
+_TYPED_FIELD: dict[int, tuple[str, int]] = {
+    onnx.TensorProto.FLOAT: ("float_data", 1),
+    onnx.TensorProto.COMPLEX64: ("float_data", 2),
+    onnx.TensorProto.DOUBLE: ("double_data", 1),
+    onnx.TensorProto.COMPLEX128: ("double_data", 2),
+    onnx.TensorProto.INT64: ("int64_data", 1),
+    onnx.TensorProto.UINT32: ("uint64_data", 1),
+    onnx.TensorProto.UINT64: ("uint64_data", 1),
+    onnx.TensorProto.STRING: ("string_data", 1),
+}
+
+
+def stored_count(tensor: onnx.TensorProto) -> int | None:
+    """How many elements the tensor's inline data holds; None when that cannot be told
+    without guessing (external data, a segment, an unknown or undefined element type).
+
+    A packed 4-bit type counts two elements per byte, so the answer is the largest count
+    the data can hold; :func:`data_mismatch` allows for the odd-count padding.
+    """
+    if is_external(tensor) or tensor.HasField("segment"):
+        return None
+    dtype = tensor.data_type
+    if dtype in _PACKED_OTHER:
+        return None
+    if tensor.HasField("raw_data"):
+        if dtype == onnx.TensorProto.STRING:
+            return None  # strings are never raw
+        if dtype in _PACKED_4BIT:
+            return 2 * len(tensor.raw_data)
+        try:
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(dtype).itemsize
+        except Exception:  # unknown or undefined element type
+            return None
+        if itemsize <= 0 or len(tensor.raw_data) % itemsize:
+            return -1  # a partial element: matches no declared count
+        return len(tensor.raw_data) // itemsize
+    typed = _TYPED_FIELD.get(dtype)
+    if typed is not None:
+        field_name, per_element = typed
+        entries = len(getattr(tensor, field_name))
+        return entries // per_element if entries % per_element == 0 else -1
+    if dtype in _PACKED_4BIT:
+        return 2 * len(tensor.int32_data)
+    try:
+        onnx.helper.tensor_dtype_to_np_dtype(dtype)
+    except Exception:
+        return None
+    return len(tensor.int32_data)  # int8/16/32, uint8/16, bool, float16, bfloat16, float8
+
+
+def data_mismatch(tensor: onnx.TensorProto) -> tuple[int, int] | None:
+    """``(declared, stored)`` element counts when the inline data does not hold what the
+    dims declare (ORT refuses such a tensor, or first tries to allocate the declared size);
+    None when they agree or either count is unknown."""
+    declared = element_count(tensor)
+    stored = stored_count(tensor)
+    if declared is None or stored is None:
+        return None
+    if tensor.data_type in _PACKED_4BIT and stored >= 0 and stored - declared == 1:
+        return None  # an odd count pads its last byte
+    return None if declared == stored else (declared, max(stored, 0))
+
+
+def first_data_mismatch(model: onnx.ModelProto) -> tuple[onnx.TensorProto, str, int, int] | None:
+    """The first tensor anywhere in ``model`` whose data does not match its dims."""
+    for tensor, where in iter_tensors(model):
+        mismatch = data_mismatch(tensor)
+        if mismatch is not None:
+            return tensor, where, *mismatch
+    return None
+
+
 def inline_array(
     tensor: onnx.TensorProto, max_elements: int = DEFAULT_MAX_ELEMENTS
 ) -> np.ndarray | None:

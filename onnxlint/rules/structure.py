@@ -8,7 +8,7 @@ from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.index import GraphRef, NodeRef
 from onnxlint.rule import Rule, register
-from onnxlint.tensors import without_external_data
+from onnxlint.tensors import data_mismatch, without_external_data
 
 _VALID_MODEL = """\
 <ir_version: 8, opset_import: ["" : 17]>
@@ -510,6 +510,91 @@ g (float[1,4] x) => (float[1,4] z) {
                 if late:
                     ctx.emit(self.make(n.location(tensor=late[0]), "order", value=late[0]))
                     break
+
+
+@register
+class TensorDataSize(Rule):
+    """A tensor whose stored data does not hold the number of elements its dims declare.
+
+    What it does:
+        Counts the elements each inline tensor stores (initializers, sparse values,
+        Constant and other tensor attributes, in every graph, body and function) and
+        compares them with the product of its dims. External data is not opened.
+
+    Why it matters:
+        ONNX Runtime refuses such a model at load, and some versions first try to
+        allocate the declared size (a 2^31-element Constant with one value asks for
+        16 GiB), so the session fails with an out-of-memory error instead of a
+        clear message. The model is corrupt or was edited by hand.
+
+    Fix:
+        Re-export the model; when editing a tensor, change its dims and its data
+        together (``onnx.numpy_helper.from_array`` builds both from one array).
+
+    Execution providers:
+        All.
+    """
+
+    code = "OL109"
+    name = "tensor-data-size"
+    category = Category.STRUCTURE
+    severity = Severity.ERROR
+    messages = {
+        "initializer": (
+            "initializer '{value}' declares {declared} elements but its data holds {stored}"
+        ),
+        "attribute": (
+            "tensor attribute '{attribute}' declares {declared} elements but its data holds {stored}"
+        ),
+    }
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0}> {
+    y = Add(x, w)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+    y = Add(x, w)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        for g in ctx.index.graphs:
+            for name, tensor in g.initializers.items():
+                mismatch = data_mismatch(tensor)
+                if mismatch is not None:
+                    declared, stored = mismatch
+                    ctx.emit(
+                        self.make(
+                            Location(graph=g.path, tensor=name),
+                            "initializer",
+                            value=name,
+                            declared=declared,
+                            stored=stored,
+                        )
+                    )
+            for n in g.nodes:
+                for attr in n.node.attribute:
+                    tensors = [attr.t] if attr.HasField("t") else []
+                    tensors += list(attr.tensors)
+                    for sp in [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []:
+                        tensors.append(sp.values)
+                    for tensor in tensors:
+                        mismatch = data_mismatch(tensor)
+                        if mismatch is not None:
+                            declared, stored = mismatch
+                            ctx.emit(
+                                self.make(
+                                    n.location(),
+                                    "attribute",
+                                    attribute=attr.name,
+                                    declared=declared,
+                                    stored=stored,
+                                )
+                            )
+                            break
 
 
 def _trim(text: str, limit: int = 400) -> str:

@@ -82,3 +82,34 @@ def test_huge_tensor_into_a_local_function_stays_bounded() -> None:
     messages = [d.message for d in report.diagnostics]
     assert not any("bad_alloc" in m for m in messages), messages
     assert time.perf_counter() - start < 10
+
+
+def _oversized_constant() -> bytes:
+    """The fuzzer's seed 4 with a Constant that declares 2^31 int64 elements and holds one."""
+    model = onnx.parser.parse_model(
+        """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) {
+    [z] zero = Constant <value = int64[1] {0}> ()
+    [seq] s = SequenceConstruct (x, x)
+    [at] y = SequenceAt (s, zero)
+}
+"""
+    )
+    model.graph.node[0].attribute[0].t.dims[:] = [2**31]
+    return model.SerializeToString()
+
+
+def test_tensor_larger_than_its_data_never_reaches_ort() -> None:
+    """Found by the fuzzer on the oldest supported ORT (1.24.1): the level-1 worker handed
+    this model to ORT, which tried to allocate the declared 16 GiB (bad_alloc, OL605).
+    It is now an OL109 error, and neither the level-1 worker nor a session sees it."""
+    import onnxlint
+    from onnxlint.analyses.level1 import skip_reason
+
+    data = _oversized_constant()
+    assert "OL109" in (skip_reason(onnx.load_from_string(data)) or "")
+    assert check_input(data, eps=("cuda",)) == 1
+    report = onnxlint.lint(data, eps=["cuda"], config={})
+    codes = {d.code for d in report.diagnostics}
+    assert "OL109" in codes and "OL605" not in codes, codes
