@@ -129,6 +129,10 @@ class CauseGroup:
             of = f" (inputs {', '.join(inputs)})" if inputs else ""
             text = f"dynamic dims {', '.join(subject)}{of}: {ep} needs static shapes"
             return text + (f" and refuses {cost}" if n else "")
+        if kind == "unknown-shape":
+            return f"shapes are unknown from {subject[0]} on: {ep} needs static shapes" + (
+                f" and refuses {cost}" if n else ""
+            )
         if kind == "data-dependent":
             return f"{cost} have shapes computed at run time: {ep} needs static shapes"
         if kind == "op":
@@ -141,6 +145,15 @@ class CauseGroup:
             return f"{ep} does not claim the custom domain {subject[0]}: {cost} fall back"
         what = f" ({subject[1]})" if len(subject) > 1 else ""
         return f"{ep} refuses {cost} ({subject[0]}){what}"
+
+    def fix(self) -> Fix | None:
+        """The remedy of the cause: the head finding's, unless the cause names its own."""
+        if self.cause.kind == "unknown-shape":
+            return Fix(
+                title=f"make the output shapes of {self.cause.subject[0]} known (its own "
+                "finding says why they are lost; declaring them in value_info also works)"
+            )
+        return self.head.fix
 
     def message(self) -> str:
         nodes = self.nodes
@@ -266,7 +279,7 @@ def shown(
                     location=g.where,
                     ep=g.ep,
                     message=text,
-                    fix=None if g.what_if is not None else head.fix,
+                    fix=None if g.what_if is not None else g.fix(),
                     related=tuple(g.nodes),
                     fingerprint=head.fingerprint() + "#cause",
                     path=head.path or report.path,

@@ -29,6 +29,10 @@ def norm_domain(domain: str) -> str:
     return DEFAULT_DOMAIN if domain in ("", "ai.onnx") else domain
 
 
+#: the domains whose operators ONNX itself defines
+STANDARD_DOMAINS = (DEFAULT_DOMAIN, "ai.onnx.ml")
+
+
 @lru_cache(maxsize=4096)
 def resolve_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
     """The schema a node resolves to at the imported opset, or None when unknown."""
@@ -285,3 +289,16 @@ def _outer_references(g: GraphRef) -> frozenset[str]:
         for sub in n.subgraphs.values():
             names |= {x for x in sub.captured if not g.is_defined_here(x)}
     return frozenset(names)
+
+
+def is_unknown_standard_op(
+    node: NodeRef, functions: dict[tuple[str, str], GraphRef] | None = None
+) -> bool:
+    """True when ``node`` names an operator of a standard domain that does not exist at
+    the opset its graph imports (OL204's finding, the cause of whatever follows from it);
+    a call of a model-local function in ``functions`` is not one."""
+    if node.schema is not None or node.domain not in STANDARD_DOMAINS:
+        return False
+    if node.domain not in node.graph.opsets:
+        return False
+    return functions is None or (node.node.domain, node.op_type) not in functions

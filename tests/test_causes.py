@@ -147,3 +147,52 @@ def test_a_what_if_pins_only_graph_input_dims() -> None:
     (w,) = [g.what_if for g in group(report) if g.what_if is not None]
     assert w.dims == {"batch": 1}
     assert "--dim batch=1" in w.command and "nnz" not in w.command
+
+
+def _chain_after(op: str, opsets: str, length: int = 10) -> onnx.ModelProto:
+    lines = [
+        f"<ir_version: 8, opset_import: [{opsets}]>",
+        "g (float[1,4] x) => (float[1,4] y) {",
+        f"    [origin] t0 = {op}(x)",
+    ]
+    lines += [f"    [r{i}] t{i + 1} = Relu(t{i})" for i in range(length)]
+    lines += [f"    [out] y = Identity(t{length})", "}"]
+    return onnx.parser.parse_model("\n".join(lines) + "\n")
+
+
+def test_an_unknown_operator_is_one_error_and_the_cause_of_what_follows() -> None:
+    """One unknown operator used to give OL101, OL204, OL303 and OL508 (plus one OL504 per
+    downstream node): now OL204 alone says what is wrong, and the downstream refusals
+    name it as their root cause."""
+    report = lint(_chain_after("FooBar", '"" : 17'), eps=["qnn"], config=Config())
+    codes = [d.code for d in report.diagnostics]
+    assert codes.count("OL204") == 1
+    assert not {"OL101", "OL303", "OL508"} & set(codes), codes
+    refusals = [d for d in report.diagnostics if d.code == "OL504"]
+    assert len(refusals) == 11
+    assert {d.cause.kind for d in refusals if d.cause} == {"unknown-shape"}
+    (cause,) = group(report)
+    assert cause.where.node_name == "origin" and len(cause.nodes) == 11
+    assert "origin" in cause.message() and cause.fix() is not None
+
+
+def test_the_checker_still_reports_what_else_is_wrong_beside_an_unknown_operator() -> None:
+    model = _chain_after("FooBar", '"" : 17', length=1)
+    model.graph.node[1].attribute.append(onnx.helper.make_attribute("alpha", 0.5))
+    codes = [d.code for d in lint(model, config=Config()).diagnostics]
+    assert "OL204" in codes and "OL101" in codes
+
+
+def test_a_custom_operator_is_the_cause_where_shapes_are_lost() -> None:
+    report = lint(
+        _chain_after("custom.Mystery", '"" : 17, "custom" : 1'), eps=["qnn"], config=Config()
+    )
+    (origin,) = [d for d in report.diagnostics if d.code == "OL303"]
+    assert origin.location.node_name == "origin"
+    causes = [g for g in group(report) if g.cause.kind == "unknown-shape"]
+    assert len(causes) == 1 and causes[0].cause.subject == ("origin",)
+
+
+def test_a_known_shape_gives_no_unknown_shape_cause() -> None:
+    report = lint(_chain_after("Sigmoid", '"" : 17'), eps=["qnn"], config=Config())
+    assert not [d for d in report.diagnostics if d.cause and d.cause.kind == "unknown-shape"]

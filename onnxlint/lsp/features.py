@@ -11,11 +11,13 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
 
+from onnxlint import causes
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import NodeRef
 from onnxlint.lsp.sourcemap import SourceMap, Token, tensor_elements
@@ -208,6 +210,24 @@ def is_quiet(d: Diagnostic) -> bool:
     )
 
 
+#: related locations a cause's diagnostic lists (its message counts the rest)
+RELATED_MAX = 50
+
+
+def cause_finding(g: causes.CauseGroup) -> Diagnostic:
+    """A root cause as one finding: at the cause, with the nodes it costs as related
+    locations (the first :data:`RELATED_MAX`)."""
+    return replace(
+        g.head,
+        location=g.where,
+        severity=g.severity,
+        message=g.message(),
+        fix=g.fix(),
+        related=tuple(g.nodes[:RELATED_MAX]),
+        disproved=None,
+    )
+
+
 def diagnostics_for(
     state: ModelState,
     *,
@@ -225,7 +245,9 @@ def diagnostics_for(
     related location there) or ``graph`` (the graph view: each finding on its
     node's line). ``file`` never renders the view.
 
-    What the Problems panel lists: without ``show_hints``, hints and export-hygiene
+    What the Problems panel lists: each root cause shared by several findings
+    (:func:`onnxlint.causes.group`) once, at the cause, with its nodes as related
+    information; the findings it stands for are hints on their nodes. Without ``show_hints``, hints and export-hygiene
     information are published as hints (VS Code shows those in the editor only);
     with ``per_rule``, the findings of one rule and EP after the first
     ``per_rule`` are hints too, and the last one listed says how many follow, so
@@ -235,11 +257,11 @@ def diagnostics_for(
     rendered = view != "file" or not state.view_pending
     smap = state.source if rendered else None
     findings = state.report.diagnostics
-    totals = Counter((d.code, d.ep) for d in findings if not (is_quiet(d) and not show_hints))
-    listed: Counter[tuple[str, str | None]] = Counter()
-    out = []
-    for d in findings:
-        diag = to_lsp(
+    groups = causes.group(state.report)
+    grouped = {id(d) for g in groups for d in g.members}
+
+    def convert(d: Diagnostic) -> lsp.Diagnostic:
+        return to_lsp(
             d,
             smap,
             is_text=view == "text",
@@ -248,7 +270,24 @@ def diagnostics_for(
             with_location_prefix=view == "file",
             view_uri=view_uri if view == "file" else None,
         )
-        if not show_hints and is_quiet(d):
+
+    # one diagnostic per root cause, at the cause, its nodes as related information;
+    # the findings it stands for stay on their nodes as hints (not in the Problems panel)
+    out = []
+    for g in groups:
+        diag = convert(cause_finding(g))
+        if isinstance(diag.data, dict):
+            diag.data["root_cause"] = {**g.cause.to_dict(), "nodes": len(g.nodes)}
+        out.append(diag)
+    totals = Counter(
+        (d.code, d.ep)
+        for d in findings
+        if id(d) not in grouped and not (is_quiet(d) and not show_hints)
+    )
+    listed: Counter[tuple[str, str | None]] = Counter()
+    for d in findings:
+        diag = convert(d)
+        if id(d) in grouped or (not show_hints and is_quiet(d)):
             diag.severity = lsp.DiagnosticSeverity.Hint
         elif per_rule > 0:
             key = (d.code, d.ep)
@@ -595,7 +634,8 @@ def inlay_hints(state: ModelState, rng: lsp.Range) -> list[lsp.InlayHint]:
 
 
 def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
-    """A summary lens on the first line, and one per predicted partition at its first node."""
+    """A summary lens on the first line, one per predicted partition at its first node, and
+    one per root cause at the cause, with the nodes it costs."""
     smap = state.source
     if smap is None:
         return []
@@ -627,6 +667,17 @@ def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
         lenses.append(
             lsp.CodeLens(
                 range=lsp.Range(lsp.Position(entry.line, 0), lsp.Position(entry.line, 0)),
+                command=lsp.Command(title=title, command=""),
+            )
+        )
+    is_text = state.is_text
+    for g in causes.group(state.report):
+        line = diagnostic_range(cause_finding(g), smap, is_text=is_text).start.line
+        n = len(g.nodes)
+        title = f"root cause ({g.code}) · costs {n} node{'s' if n != 1 else ''} on {g.ep}"
+        lenses.append(
+            lsp.CodeLens(
+                range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)),
                 command=lsp.Command(title=title, command=""),
             )
         )

@@ -462,7 +462,8 @@ def _lint(
 ) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
-        return lint(source, config=config, path_label=label, observe=observe)
+        # no what-if runs: a second lint per keystroke; the cause's fix names the command
+        return lint(source, config=config, path_label=label, observe=observe, what_if=False)
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
     except Exception as exc:  # a bug in some analysis must not take the server down
@@ -471,7 +472,14 @@ def _lint(
             "linting without EPs"
         )
     try:
-        return lint(source, eps=[], config=config.merged(eps=()), path_label=label, observe=observe)
+        return lint(
+            source,
+            eps=[],
+            config=config.merged(eps=()),
+            path_label=label,
+            observe=observe,
+            what_if=False,
+        )
     except Exception as exc:
         notes.append(f"onnxlint failed on {label}: {type(exc).__name__}: {exc}")
         return Report(path=label)

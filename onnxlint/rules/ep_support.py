@@ -20,7 +20,9 @@ from onnxlint.analyses.partition import Partitions, short_ep
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
+from onnxlint.index import is_unknown_standard_op
 from onnxlint.rule import Rule, register
+from onnxlint.rules.shapes import ShapeLoss
 
 _STATIC_KINDS = frozenset({"static_shape", "known_shape"})
 
@@ -154,7 +156,7 @@ class _RefusalRule(Rule):
             d,
             graph_level="exported",
             message=d.message + note,
-            cause=_cause(na.facts, v, lambda: _traced_dims(ctx, na)),
+            cause=_cause(na.facts, v, lambda: _traced_dims(ctx, na), lambda: _lost_at(ctx, na)),
         )
 
 
@@ -175,7 +177,22 @@ def _traced_dims(ctx: LintContext, na: NodeAssignment) -> set[str]:
     return named
 
 
-def _cause(facts: NodeFacts, v: Verdict, traced: Callable[[], set[str]] | None = None) -> Cause:
+def _lost_at(ctx: LintContext, na: NodeAssignment) -> Cause | None:
+    """The node where the unknown shape of one of the node's inputs starts, as a cause."""
+    loss = ctx.analysis(ShapeLoss)
+    for name in na.node.inputs:
+        origin = loss.origin(na.node.graph.path, name) if name else None
+        if origin is not None:
+            return Cause("unknown-shape", (origin.label,), (origin.location(),))
+    return None
+
+
+def _cause(
+    facts: NodeFacts,
+    v: Verdict,
+    traced: Callable[[], set[str]] | None = None,
+    lost_at: Callable[[], Cause | None] | None = None,
+) -> Cause:
     """The root cause of a refusal, as data (the grouping reports each cause once)."""
     op = facts.qualified_op()
     if v.constraint == "static_shape":
@@ -193,6 +210,9 @@ def _cause(facts: NodeFacts, v: Verdict, traced: Callable[[], set[str]] | None =
             return Cause("dynamic-dims", tuple(sorted(named)))
         if generated:
             return Cause("data-dependent")
+        lost = lost_at() if lost_at is not None else None
+        if lost is not None:
+            return lost
     if v.kind == "op":
         return Cause("op", (op,))
     if v.kind == "revision":
@@ -690,8 +710,9 @@ g (float[1,16] x) => (float[1,16] y) {
             if na.node.graph.is_function or any(v.claimed for v in na.verdicts):
                 continue
             cpu = na.verdict_for(CPU_EP)
-            # an opset the runtime does not load at all is the opset rules' finding
-            if cpu is None or cpu.kind == "revision":
+            # an opset the runtime does not load at all, or an operator that does not exist
+            # at the imported opset, is the opset rules' finding (OL201, OL204)
+            if cpu is None or cpu.kind == "revision" or is_unknown_standard_op(na.node):
                 continue
             d = self.make(
                 source_location(la.graph, na.node, ctx.index),

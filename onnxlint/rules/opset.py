@@ -277,7 +277,7 @@ class UnknownOperator(Rule):
         "later": "{op} does not exist at {domain} opset {opset}; it was introduced in opset {first}: "
         "re-export with opset_version={first}",
         "removed": "{op} was removed from {domain} before opset {opset}; it exists up to opset {last}",
-        "unknown": "{op} is not a {domain} operator at any opset",
+        "unknown": "{op} is not an operator of {domain} at any opset",
     }
     visits = ("*",)
     example_bad = """\

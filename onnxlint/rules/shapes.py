@@ -29,7 +29,7 @@ from onnxlint.fixes.shapes import (
     ort_session_options,
     suggested_value,
 )
-from onnxlint.index import NodeRef
+from onnxlint.index import NodeRef, is_unknown_standard_op
 from onnxlint.rule import Rule, register
 
 __all__ = ["CAUSE_OF_FLAG", "Target", "dynamic_shape_fix", "ep_targets", "model_fix"]
@@ -316,16 +316,61 @@ g (float[1,4] x) => (float[1,4] y) {
                 )
 
 
+class ShapeLoss:
+    """Where each unknown shape of a model comes from: the node that lost it (an
+    :func:`unknown_shape_origins` node or an operator unknown at the imported opset),
+    followed forward through the nodes that inherit it. Computed once per model
+    (``ctx.analysis(ShapeLoss)``); refusal rules name it as their findings' root cause."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        shapes = ctx.analysis(Shapes)
+        starts = {id(node) for node, _ in unknown_shape_origins(ctx)}
+        self._origin: dict[tuple[str, str], NodeRef] = {}
+        for g in ctx.index.graphs:
+            for node in g.nodes:
+                unknown_outs = [o for o in node.outputs if o and _unknown(shapes.value_type(o))]
+                if not unknown_outs:
+                    continue
+                origin: NodeRef | None = None
+                if id(node) in starts or is_unknown_standard_op(node, ctx.index.functions):
+                    origin = node
+                else:
+                    origin = next(
+                        (
+                            found
+                            for i in node.inputs
+                            if i and (found := self._origin.get((g.path, i))) is not None
+                        ),
+                        None,
+                    )
+                if origin is not None:
+                    for o in unknown_outs:
+                        self._origin[(g.path, o)] = origin
+
+    def origin(self, graph: str, value: str) -> NodeRef | None:
+        """The node where the shape of ``value`` (in graph ``graph``) was lost, if known."""
+        return self._origin.get((graph, value))
+
+
+def _unknown(vt: ValueType | None) -> bool:
+    return vt is None or (vt.kind in ("tensor", "unknown") and vt.has_unknown)
+
+
 def unknown_shape_origins(ctx: LintContext) -> Iterator[tuple[NodeRef, list[str]]]:
     """Nodes whose outputs have unknown dims/rank although every input's shape is known.
 
-    Nodes whose output shape depends on runtime values (reported by OL410) and control-flow
-    nodes driven by runtime values (OL401/OL403) are left to those rules.
+    Nodes whose output shape depends on runtime values (reported by OL410), control-flow
+    nodes driven by runtime values (OL401/OL403) and operators that do not exist at the
+    imported opset (OL204: the missing operator is the cause) are left to those rules.
     """
     shapes = ctx.analysis(Shapes)
     df = ctx.analysis(Dataflow)
     for node in ctx.index.nodes:
-        if node.graph.is_function or node.op_type == "Constant":
+        if (
+            node.graph.is_function
+            or node.op_type == "Constant"
+            or is_unknown_standard_op(node, ctx.index.functions)
+        ):
             continue
         lost = []
         for out in node.outputs:

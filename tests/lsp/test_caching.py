@@ -442,14 +442,22 @@ def test_published_diagnostics_equal_the_cli_findings(tmp_path: Path) -> None:
 
     file_view, graph_view = asyncio.run(scenario())
     want = sorted(_key(d["code"], d["location"], d["ep"]) for d in expected)
+    causes = json.loads((tmp_path / "report.json").read_text())["files"][0]["causes"]
     for diags in (file_view, graph_view):
         got = sorted(
             _key(d.code, {k: d.data.get(k) for k in ("graph", "node_path", "tensor")}, d.data["ep"])
             for d in diags
+            if "root_cause" not in d.data
         )
         assert got == want
+        # and one more diagnostic per root cause the CLI reports, at the cause
+        roots = [d.data["root_cause"] for d in diags if "root_cause" in d.data]
+        assert sorted((r["kind"], r["nodes"]) for r in roots) == sorted(
+            (c["cause"]["kind"], c["nodes"]) for c in causes
+        )
     messages = {d["message"] for d in expected}
-    assert all(any(m in d.message for m in messages) for d in file_view)
+    findings = [d for d in file_view if "root_cause" not in d.data]
+    assert all(any(m in d.message for m in messages) for d in findings)
 
 
 # -- the server process ------------------------------------------------------------------------

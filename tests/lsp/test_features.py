@@ -365,13 +365,36 @@ chain (float[N,4] t0) => (float[N,4] t{n}) {{
 """
 
 
-def test_a_cause_repeated_on_many_nodes_lists_a_few_problems(tmp_path: Path) -> None:
+def test_a_cause_repeated_on_many_nodes_is_one_problem_at_the_cause(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m.onnx", _chain(20))
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    refusals = [d for d in state.report.diagnostics if d.code == "OL504"]
+    assert len(refusals) == 20 and all(d.cause is not None for d in refusals)
+    every = features.diagnostics_for(state, view="graph")
+    assert len(every) == len(state.report.diagnostics) + 1  # the cause, then each finding
+    (cause,) = [d for d in every if "root_cause" in d.data]
+    # the graph input that declares N speaks for the cause, at the input
+    assert cause.code == "OL301" and cause.severity == lsp.DiagnosticSeverity.Warning
+    assert cause.data["tensor"] == "t0" and cause.data["root_cause"]["nodes"] == 20
+    assert "dynamic dims N" in cause.message and "20 nodes" in cause.message
+    assert cause.related_information is not None and len(cause.related_information) == 20
+    lines = {r.location.range.start.line for r in cause.related_information}
+    assert len(lines) == 20  # each related location is its own node's line in the view
+    hinted = [d for d in every if d.code == "OL504" and d.severity == lsp.DiagnosticSeverity.Hint]
+    assert len(hinted) == 20  # every node keeps its squiggle, off the Problems panel
+    lenses = [lens.command.title for lens in features.code_lenses(state) if lens.command]
+    assert "root cause (OL301) · costs 20 nodes on qnn-htp" in lenses
+    (at,) = [lens for lens in features.code_lenses(state) if "root cause" in lens.command.title]
+    assert at.range.start.line == cause.range.start.line
+
+
+def test_findings_without_a_shared_cause_are_capped_per_rule(tmp_path: Path) -> None:
     from dataclasses import replace
 
     model = write_model(tmp_path / "m.onnx", _chain(20))
     state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    state.report.diagnostics[:] = [replace(d, cause=None) for d in state.report.diagnostics]
     refusals = [d for d in state.report.diagnostics if d.code == "OL504"]
-    assert len(refusals) == 20
     hygiene = replace(refusals[0], code="OL999", severity=Severity.INFO)
     hygiene = replace(hygiene, category=Category.EXPORT_HYGIENE)
     state.report.diagnostics.append(hygiene)

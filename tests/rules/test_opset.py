@@ -107,7 +107,7 @@ CASES = [
         {"select": ["OL204"]},
         '<ir_version: 8, opset_import: ["" : 17]>\n'
         + "g (float[1,4] x) => (float[1,4] y) {\n [f] y = Frobnicate(x)\n}",
-        [("OL204", "Frobnicate is not a ai.onnx operator at any opset")],
+        [("OL204", "Frobnicate is not an operator of ai.onnx at any opset")],
     ),
     (
         "deprecated",
