@@ -9,6 +9,7 @@ Python API::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from onnxlint.version import __version__
@@ -29,6 +30,8 @@ __all__ = [
     "Severity",
     "__version__",
     "lint",
+    "render",
+    "to_sarif",
 ]
 
 
@@ -48,6 +51,27 @@ def lint(
     from onnxlint.engine import lint as engine_lint
 
     return engine_lint(model, eps=eps, config=config_mod.resolve(config, model), what_if=what_if)
+
+
+def render(reports: Report | Sequence[Report], fmt: str = "table") -> str:
+    """``reports`` as ``onnxlint --format FMT`` prints them (table, concise, json, github,
+    sarif, html, ...)."""
+    from onnxlint.render import render as render_reports
+
+    return render_reports(_as_list(reports), fmt)
+
+
+def to_sarif(reports: Report | Sequence[Report]) -> dict[str, Any]:
+    """The SARIF 2.1.0 log ``onnxlint --format sarif`` writes, as a dict."""
+    from onnxlint.render.sarif import to_sarif as sarif
+
+    return sarif(_as_list(reports))
+
+
+def _as_list(reports: Report | Sequence[Report]) -> list[Report]:
+    from onnxlint.report import Report
+
+    return [reports] if isinstance(reports, Report) else list(reports)
 
 
 def __getattr__(name: str) -> Any:

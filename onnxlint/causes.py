@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnxlint.diagnostics import Cause, Diagnostic, Fix, Location, Severity
-from onnxlint.report import Report
+
+if TYPE_CHECKING:  # the report asks for its causes (Report.causes): no import at run time
+    from onnxlint.report import Report
 
 #: fewer findings than this sharing a cause are shown as they are
 MIN_MEMBERS = 2

@@ -294,11 +294,11 @@ def stages() -> tuple[Callable[[LintContext, Report], None], ...]:
 
     1. the compiled-source check and, when asked for, ``--confirm``'s real sessions
        (``onnxlint.confirm``); 2. the partition summary that fills ``Report.partitions``
-    and ``Report.assignment`` (``onnxlint.rules.partition``). Each stage decides from
+    and ``Report.assignment`` (``onnxlint.partition_summary``). Each stage decides from
     the configuration and EPs whether it has work, and never raises.
     """
     from onnxlint.confirm import report_hook as confirmation
-    from onnxlint.rules.partition import fill_report as partition_summary
+    from onnxlint.partition_summary import fill_report as partition_summary
 
     return (confirmation, partition_summary)
 

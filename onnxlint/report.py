@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from onnxlint.diagnostics import Diagnostic, Severity
+from onnxlint.version import __version__
 
 
 class LintError(AssertionError):
@@ -75,27 +78,54 @@ class Report:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The document ``onnxlint --format json`` prints for this one model
-        (docs/json-format.md); ``to_dict()`` is its ``files[0]`` entry."""
-        from onnxlint.render.jsonfmt import render_json
-
-        return render_json([self], indent=indent)
-
-    def to_sarif(self) -> dict[str, Any]:
-        from onnxlint.render.sarif import to_sarif
-
-        return to_sarif([self])
-
-    def render(self, fmt: str = "table") -> str:
-        from onnxlint.render import render
-
-        return render([self], fmt)
+        (docs/json-format.md); ``to_dict()`` is its ``files[0]`` entry. The other formats:
+        ``onnxlint.render(report, fmt)`` and ``onnxlint.to_sarif(report)``."""
+        return json.dumps(json_document([self]), indent=indent)
 
     def raise_for_errors(self, fail_on: Severity | str = Severity.ERROR) -> None:
         level = Severity.parse(fail_on) if isinstance(fail_on, str) else fail_on
         if self.fatal or self.at_or_above(level):
-            from onnxlint.render.text import render_plain
+            raise LintError(plain_text([self], min_severity=level))
 
-            raise LintError(render_plain([self], min_severity=level))
+
+#: the version of the JSON document's shape (docs/json-format.md)
+SCHEMA_VERSION = 1
+
+
+def json_document(reports: Sequence[Report]) -> dict[str, Any]:
+    """The JSON document for ``reports`` (one entry under ``files`` per model)."""
+    totals: dict[str, int] = {}
+    for r in reports:
+        for label, n in r.counts().items():
+            totals[label] = totals.get(label, 0) + n
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "onnxlint", "version": __version__},
+        "summary": {"files": len(reports), "unreadable": sum(r.fatal for r in reports), **totals},
+        "files": [r.to_dict() for r in reports],
+    }
+
+
+def plain_text(reports: Sequence[Report], min_severity: Severity = Severity.HINT) -> str:
+    """One finding per line with its fix: for assertion messages and logs."""
+    lines = []
+    for report in reports:
+        for d in report.diagnostics:
+            if d.severity < min_severity:
+                continue
+            ep = f" [{d.ep}]" if d.ep else ""
+            note = f" [{d.disproved_text()}]" if d.disproved else ""
+            lines.append(
+                f"{report.path or '<model>'}: {d.location.describe()}: {d.severity.label} "
+                f"{d.code}{ep} {d.message}{note}"
+            )
+            if d.fix:
+                lines.append(
+                    f"    fix: {d.fix.title}" + (f" ({d.fix.command})" if d.fix.command else "")
+                )
+        if report.fatal and not report.diagnostics:
+            lines.append(f"{report.path or '<model>'}: could not be loaded")
+    return "\n".join(lines)
 
 
 def _plain(value: Any) -> Any:

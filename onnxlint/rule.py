@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 DOC_SECTIONS = ("What it does", "Why it matters", "Fix", "Execution providers")
 _CODE_RE = re.compile(r"^OL\d{3}$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+_VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
 
 
 class Rule:
@@ -37,13 +38,17 @@ class Rule:
     category: ClassVar[Category]
     severity: ClassVar[Severity]
     status: ClassVar[str] = "stable"  # preview | stable | deprecated
+    #: the onnxlint version that first shipped the rule
+    since: ClassVar[str] = "0.1.0"
     messages: ClassVar[dict[str, str]]
     #: op types whose nodes are passed to ``check_node``; ``("*",)`` means every node
     visits: ClassVar[tuple[str, ...]] = ()
     #: JSON Schema ``properties`` for the rule's options (validated, additionalProperties false)
     options_schema: ClassVar[dict[str, Any]] = {}
     default_options: ClassVar[dict[str, Any]] = {}
-    #: always | sometimes | never: whether findings come with an automated fix
+    #: always | sometimes | never: whether findings come with a machine-applicable fix
+    #: (``Fix.action``, which ``onnxlint fix-shapes`` and the editor's quick fixes apply);
+    #: a fix that only says what to do, or a command to re-export with, does not count
     fix_availability: ClassVar[str] = "never"
     #: the rule is emitted by another stage (the loader, the confirmer), not by the graph walk
     emitted_by: ClassVar[str] = "engine"
@@ -135,6 +140,10 @@ class Rule:
             problems.append("no example_bad")
         if cls.fix_availability not in ("always", "sometimes", "never"):
             problems.append("fix_availability must be always/sometimes/never")
+        if cls.status not in ("preview", "stable", "deprecated"):
+            problems.append("status must be preview/stable/deprecated")
+        if not _VERSION_RE.match(cls.since):
+            problems.append("since must be a version like 0.1.0")
         return problems
 
     @classmethod
@@ -143,7 +152,8 @@ class Rule:
         out = [f"## {cls.code} `{cls.name}`", "", cls.summary(), ""]
         out.append(
             f"Category: `{cls.category.value}` · default severity: `{cls.severity.label}` · "
-            f"status: {cls.status} · fix: {cls.fix_availability}"
+            f"status: {cls.status} · since: {cls.since} · machine-applicable fix: "
+            f"{cls.fix_availability}"
         )
         for heading in ("What it does", "Why it matters"):
             if heading in sections:
@@ -171,6 +181,7 @@ class Rule:
             "category": cls.category.value,
             "severity": cls.severity.label,
             "status": cls.status,
+            "since": cls.since,
             "summary": cls.summary(),
             "fix_availability": cls.fix_availability,
             "messages": cls.messages,

@@ -33,7 +33,7 @@ def test_report_serialisations_and_raise() -> None:
     report = onnxlint.lint(parse(BAD), config={"select": ["OL104"]})
     doc = json.loads(report.to_json())
     assert doc["files"][0]["diagnostics"][0]["location"]["node_path"] == "main/a"
-    assert report.to_sarif()["runs"][0]["results"][0]["ruleId"] == "OL104"
+    assert onnxlint.to_sarif(report)["runs"][0]["results"][0]["ruleId"] == "OL104"
     with pytest.raises(onnxlint.LintError) as err:
         report.raise_for_errors()
     assert "main/a" in str(err.value) and "ghost" in str(err.value)

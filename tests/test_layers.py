@@ -50,7 +50,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("rules", ("onnxlint.rule", "onnxlint.rules")),
     (
         "stages",
-        ("onnxlint.confirm", "onnxlint.confirmed", "onnxlint.causes", "onnxlint.report"),
+        (
+            "onnxlint.confirm",
+            "onnxlint.confirmed",
+            "onnxlint.causes",
+            "onnxlint.report",
+            "onnxlint.partition_summary",
+        ),
     ),
     ("engine", ("onnxlint.engine", "onnxlint.what_if", "onnxlint.baseline")),
     ("render", ("onnxlint.render",)),
@@ -79,13 +85,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("onnxlint.analyses.level1", "onnxlint.analyses.assignment"),
     # the loader builds its diagnostics from the load rules' classes (messages by id)
     ("onnxlint.loader", "onnxlint.rules.load"),
-    # Report.to_json / to_sarif / render: API conveniences over the renderers
-    ("onnxlint.report", "onnxlint.render"),
-    ("onnxlint.report", "onnxlint.render.jsonfmt"),
-    ("onnxlint.report", "onnxlint.render.sarif"),
-    ("onnxlint.report", "onnxlint.render.text"),
-    # the partition-summary stage still lives beside the partition rules
-    ("onnxlint.rules.partition", "onnxlint.report"),
 }
 
 

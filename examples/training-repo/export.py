@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         opset=args.opset,
         dynamo=args.dynamo,
     )
-    print(report.render("table"), end="")
+    print(onnxlint.render(report), end="")
     print(report.recommendation())
     if report.errors or report.model is None:
         print("not writing a model that will not deploy", file=sys.stderr)

@@ -11,7 +11,7 @@ import tabulate as tabulate_module
 from tabulate import tabulate
 
 from onnxlint.diagnostics import Diagnostic, Severity
-from onnxlint.report import Report
+from onnxlint.report import Report, plain_text
 
 _COLORS = {
     Severity.ERROR: "\033[31m",
@@ -334,21 +334,4 @@ def render_statistics(
 
 def render_plain(reports: Sequence[Report], min_severity: Severity = Severity.HINT) -> str:
     """One finding per line with its fix: used for assertion messages and logs."""
-    lines = []
-    for report in reports:
-        for d in report.diagnostics:
-            if d.severity < min_severity:
-                continue
-            ep = f" [{d.ep}]" if d.ep else ""
-            note = f" [{d.disproved_text()}]" if d.disproved else ""
-            lines.append(
-                f"{report.path or '<model>'}: {_where(d)}: {d.severity.label} {d.code}{ep} "
-                f"{d.message}{note}"
-            )
-            if d.fix:
-                lines.append(
-                    f"    fix: {d.fix.title}" + (f" ({d.fix.command})" if d.fix.command else "")
-                )
-        if report.fatal and not report.diagnostics:
-            lines.append(f"{report.path or '<model>'}: could not be loaded")
-    return "\n".join(lines)
+    return plain_text(reports, min_severity)

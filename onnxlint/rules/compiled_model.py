@@ -440,6 +440,7 @@ class CompiledModelCompatibility(_CompiledRule):
     """
 
     code = "OL708"
+    fix_availability = "sometimes"
     name = "compiled-model-compatibility"
     severity = Severity.INFO
     messages = {

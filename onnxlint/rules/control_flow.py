@@ -108,7 +108,6 @@ class DataDependentIf(Rule):
     name = "data-dependent-if"
     category = Category.CONTROL_FLOW
     severity = Severity.WARNING
-    fix_availability = "sometimes"
     visits = ("If",)
     messages = {
         "default": "If condition '{cond}' depends on runtime values of {source}{why}",
@@ -196,7 +195,6 @@ class FoldableIf(Rule):
     name = "foldable-if"
     category = Category.CONTROL_FLOW
     severity = Severity.WARNING
-    fix_availability = "always"
     visits = ("If",)
     messages = {
         "default": "If condition '{cond}' is known before the model runs ({value}); fold the "
@@ -365,7 +363,6 @@ class DataDependentLoop(Rule):
     name = "data-dependent-loop"
     category = Category.CONTROL_FLOW
     severity = Severity.WARNING
-    fix_availability = "sometimes"
     visits = ("Loop", "Scan")
     messages = {
         "trip_count": "Loop trip count '{value}' depends on runtime values of {source}{why}",

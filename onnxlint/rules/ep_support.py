@@ -584,6 +584,8 @@ class EpUnknownRankInput(Rule):
     """
 
     code = "OL509"
+    status = "preview"
+    since = "0.2.0"
     name = "ep-unknown-rank-input"
     category = Category.EP_SUPPORT
     severity = Severity.ERROR

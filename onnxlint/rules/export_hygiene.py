@@ -181,7 +181,6 @@ class FoldableShapeComputation(Rule):
     name = "foldable-shape-computation"
     category = Category.EXPORT_HYGIENE
     severity = Severity.WARNING
-    fix_availability = "always"
     messages = {
         "default": "a chain of {count} {nodes} ({ops}) computes {results} from static shapes "
         "at run time; the value is known at export time, fold it into a constant",
@@ -240,7 +239,6 @@ class FoldableConstantComputation(Rule):
     # ORT folds these itself at session creation (default optimizations): worth knowing,
     # rarely worth failing a build over, and exporters leave many of them
     severity = Severity.INFO
-    fix_availability = "always"
     messages = {
         "default": "a chain of {count} {nodes} ({ops}) computes {results} from constants "
         "only; fold it into an initializer",

@@ -89,7 +89,6 @@ class OpsetTooNew(Rule):
     name = "opset-too-new"
     category = Category.OPSET
     severity = Severity.ERROR
-    fix_availability = "always"
     messages = {
         "default": "model imports {domain} opset {opset}, but ONNX Runtime {ort} supports up to {max}; "
         "re-export with opset_version={max}{upgrade}",
@@ -155,7 +154,6 @@ class IrVersionTooNew(Rule):
     name = "ir-version-too-new"
     category = Category.OPSET
     severity = Severity.ERROR
-    fix_availability = "sometimes"
     messages = {
         "default": "model IR version {ir} is newer than ONNX Runtime {ort} loads (max {max}); "
         "save with ir_version={max} or export with opset_version={opset}",
@@ -272,7 +270,6 @@ class UnknownOperator(Rule):
     name = "unknown-operator"
     category = Category.OPSET
     severity = Severity.ERROR
-    fix_availability = "sometimes"
     messages = {
         "later": "{op} does not exist at {domain} opset {opset}; it was introduced in opset {first}: "
         "re-export with opset_version={first}",

@@ -8,8 +8,8 @@ exported. Each diagnostic says which one in ``graph_level``.
 Refusals themselves (op, revision, dtype, constraint) are the OL5xx rules'
 findings; OL601 reports the nodes an EP claims and still loses to CPU.
 
-This module also registers the report hook that fills ``Report.partitions``
-and ``Report.assignment``.
+OL605 is emitted by the partition-summary stage (:mod:`onnxlint.partition_summary`),
+which fills ``Report.partitions`` and ``Report.assignment``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from onnxlint.analyses.partition import (
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
 from onnxlint.index import NodeRef
-from onnxlint.report import Report
 from onnxlint.rule import Rule, register
 
 
@@ -421,39 +420,3 @@ class Level1GraphUnavailable(Rule):
         "oom": "ONNX Runtime's level-1 graph was not built: its worker ran out of memory "
         "({detail}); partitions are predicted on the exported graph",
     }
-
-
-def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
-    failure = parts.assignment.optimized_failure
-    if failure is None:
-        return
-    ctx.emit(
-        Level1GraphUnavailable.make(
-            Location(), failure.status, seconds=failure.timeout_s, detail=failure.detail
-        )
-    )
-
-
-# ---------------------------------------------------------------------------
-# Report hook: Report.partitions and Report.assignment
-
-
-def fill_report(ctx: LintContext, report: Report) -> None:
-    """Attach the partition plans (both graph levels) and the node -> EP map to the report."""
-    if not ctx.eps or all(p.ep == CPU_EP for p in ctx.eps):
-        return
-    try:
-        parts = ctx.analysis(Partitions)
-        report.partitions = list(parts.plans())
-        _report_level1_failure(ctx, parts)
-        plan = parts.deployment
-        assert plan.graph is not None
-        assignment: dict[str, str] = {}
-        for path, ep in plan.node_ep.items():
-            src = plan.graph.source_path.get(path)
-            if src is not None:
-                assignment[src] = ep
-        report.assignment = assignment
-        report.stats["partition_level"] = plan.level
-    except Exception as exc:  # the hook must never break a lint; the rules report analysis crashes
-        report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"

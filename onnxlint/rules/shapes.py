@@ -425,7 +425,6 @@ class UnknownShapeOrigin(Rule):
     name = "unknown-shape-origin"
     category = Category.SHAPES
     severity = Severity.INFO
-    fix_availability = "sometimes"
     visits = ()
     messages = {
         "default": "the shape of '{value}' is unknown ({shape}) although the inputs of this "

@@ -398,7 +398,6 @@ class InitializerAsInput(Rule):
         "many": "{count} initializers are also graph inputs, so none of them is treated as a constant "
         "(first: {names})",
     }
-    fix_availability = "always"
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4] x, float[4] w) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
@@ -592,6 +591,8 @@ class TensorDataSize(Rule):
     """
 
     code = "OL109"
+    status = "preview"
+    since = "0.2.0"
     name = "tensor-data-size"
     category = Category.STRUCTURE
     severity = Severity.ERROR

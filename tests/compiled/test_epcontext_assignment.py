@@ -21,7 +21,7 @@ def test_epcontext_is_claimed_by_its_source_ep(source: str, ep: str, expect_unru
     model = epcontext_model([(1, b"blob", 1)], source=source)
     report = onnxlint.lint(model, eps=[ep], config={"select": ["OL508", "OL604", "OL501", "OL505"]})
     codes = {d.code for d in report.diagnostics}
-    assert ("OL508" in codes) is expect_unrun, report.render("table")
+    assert ("OL508" in codes) is expect_unrun, onnxlint.render(report)
     assert "OL604" not in codes or expect_unrun
     if not expect_unrun:
-        assert codes == set(), report.render("table")
+        assert codes == set(), onnxlint.render(report)

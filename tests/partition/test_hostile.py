@@ -81,7 +81,7 @@ def test_no_internal_errors(build, eps) -> None:
         for d in report.diagnostics
         if d.code == "OL099" and any(f"OL{c}" in d.message for c in "56")
     ]
-    assert internal == [], report.render("table")
+    assert internal == [], onnxlint.render(report)
     assert "partition_error" not in report.stats
     for plan in report.partitions:
         for ep in plan.accelerators:

@@ -198,8 +198,8 @@ def test_findings(text: str, eps: list[str], config: dict, expected: set, absent
         for d in report.diagnostics
         if d.code[:3] in ("OL5", "OL6")
     }
-    assert expected <= got, report.render("table")
-    assert not ({c for c, _, _ in got} & absent), report.render("table")
+    assert expected <= got, onnxlint.render(report)
+    assert not ({c for c, _, _ in got} & absent), onnxlint.render(report)
 
 
 def test_messages_name_the_ep_the_node_and_a_fix() -> None:

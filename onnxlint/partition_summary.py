@@ -1,0 +1,48 @@
+"""The partition-summary stage: after the rules, the partition plans (both graph levels)
+and the node -> EP map go onto the report (``Report.partitions``, ``Report.assignment``),
+and a level-1 graph that could not be built is reported (OL605).
+
+A stage of the engine (``engine.stages()``), above the rules: it reads the partition
+analysis the rules already computed and never raises.
+"""
+
+from __future__ import annotations
+
+from onnxlint.analyses.assignment import CPU_EP
+from onnxlint.analyses.partition import Partitions
+from onnxlint.context import LintContext
+from onnxlint.diagnostics import Location
+from onnxlint.report import Report
+from onnxlint.rules.partition import Level1GraphUnavailable
+
+
+def fill_report(ctx: LintContext, report: Report) -> None:
+    """Attach the partition plans and the node -> EP map to ``report``."""
+    if not ctx.eps or all(p.ep == CPU_EP for p in ctx.eps):
+        return
+    try:
+        parts = ctx.analysis(Partitions)
+        report.partitions = list(parts.plans())
+        _report_level1_failure(ctx, parts)
+        plan = parts.deployment
+        assert plan.graph is not None
+        assignment: dict[str, str] = {}
+        for path, ep in plan.node_ep.items():
+            src = plan.graph.source_path.get(path)
+            if src is not None:
+                assignment[src] = ep
+        report.assignment = assignment
+        report.stats["partition_level"] = plan.level
+    except Exception as exc:  # a stage must never break a lint; the rules report analysis crashes
+        report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
+    failure = parts.assignment.optimized_failure
+    if failure is None:
+        return
+    ctx.emit(
+        Level1GraphUnavailable.make(
+            Location(), failure.status, seconds=failure.timeout_s, detail=failure.detail
+        )
+    )
