@@ -242,6 +242,29 @@ def test_verdict_kinds(
     assert v.profile == "toy-npu"
 
 
+def test_constraint_refusals_name_the_offending_slot_as_fields(toy: profiles.Profile) -> None:
+    """Rules read which input broke a constraint from ``Verdict.slot``, never from the text."""
+    weights = single("Conv", [X4, ("w", "float", [3, 3, 3, 3])], [("y", "float", None)])
+    v = evaluate(toy, facts_from_model(weights))
+    assert (v.constraint, v.slot) == ("constant_input", ("input", 1))
+    rank = single(
+        "Conv",
+        [("x", "float", [1, 3, 4, 8, 8]), ("w", "float", [3, 3, 3, 3, 3])],
+        [("y", "float", None)],
+        inits={"w": np.ones((3, 3, 3, 3, 3), dtype=np.float32)},
+    )
+    v = evaluate(toy, facts_from_model(rank))
+    assert (v.constraint, v.slot) == ("max_rank", ("input", 0))
+    padded = single(
+        "Conv",
+        [X4, ("w", "float", [3, 3, 3, 3])],
+        [("y", "float", None)],
+        inits={"w": W},
+        auto_pad="SAME_UPPER",
+    )
+    assert evaluate(toy, facts_from_model(padded)).slot is None  # an attribute has no slot
+
+
 def test_revision_refusal_lists_the_opsets(toy: profiles.Profile) -> None:
     v = evaluate(toy, facts_from_model(single("Relu", [X4], [Y4], opset=14)))
     assert v.supported_opsets == (6, 7, 8, 9, 10, 11, 12, 13)

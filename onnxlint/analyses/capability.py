@@ -213,6 +213,8 @@ class Verdict:
     supported_opsets: tuple[int, ...] = ()
     provenance: str | None = None
     constraint: str | None = None
+    #: the offending slot of a constraint refusal, ``("input", 2)``; None when none is
+    slot: tuple[str, int] | None = None
 
 
 # ---------------------------------------------------------------------------
@@ -281,8 +283,17 @@ def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
     return shapes[i] if i < len(shapes) else None
 
 
-def _check(c: Constraint, facts: NodeFacts) -> str | None:
-    """None when ``c`` holds for ``facts``, else a short description of the offending slot."""
+@dataclass(frozen=True)
+class Problem:
+    """What violates a constraint: a short text, and the offending slot when there is one."""
+
+    text: str
+    io: str | None = None
+    slot: int | None = None
+
+
+def _check(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """None when ``c`` holds for ``facts``, else what offends it (and which slot, as fields)."""
     if c.op_excluded(facts.op_type):
         return None
     if c.graph_nodes_at_most is not None and (
@@ -290,7 +301,7 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
     ):
         return None
     if c.kind == "always":
-        return ""
+        return Problem("")
     if c.kind in _SHAPE_KINDS:
         ins, outs = _slots(c, facts)
         slots = [
@@ -306,16 +317,16 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
         for io, i in slots:
             shape = _shape(facts, io, i)
             if c.kind == "max_rank" and shape is not None and len(shape) > (c.value or 0):
-                return f"{io} {i} has rank {len(shape)}"
+                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
             if c.kind == "min_rank" and shape is not None and len(shape) < (c.value or 0):
-                return f"{io} {i} has rank {len(shape)}"
+                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
             if c.kind == "known_shape" and shape is None:
-                return f"{io} {i} has an unknown rank"
+                return Problem(f"{io} {i} has an unknown rank", io, i)
             if c.kind == "no_zero_dims" and shape is not None and 0 in shape:
-                return f"{io} {i} has a zero-sized dimension"
+                return Problem(f"{io} {i} has a zero-sized dimension", io, i)
             if c.kind == "static_shape":
                 if shape is None:
-                    return f"{io} {i} has an unknown shape"
+                    return Problem(f"{io} {i} has an unknown shape", io, i)
                 bad = [d for d in shape if not (isinstance(d, int) and d >= 0)]
                 if bad:
                     # a name shape inference made up (unk__12) means nothing to the user
@@ -324,7 +335,7 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
                     ]
                     dims = ", ".join(shown)
                     when = " (computed at run time)" if "?" in shown else ""
-                    return f"{io} {i} has dynamic dimension(s) {dims}{when}"
+                    return Problem(f"{io} {i} has dynamic dimension(s) {dims}{when}", io, i)
         return None
     if c.kind == "constant_input":
         for i in c.inputs or ():
@@ -332,42 +343,42 @@ def _check(c: Constraint, facts: NodeFacts) -> str | None:
                 shape = _shape(facts, "input", i)
                 if shape is not None and 0 in shape:
                     continue  # an empty tensor carries no values to be constant
-                return f"input {i} is not a constant"
+                return Problem(f"input {i} is not a constant", "input", i)
         return None
     if c.kind == "input_absent":
         for i in c.inputs or ():
             if facts.has_input(i):
-                return f"input {i} is present"
+                return Problem(f"input {i} is present", "input", i)
         return None
     if c.kind == "output_absent":
         for i in c.outputs or ():
             if facts.has_output(i):
-                return f"output {i} is requested"
+                return Problem(f"output {i} is requested", "output", i)
         return None
     if c.kind == "min_inputs":
         present = sum(1 for i in range(facts.num_inputs) if facts.has_input(i))
-        return f"it has {present} input(s)" if present < (c.value or 0) else None
+        return Problem(f"it has {present} input(s)") if present < (c.value or 0) else None
     if c.kind == "not_graph_input":
         for i in c.inputs or ():
             if i in facts.graph_inputs:
-                return f"input {i} is a graph input"
+                return Problem(f"input {i} is a graph input", "input", i)
         return None
     if c.kind == "not_graph_output":
         for i in c.outputs or ():
             if i in facts.graph_outputs:
-                return f"output {i} is a graph output"
+                return Problem(f"output {i} is a graph output", "output", i)
         return None
     if c.kind == "attribute":
         name = c.name or ""
         if c.absent:
-            return f"attribute {name} is set" if name in facts.attributes else None
+            return Problem(f"attribute {name} is set") if name in facts.attributes else None
         value = _plain(facts.attributes.get(name, c.default))
         if value is None:
             return None
         if c.allowed is not None and value not in [_plain(v) for v in c.allowed]:
-            return f"{name}={value!r}"
+            return Problem(f"{name}={value!r}")
         if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
-            return f"{name}={value!r}"
+            return Problem(f"{name}={value!r}")
         return None
     return None  # unknown kinds are rejected by the schema
 
@@ -555,7 +566,7 @@ def _constraints_verdict(
         problem = _check(c, facts)
         if problem is None:
             continue
-        detail = f" ({problem})" if problem else ""
+        detail = f" ({problem.text})" if problem.text else ""
         if c.effect == "fails_after_claim":
             if fails is None:
                 fails = f"{ep} claims {op} but session creation fails: {c.reason}{detail}"
@@ -569,6 +580,7 @@ def _constraints_verdict(
             reason=f"{ep} does not claim {op}: {c.reason}{detail}",
             provenance=c.provenance or default_prov,
             constraint=c.kind,
+            slot=(problem.io, problem.slot) if problem.io and problem.slot is not None else None,
         )
     return Verdict(
         ep=profile.ep,

@@ -9,7 +9,6 @@ one that makes session creation fail is an error.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -58,14 +57,10 @@ def _folded_by_ort(ctx: LintContext, loc: Location, verdict: Verdict) -> bool:
 
     if constant(node.outputs):
         return True
-    match = _NOT_CONSTANT.search(verdict.reason) if verdict.constraint == "constant_input" else None
-    if match is None:
+    if verdict.constraint != "constant_input" or verdict.slot is None:
         return False
-    slot = int(match.group(1))
+    _, slot = verdict.slot
     return slot < len(node.inputs) and constant([node.inputs[slot]])
-
-
-_NOT_CONSTANT = re.compile(r"input (\d+) is not a constant")
 
 
 def _fix_for(verdict: Verdict, op: str, ep: str) -> Fix:
