@@ -21,8 +21,8 @@ stayed under ``ONNXLINT_FUZZ_MAX_RSS_MB``. The input in flight is kept under
 ``test-artifacts/fuzz/`` (``lsp-in-flight.*``) so a hang or a crash of the server
 leaves it behind, and a failing input is saved there by hash.
 
-The budget is ``ONNXLINT_FUZZ_EXAMPLES`` (default 25) per input kind, as in
-``tests/fuzz/test_fuzz_models.py``; figures of the run go to
+The budget is ``ONNXLINT_FUZZ_EXAMPLES`` inputs in all (default 25, at least one of
+each kind), as in ``tests/fuzz/test_fuzz_models.py``; figures of the run go to
 ``test-artifacts/fuzz/lsp-stats.json``.
 """
 
@@ -65,6 +65,8 @@ ARTIFACTS = corpus.REPO / "test-artifacts" / "fuzz"
 SERVER_LOG = ARTIFACTS / "lsp-server.log"
 
 KINDS = ("file", "text-open", "text-file", "text-change", "swap")
+#: inputs of each kind
+PER_KIND = max(1, EXAMPLES // len(KINDS))
 #: EPs the server lints for (capability, assignment, partition and EP rules need one)
 EPS = [e for e in os.environ.get("ONNXLINT_FUZZ_LSP_EPS", "cpu,qnn").split(",") if e]
 _BLOWUP = ("bad_alloc", "MemoryError", "out of memory")
@@ -326,7 +328,7 @@ async def test_fuzzed_documents_always_get_diagnostics(client: LanguageClient) -
     slowest: list[tuple[float, str, str]] = []
     start = time.monotonic()
     in_flight = ARTIFACTS / "lsp-in-flight"
-    for i, item in enumerate(inputs(EXAMPLES, seed=EXAMPLES)):
+    for i, item in enumerate(inputs(PER_KIND, seed=PER_KIND)):
         kept = _keep(item, in_flight.name)
         t0 = time.monotonic()
         try:
@@ -348,7 +350,7 @@ async def test_fuzzed_documents_always_get_diagnostics(client: LanguageClient) -
     stats["slowest"] = slowest
     stats["server_peak_rss_mb"] = round(_peak_rss_mb(server.pid), 1)
     (ARTIFACTS / "lsp-stats.json").write_text(json.dumps(stats, indent=2))
-    assert stats["inputs"] == EXAMPLES * len(KINDS)
+    assert stats["inputs"] == PER_KIND * len(KINDS)
     assert not driver.failures(), driver.failures()[:10]
     errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
     assert not errors, errors[:5]
