@@ -560,12 +560,14 @@ def _check_outputs(args: argparse.Namespace, files: list[Path]) -> str | None:
     read-only folder. None when all can be."""
     from onnxlint.fsutil import check_writable, write_error
 
-    for target in (args.output, getattr(args, "html", None), getattr(args, "write_baseline", None)):
+    targets = [("", args.output), ("", getattr(args, "html", None))]
+    targets.append(("baseline ", getattr(args, "write_baseline", None)))
+    for what, target in targets:
         if target:
             try:
                 check_writable(Path(target), files)
             except OSError as exc:
-                return write_error(target, exc)
+                return write_error(f"{what}{target}", exc)
     return None
 
 
