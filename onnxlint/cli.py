@@ -372,6 +372,10 @@ def _run_lint(args: argparse.Namespace) -> int:
     if not files:
         print("onnxlint: error: no .onnx or .onnxtxt files found", file=sys.stderr)
         return EXIT_USAGE
+    refused = _check_outputs(args, files)
+    if refused:
+        print(f"onnxlint: error: {refused}", file=sys.stderr)
+        return EXIT_USAGE
 
     quiet = bool(getattr(args, "quiet", False)) or args.no_progress
     show_progress = len(files) > 1 and sys.stderr.isatty() and not quiet
@@ -548,6 +552,23 @@ def _baseline_arg(value: str) -> Any:
         return Baseline.load(value)
     except BaselineError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _check_outputs(args: argparse.Namespace, files: list[Path]) -> str | None:
+    """Why a file this run would write (``-o``, ``--html``, ``--write-baseline``) cannot
+    be written, checked before any linting: a folder, a link, a model of this run, a
+    read-only folder. None when all can be."""
+    from onnxlint.fsutil import check_writable, write_error
+
+    targets = [("", args.output), ("", getattr(args, "html", None))]
+    targets.append(("baseline ", getattr(args, "write_baseline", None)))
+    for what, target in targets:
+        if target:
+            try:
+                check_writable(Path(target), files)
+            except OSError as exc:
+                return write_error(f"{what}{target}", exc)
+    return None
 
 
 def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] | int:

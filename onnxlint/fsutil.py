@@ -4,9 +4,11 @@ leaves the original untouched."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -49,20 +51,58 @@ def write_error(path: str | os.PathLike[str], exc: OSError) -> str:
     return f"cannot write {os.fspath(path)}: {reason}"
 
 
-def check_writable(path: Path) -> None:
-    """Raise the OSError a write of ``path`` would meet (missing or read-only folder, a
-    folder in the file's place), before a long computation whose result would be lost.
+def check_writable(path: Path, inputs: Iterable[Path] = ()) -> None:
+    """Raise the OSError a write of ``path`` would meet, before a long computation whose
+    result would be lost: a missing or read-only folder, a folder or another non-regular
+    file in the file's place. Also refused, because the atomic writer would replace them
+    and the user cannot have meant that: a symbolic link (its target would stay as it was
+    and the link would become a file) and any of ``inputs``, the files this run reads
+    (a hard link to one included).
 
     Creates and removes a uniquely named temp file beside ``path``; ``path`` itself is
     not touched.
     """
     path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "Is a directory", str(path))
+    try:
+        st: os.stat_result | None = os.lstat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISLNK(st.st_mode):
+            to_input = _is_one_of(path, inputs, follow=True)
+            raise OSError(
+                errno.EINVAL,
+                "it is a symbolic link"
+                + (" to an input of this run" if to_input else "")
+                + "; name the file itself",
+                str(path),
+            )
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file", str(path))
+        if _is_one_of(path, inputs, follow=False):
+            raise OSError(errno.EINVAL, "it is an input of this run", str(path))
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     os.close(fd)
     os.unlink(tmp)
+
+
+def _is_one_of(path: Path, inputs: Iterable[Path], follow: bool) -> bool:
+    """Whether ``path`` (its target, with ``follow``) is the same file as one of ``inputs``."""
+    try:
+        st = os.stat(path) if follow else os.lstat(path)
+    except OSError:
+        return False
+    for other in inputs:
+        try:
+            ost = os.stat(other)
+        except OSError:
+            continue
+        if (ost.st_dev, ost.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
 
 
 #: configuration files are small; anything larger is refused rather than read

@@ -146,6 +146,10 @@ def load_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedMod
     return _parse(result, data, is_text=is_text, limits=limits)
 
 
+#: binary files larger than this are counted on the wire before decoding (see ``_parse``)
+WIRE_COUNT_FROM_BYTES = 4 << 20
+
+
 def _parse(result: LoadedModel, data: bytes, is_text: bool, limits: Limits) -> LoadedModel:
     if not data:
         return _fail(result, load_rules.EmptyFile, "default", path=str(result.path or "<bytes>"))
@@ -179,14 +183,15 @@ def _parse(result: LoadedModel, data: bytes, is_text: bool, limits: Limits) -> L
                 result, load_rules.NestingTooDeep, "type", depth=type_depth, limit=MAX_TYPE_NESTING
             )
     else:
-        # a node costs at least 2 bytes on the wire but ~150 bytes once decoded, so a file
-        # that could hold more than max_nodes nodes is counted before it is decoded
-        if len(data) > 2 * limits.max_nodes:
-            nodes = count_nodes_on_wire(data, stop=limits.max_nodes)
-            if nodes is not None and nodes > limits.max_nodes:
-                return _fail(
-                    result, load_rules.TooManyNodes, "default", count=nodes, limit=limits.max_nodes
-                )
+        # a node, an initializer, a value_info or an input costs at least 2 bytes on the
+        # wire but ~150-500 bytes once decoded, so a file that could hold more than the
+        # limits allow is counted before it is decoded (smaller files decode harmlessly)
+        if len(data) > min(2 * limits.max_nodes, WIRE_COUNT_FROM_BYTES):
+            over = over_limits_on_wire(data, limits)
+            if over is not None and over[0] == "nodes":
+                return _fail(result, load_rules.TooManyNodes, "default", **over[1])
+            if over is not None:
+                return _fail(result, load_rules.LimitExceeded, over[0], **over[1])
         model = onnx.ModelProto()
         try:
             model.ParseFromString(data)
@@ -705,6 +710,23 @@ _CHILDREN: dict[tuple[int, int], int] = {
 }
 
 
+#: fields the wire walk counts: what they are, by (message kind, field number)
+_COUNTED: dict[tuple[int, int], str] = {
+    (_GRAPH, 5): "initializers",  # GraphProto.initializer
+    (_GRAPH, 15): "initializers",  # GraphProto.sparse_initializer
+    (_GRAPH, 13): "value_info",  # GraphProto.value_info
+    (_FUNC, 12): "value_info",  # FunctionProto.value_info
+    (_GRAPH, 11): "io",  # GraphProto.input
+    (_GRAPH, 12): "io",  # GraphProto.output
+    (_FUNC, 4): "io",  # FunctionProto.input
+    (_FUNC, 5): "io",  # FunctionProto.output
+    (_NODE, 1): "io",  # NodeProto.input
+    (_NODE, 2): "io",  # NodeProto.output
+}
+#: how a wire-level limit message names where it is (no names are decoded there)
+_WIRE_WHERE = {_GRAPH: "<subgraph>", _FUNC: "<function>", _NODE: "the model"}
+
+
 class _Malformed(Exception):
     pass
 
@@ -725,51 +747,110 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
 def count_nodes_on_wire(buf: bytes, stop: int, max_stack: int = 512) -> int | None:
     """Count NodeProtos in a serialized ModelProto without decoding it.
 
-    Walks only the messages that can hold nodes (graphs, nodes, attributes, functions,
-    training info) and skips everything else by its length, so weights cost nothing.
-    Depth-first, so memory stays proportional to the nesting, not to the node count.
     Stops once the count passes ``stop``. Returns None for bytes that are not valid
     protobuf or nest deeper than ``max_stack`` messages; the decoder then reports them.
     """
-    count = 0
-    stack: list[tuple[int, int, int]] = []
-    pos, end, kind = 0, len(buf), _MODEL
-    try:
-        while True:
-            if pos >= end:
-                if pos > end:
-                    return None
-                if not stack:
-                    return count
-                pos, end, kind = stack.pop()
-                continue
-            tag, pos = _varint(buf, pos, end)
-            wire = tag & 7
-            if wire == 0:
-                _, pos = _varint(buf, pos, end)
-            elif wire == 1:
-                pos += 8
-            elif wire == 5:
-                pos += 4
-            elif wire == 2:
-                length, pos = _varint(buf, pos, end)
-                child = _CHILDREN.get((kind, tag >> 3))
-                if child is None:
-                    pos += length
-                    continue
-                if pos + length > end or len(stack) >= max_stack:
-                    return None
-                if child == _NODE:
-                    count += 1
-                    if count > stop:
-                        return count
-                # resume this message after the child, and descend into the child now
-                stack.append((pos + length, end, kind))
-                end, kind = pos + length, child
-            else:
-                return None  # groups do not occur in ONNX
-    except _Malformed:
+    others = ("max_initializers", "max_value_info", "max_graph_io", "max_node_io")
+    counts = _WireCounts(Limits(max_nodes=stop, **dict.fromkeys(others, 2**63)))
+    return counts.nodes if counts.walk(buf, max_stack) else None
+
+
+def over_limits_on_wire(buf: bytes, limits: Limits) -> tuple[str, dict[str, object]] | None:
+    """The first count of a serialized ModelProto over ``limits``, without decoding it.
+
+    ``("nodes", {"count", "limit"})`` for ``max-nodes``, else an OL008 message id and
+    its arguments (initializers, value_info, graph and node inputs plus outputs). None
+    when nothing is over, or when the bytes are not valid protobuf (the decoder says so).
+    Decoding costs about ten times the wire size for small messages (an If declaring
+    10^6 typed outputs, 54 MB, peaked at 678 MB before it was refused after decoding).
+    """
+    counts = _WireCounts(limits)
+    if not counts.walk(buf):
         return None
+    return counts.over
+
+
+class _WireCounts:
+    """Walks only the messages that can hold nodes (graphs, nodes, attributes, functions,
+    training info) and skips everything else by its length, so weights cost nothing;
+    counts the fields it passes. Depth-first, so memory stays proportional to the
+    nesting, not to the counts. Stops at the first count over its limit."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.nodes = self.initializers = self.value_info = 0
+        self.over: tuple[str, dict[str, object]] | None = None
+
+    def walk(self, buf: bytes, max_stack: int = 512) -> bool:
+        """Count; False for bytes that are not valid protobuf or nest too deep."""
+        limits = self.limits
+        # (resume position, end, kind, inputs plus outputs seen) of the enclosing messages
+        stack: list[tuple[int, int, int, int]] = []
+        pos, end, kind, io = 0, len(buf), _MODEL, 0
+        try:
+            while True:
+                if pos >= end:
+                    if pos > end:
+                        return False
+                    if not stack:
+                        return True
+                    pos, end, kind, io = stack.pop()
+                    continue
+                tag, pos = _varint(buf, pos, end)
+                wire = tag & 7
+                if wire == 0:
+                    _, pos = _varint(buf, pos, end)
+                elif wire == 1:
+                    pos += 8
+                elif wire == 5:
+                    pos += 4
+                elif wire == 2:
+                    length, pos = _varint(buf, pos, end)
+                    field = (kind, tag >> 3)
+                    counted = _COUNTED.get(field)
+                    if counted is not None and self._count(counted, kind, io + 1, len(stack)):
+                        return True
+                    if counted == "io":
+                        io += 1
+                    child = _CHILDREN.get(field)
+                    if child is None:
+                        pos += length
+                        continue
+                    if pos + length > end or len(stack) >= max_stack:
+                        return False
+                    if child == _NODE:
+                        self.nodes += 1
+                        if self.nodes > limits.max_nodes:
+                            self.over = ("nodes", {"count": self.nodes, "limit": limits.max_nodes})
+                            return True
+                    # resume this message after the child, and descend into the child now
+                    stack.append((pos + length, end, kind, io))
+                    end, kind, io = pos + length, child, 0
+                else:
+                    return False  # groups do not occur in ONNX
+        except _Malformed:
+            return False
+
+    def _count(self, counted: str, kind: int, io: int, depth: int) -> bool:
+        """Count one field; True (with ``over`` set) when that passes a limit."""
+        limits = self.limits
+        if counted == "initializers":
+            self.initializers += 1
+            count, limit = self.initializers, limits.max_initializers
+            args: dict[str, object] = {}
+        elif counted == "value_info":
+            self.value_info += 1
+            count, limit, args = self.value_info, limits.max_value_info, {}
+        elif kind == _NODE:
+            counted, count, limit = "node_io", io, limits.max_node_io
+            args = {"where": _WIRE_WHERE[kind]}
+        else:
+            counted, count, limit = "graph_io", io, limits.max_graph_io
+            main = kind == _GRAPH and depth == 1
+            args = {"where": "main" if main else _WIRE_WHERE[kind]}
+        if count > limit:
+            self.over = (counted, {**args, "count": count, "limit": limit})
+        return self.over is not None
 
 
 def _is_depth_error(exc: BaseException) -> bool:

@@ -83,7 +83,7 @@ def _options(items: list[str]) -> dict[str, str] | None:
 def run(args: argparse.Namespace) -> int:
     from onnxlint import config as cfg
     from onnxlint.compiled import COMPILE_OPTIONS_KEY, SOURCE_HASH_KEY
-    from onnxlint.fsutil import write_error
+    from onnxlint.fsutil import check_writable, write_error
     from onnxlint.loader import load
     from onnxlint.runtime.client import WorkerItem, run_items
     from onnxlint.runtime.runners import EpSpec, resolve_runner
@@ -109,13 +109,17 @@ def run(args: argparse.Namespace) -> int:
     if unsafe:
         return _fail(f"{source}: not compiled: {unsafe[0].message}")
     if output.resolve() == source.resolve():
-        return _fail("the output must not be the source model")
+        return _fail(f"cannot write {output}: the output must not be the source model")
     if output.exists() and not args.overwrite:
         return _fail(f"{output} exists (use --overwrite to replace it)")
     runner = args.runner or resolve_runner(spec.provider, config.runners, root=config.root)
     folder = output.resolve().parent
     if not folder.is_dir():
         return _fail(f"output folder {folder} does not exist")
+    try:  # a folder, a link, a hard link to the source, a read-only folder
+        check_writable(output, (source,))
+    except OSError as exc:
+        return _fail(write_error(output, exc))
 
     try:
         tmp = Path(tempfile.mkdtemp(prefix=".onnxlint-compile-", dir=folder))

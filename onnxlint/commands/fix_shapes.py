@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     import onnx
 
     from onnxlint.fixes.shapes import FixShapesError, fix_shapes, ort_session_options
-    from onnxlint.fsutil import atomic_write_bytes, atomic_write_text, write_error
+    from onnxlint.fsutil import atomic_write_bytes, atomic_write_text, check_writable, write_error
     from onnxlint.loader import load
     from onnxlint.tensors import has_external_data
 
@@ -141,9 +141,16 @@ def run(args: argparse.Namespace) -> int:
         return _err("give -o OUTPUT (or --in-place to overwrite the input)")
     out = Path(args.output) if args.output else src
     if _same_file(src, out) and not args.in_place:
-        return _err(f"refusing to overwrite the input model {src}; pass --in-place to do that")
+        return _err(
+            f"cannot write {out}: refusing to overwrite the input model {src}; "
+            "pass --in-place to do that"
+        )
     if out.exists() and not _same_file(src, out) and not args.force:
         return _err(f"{out} exists; pass --force to replace it")
+    try:  # a folder, a link, a read-only folder: before the work, not after it
+        check_writable(out, () if args.in_place else (src,))
+    except OSError as exc:
+        return _err(write_error(out, exc))
 
     from onnxlint.config import discover
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -40,6 +41,8 @@ from onnxlint.lsp.workspace import (
     file_stamp,
     read_model_bytes,
 )
+
+log = logging.getLogger("onnxlint.lsp")
 
 #: called on the event loop with each fresh state (publishes diagnostics)
 Publisher = Callable[[ModelState], Awaitable[None] | None]
@@ -134,7 +137,12 @@ class LintService:
     async def _run(self, uri: str, path: Path | None, gen: int, wait: float) -> None:
         if wait > 0:
             await asyncio.sleep(wait)
-        state = await self.analyse_now(uri, path, gen)
+        try:
+            state = await self.analyse_now(uri, path, gen)
+        except Exception:
+            # the task is kept in ``_tasks``: asyncio would never report its exception
+            log.exception("linting %s failed", uri)
+            return
         if state is None or self._generation.get(uri) != gen:
             return  # a newer change arrived while this one ran: its result would be stale
         result = self.publish(state)
@@ -189,7 +197,9 @@ class LintService:
         def prepare() -> tuple[bytes | None, object, tuple[object, ...]]:
             # file reads and the config lookup touch the disk: keep them off the loop too
             if text is not None:
-                data: bytes | None = text.encode("utf-8")
+                # a client may send lone surrogates (JSON "\udcff"): kept as the invalid
+                # UTF-8 they stand for, so the loader reports OL006 instead of this raising
+                data: bytes | None = text.encode("utf-8", "surrogatepass")
             else:
                 assert path is not None
                 data = read_model_bytes(path, config_for(path, settings)[0].limits)

@@ -39,8 +39,8 @@ ORT and the EP libraries write to fds 1 and 2 directly (C++ streams, and the
 Python fallback path ``print``s); the worker keeps a private duplicate of the
 original stdout for the protocol and points fds 1 and 2 at a per-item log file.
 
-``fault`` (testing hook): ``"sigkill"``, ``"segv"``, ``"hang"``, ``"exit"`` or
-``"oom"`` makes the worker misbehave on that item, so the parent's recovery can
+``fault`` (testing hook): ``"sigkill"``, ``"segv"``, ``"sigstop"``, ``"hang"``,
+``"exit"`` or ``"oom"`` makes the worker misbehave on that item, so the parent's recovery can
 be tested without a real EP crash.
 """
 
@@ -550,6 +550,8 @@ def _inject_fault(fault: str | None) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     elif fault == "segv":
         os.kill(os.getpid(), signal.SIGSEGV)
+    elif fault == "sigstop":
+        os.kill(os.getpid(), signal.SIGSTOP)
     elif fault == "hang":
         while True:
             time.sleep(3600)

@@ -52,6 +52,8 @@ ARTIFACTS = corpus.REPO / "test-artifacts" / "fuzz"
 KNOWN_FAILURES: list[tuple[str, str]] = []
 
 _BLOWUP = ("bad_alloc", "MemoryError", "out of memory")
+#: the diagnostic codes of the last input checked (for harnesses that count what ran)
+LAST_CODES: list[str] = []
 
 
 FUZZ_SETTINGS = settings(
@@ -75,9 +77,14 @@ EPS = ("cpu", "cuda", "tensorrt", "qnn", "openvino", "coreml", "dml", "nnapi", "
 
 
 def check_input(
-    data: bytes, suffix: str = ".onnx", weights: bool = True, eps: tuple[str, ...] = ()
+    data: bytes,
+    suffix: str = ".onnx",
+    weights: bool = True,
+    eps: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
 ) -> int:
-    """Lint ``data`` through the CLI entry point in-process and assert the invariants."""
+    """Lint ``data`` through the CLI entry point in-process and assert the invariants
+    (``extra``: more CLI arguments, e.g. ``--confirm``)."""
     with tempfile.TemporaryDirectory(prefix="onnxlint-fuzz-") as tmp:
         path = Path(tmp) / f"model{suffix}"
         path.write_bytes(data)
@@ -87,13 +94,21 @@ def check_input(
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         in_flight = ARTIFACTS / f"in-flight{suffix}"
         in_flight.write_bytes(data)
-        (ARTIFACTS / "in-flight.args").write_text(" ".join(eps))
+        (ARTIFACTS / "in-flight.args").write_text(" ".join([*eps, *extra]))
         out = io.StringIO()
         start = time.perf_counter()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
                 ep_args = [a for ep in eps for a in ("--ep", ep)]
-                argv = [str(path), *ep_args, "--format", "json", "--no-progress", "--isolated"]
+                argv = [
+                    str(path),
+                    *ep_args,
+                    *extra,
+                    "--format",
+                    "json",
+                    "--no-progress",
+                    "--isolated",
+                ]
                 rc = cli.main(argv)
         except BaseException:
             _save(data, suffix)
@@ -122,6 +137,7 @@ def _assert_invariants(rc: int, output: str, elapsed: float) -> None:
     doc = json.loads(output)
     (report,) = doc["files"]
     diags = report["diagnostics"]
+    LAST_CODES[:] = [d["code"] for d in diags]
     if report["fatal"]:
         assert rc == 2, rc
         assert any(d["category"] == "load" for d in diags), diags
