@@ -332,7 +332,8 @@ def _confirm_settings(a: argparse.Namespace, base: Any) -> dict[str, Any] | None
 def _lint_one(path: Path, config: Any) -> Any:
     from onnxlint.engine import lint
 
-    return lint(path, config=config, path_label=str(path))
+    # every output format shows the partition verdicts, whatever rules are selected
+    return lint(path, config=config, path_label=str(path), partition_summary=True)
 
 
 def run_lint(args: argparse.Namespace) -> int:
