@@ -462,7 +462,10 @@ def _lint(
 ) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
-        return lint(source, config=config, path_label=label, observe=observe)
+        # the graph view shows the assignment whatever rules are selected
+        return lint(
+            source, config=config, path_label=label, observe=observe, partition_summary=True
+        )
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
     except Exception as exc:  # a bug in some analysis must not take the server down
