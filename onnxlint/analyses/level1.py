@@ -522,6 +522,10 @@ class Level1Job:
             external_initializers=WEIGHTS_FILE,
         )
         self.source = "worker"
+        if _KEEP_SPARE:
+            from onnxlint.runtime.client import prewarm
+
+            prewarm()  # the next file's worker; a spare never taken is ended by the caller
         return self
 
     def result(self) -> Graph:
@@ -595,12 +599,38 @@ def _dims_key(dims: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((dims or {}).items()))
 
 
+#: whether :func:`prefetch` starts a worker beside the lint (off in ``-j N``'s lint
+#: processes: there the worker runs while its lint waits, so N processes use N cores)
+_EARLY_START = True
+
+
+#: whether a job that starts a worker also readies the next one (a serial run over
+#: several files: the next worker imports onnxruntime while this lint runs)
+_KEEP_SPARE = False
+
+
+def set_keep_spare(enabled: bool) -> None:
+    """Ready a spare worker after each one a job takes (the CLI, for several files in
+    one process); the caller ends the last spare (``runtime.client.drop_spare``)."""
+    global _KEEP_SPARE
+    _KEEP_SPARE = enabled
+
+
+def set_early_start(enabled: bool) -> None:
+    """Let :func:`prefetch` start workers beside the lint (default) or not (``-j N``)."""
+    global _EARLY_START
+    _EARLY_START = enabled
+
+
 def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Level1Job | None:
-    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not).
+    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not,
+    or early starts are off: the assignment analysis then builds it when it asks).
 
     The caller must ``release()`` the job when the lint ends, whatever happens.
     """
     if loaded.fatal or loaded.model is None or not needed(config, profiles):
+        return None
+    if not _EARLY_START:
         return None
     from onnxlint.rewrites import override_dims
 
