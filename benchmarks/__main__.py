@@ -799,6 +799,15 @@ SCENARIOS = ("startup", "static", "all-eps", "partitions", "confirm", "lsp")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["speed"]:
+        from benchmarks import speed
+
+        return speed.main(argv[1:])
+    if argv[:1] == ["table"]:
+        from benchmarks import budget
+
+        return budget.main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     ap.add_argument(
         "--quick", action="store_true", help="a short run (a minute or two): no BERT, no 100k"

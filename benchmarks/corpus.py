@@ -22,9 +22,11 @@ Files land in a cache folder outside the repository (``--cache``, default
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -405,6 +407,82 @@ def external_weights(folder: Path, data_name: str = "weights.bin") -> tuple[onnx
     return model, per * EXTERNAL_LAYERS
 
 
+# -- a folder of small models ----------------------------------------------------------------
+
+#: one-node models in the manner of onnx's backend node tests (which the onnx wheel does
+#: not ship): (name, op, input shapes, attributes); every input and output is float32
+NODE_TESTS: tuple[tuple[str, str, tuple[tuple[int | str, ...], ...], dict[str, Any]], ...] = (
+    ("abs", "Abs", ((3, 4, 5),), {}),
+    ("add", "Add", ((3, 4, 5), (3, 4, 5)), {}),
+    ("add_bcast", "Add", ((3, 4, 5), (5,)), {}),
+    ("averagepool_2d", "AveragePool", ((1, 3, 32, 32),), {"kernel_shape": [2, 2]}),
+    ("ceil", "Ceil", ((3, 4, 5),), {}),
+    ("clip_default", "Clip", ((3, 4, 5),), {}),
+    ("concat_2d", "Concat", ((2, 2), (2, 2)), {"axis": 1}),
+    ("conv_3x3", "Conv", ((1, 1, 5, 5), (1, 1, 3, 3)), {"pads": [1, 1, 1, 1]}),
+    ("cos", "Cos", ((3, 4, 5),), {}),
+    ("div", "Div", ((3, 4, 5), (3, 4, 5)), {}),
+    ("elu", "Elu", ((3, 4, 5),), {"alpha": 2.0}),
+    ("erf", "Erf", ((1, 3, 32, 32),), {}),
+    ("exp", "Exp", ((3, 4, 5),), {}),
+    ("flatten_axis1", "Flatten", ((2, 3, 4, 5),), {"axis": 1}),
+    ("floor", "Floor", ((3, 4, 5),), {}),
+    ("gelu_tanh", "Gelu", ((3, 4, 5),), {"approximate": "tanh"}),
+    ("gemm_default", "Gemm", ((3, 5), (5, 4)), {}),
+    ("globalaveragepool", "GlobalAveragePool", ((1, 3, 5, 5),), {}),
+    ("hardsigmoid", "HardSigmoid", ((3, 4, 5),), {"alpha": 0.5, "beta": 0.6}),
+    ("layer_normalization", "LayerNormalization", (("N", 4, 5), (5,), (5,)), {}),
+    ("leakyrelu", "LeakyRelu", ((3, 4, 5),), {"alpha": 0.1}),
+    ("log", "Log", ((3, 4, 5),), {}),
+    ("matmul_3d", "MatMul", (("N", 3, 4), (4, 3)), {}),
+    ("maxpool_2d", "MaxPool", ((1, 3, 32, 32),), {"kernel_shape": [2, 2]}),
+    ("mul", "Mul", ((3, 4, 5), (3, 4, 5)), {}),
+    ("neg", "Neg", ((3, 4, 5),), {}),
+    ("reciprocal", "Reciprocal", ((3, 4, 5),), {}),
+    ("relu", "Relu", (("N", 4, 5),), {}),
+    ("sigmoid", "Sigmoid", ((3, 4, 5),), {}),
+    ("softmax_axis1", "Softmax", ((3, 4, 5),), {"axis": 1}),
+    ("sqrt", "Sqrt", ((3, 4, 5),), {}),
+    ("tanh", "Tanh", (("N", 4, 5),), {}),
+)
+
+
+def node_test(
+    op: str, shapes: Sequence[Sequence[int | str]], attrs: dict[str, Any]
+) -> onnx.ModelProto:
+    """One node of ``op`` on float32 inputs of ``shapes`` (opset 17; Gelu needs 20)."""
+    names = [f"x{i}" for i in range(len(shapes))]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    inputs = [
+        helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s))
+        for n, s in zip(names, shapes, strict=True)
+    ]
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    graph = helper.make_graph([node], f"test_{op.lower()}", inputs, [out])
+    opset = 20 if op == "Gelu" else 17
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    # the output's shape as ONNX infers it (the checker wants one declared)
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    model.graph.output[0].CopyFrom(inferred.graph.output[0])
+    return model
+
+
+def folder_corpus(cache: Path | None = None) -> Path:
+    """A folder of the onnx wheel's light models and the one-node models above (41 files)."""
+    folder = (cache or default_cache()) / f"v{CORPUS_VERSION}" / "folder"
+    folder.mkdir(parents=True, exist_ok=True)
+    for p in sorted(light_dir().glob("light_*.onnx")):
+        target = folder / p.name
+        if not target.is_file():
+            shutil.copyfile(p, target)
+    for name, op, shapes, attrs in NODE_TESTS:
+        _write(
+            folder / f"test_{name}.onnx",
+            lambda op=op, shapes=shapes, attrs=attrs: node_test(op, shapes, attrs),  # type: ignore[misc]
+        )
+    return folder
+
+
 # -- the cache -----------------------------------------------------------------------------
 
 SYNTH_SIZES = {"synth_1k": 1_000, "synth_10k": 10_000, "synth_100k": 100_000}
@@ -420,16 +498,36 @@ def _write(path: Path, build: Callable[[], onnx.ModelProto]) -> None:
     atomic_write_bytes(path, build().SerializeToString())
 
 
+def light_models() -> list[CorpusModel]:
+    """The onnx wheel's light models."""
+    out = []
+    for p in sorted(light_dir().glob("light_*.onnx")):
+        m = onnx.load(str(p), load_external_data=False)
+        out.append(CorpusModel(p.stem, p, count_nodes(m.graph), "onnx wheel light model"))
+    return out
+
+
+def bert(cache: Path | None = None, log: Callable[[str], None] = print) -> CorpusModel:
+    """The generated BERT-base (written on first use)."""
+    folder = (cache or default_cache()) / f"v{CORPUS_VERSION}"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "bert_base.onnx"
+    if not path.is_file():
+        log("corpus: generating bert_base (about 440 MB of random weights)")
+    _write(path, bert_base)
+    m = onnx.load(str(path), load_external_data=False)
+    return CorpusModel(
+        "bert_base", path, count_nodes(m.graph), "generated 12-layer BERT-base encoder"
+    )
+
+
 def build(
     cache: Path | None = None, quick: bool = False, log: Callable[[str], None] = print
 ) -> list[CorpusModel]:
     """Generate what is missing and return the corpus (``quick``: no BERT, no 100k)."""
     folder = (cache or default_cache()) / f"v{CORPUS_VERSION}"
     folder.mkdir(parents=True, exist_ok=True)
-    out: list[CorpusModel] = []
-    for p in sorted(light_dir().glob("light_*.onnx")):
-        m = onnx.load(str(p), load_external_data=False)
-        out.append(CorpusModel(p.stem, p, count_nodes(m.graph), "onnx wheel light model"))
+    out = light_models()
     for name, size in SYNTH_SIZES.items():
         if quick and size > 10_000:
             continue
@@ -440,16 +538,7 @@ def build(
         m = onnx.load(str(path), load_external_data=False)
         out.append(CorpusModel(name, path, count_nodes(m.graph), f"generated, target {size} nodes"))
     if not quick:
-        path = folder / "bert_base.onnx"
-        if not path.is_file():
-            log("corpus: generating bert_base (about 440 MB of random weights)")
-        _write(path, bert_base)
-        m = onnx.load(str(path), load_external_data=False)
-        out.append(
-            CorpusModel(
-                "bert_base", path, count_nodes(m.graph), "generated 12-layer BERT-base encoder"
-            )
-        )
+        out.append(bert(cache, log))
     ext = folder / "external_4gb"
     ext.mkdir(exist_ok=True)
     model, size = external_weights(ext)

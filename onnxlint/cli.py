@@ -332,7 +332,8 @@ def _confirm_settings(a: argparse.Namespace, base: Any) -> dict[str, Any] | None
 def _lint_one(path: Path, config: Any) -> Any:
     from onnxlint.engine import lint
 
-    return lint(path, config=config, path_label=str(path))
+    # every output format shows the partition verdicts, whatever rules are selected
+    return lint(path, config=config, path_label=str(path), partition_summary=True)
 
 
 def run_lint(args: argparse.Namespace) -> int:
@@ -613,7 +614,9 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     if args.jobs > 1 and len(jobs) > 1:
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        # N lint processes, each waiting for its own ORT level-1 worker rather than
+        # running beside it: N busy processes for -j N, not 2N
+        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_lint_process_init) as pool:
             futures = {pool.submit(_lint_one, f, c): k for k, (f, c) in enumerate(jobs)}
             done: dict[int, Any] = {}
             for i, fut in enumerate(as_completed(futures), 1):
@@ -623,11 +626,30 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
                     _progress(i, len(jobs), jobs[k][0])
             return [done[k] for k in range(len(jobs))]
     reports = []
-    for i, (f, c) in enumerate(jobs, 1):
-        if show:
-            _progress(i, len(jobs), f)
-        reports.append(_lint_one(f, c))
+    if len(jobs) > 1:
+        from onnxlint.analyses.level1 import set_keep_spare
+
+        # each ORT level-1 worker is started while the previous file is linted
+        set_keep_spare(True)
+    try:
+        for i, (f, c) in enumerate(jobs, 1):
+            if show:
+                _progress(i, len(jobs), f)
+            reports.append(_lint_one(f, c))
+    finally:
+        if len(jobs) > 1:
+            from onnxlint.analyses.level1 import set_keep_spare
+            from onnxlint.runtime.client import drop_spare
+
+            set_keep_spare(False)
+            drop_spare()
     return reports
+
+
+def _lint_process_init() -> None:
+    from onnxlint.analyses.level1 import set_early_start
+
+    set_early_start(False)
 
 
 def _progress_line(message: str) -> None:

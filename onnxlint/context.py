@@ -26,6 +26,10 @@ class LintContext:
     #: resolved EP profiles in priority order (CPU implied last); see onnxlint.eps
     eps: list[Any] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the engine's stages that ran after the rules, by name (``engine.stages``)
+    stages_run: list[str] = field(default_factory=list)
+    #: whether the engine started ORT's level-1 graph before the rules (``engine.plan_lint``)
+    level1_prefetched: bool = False
     _analyses: dict[Any, Any] = field(default_factory=dict)
 
     @property

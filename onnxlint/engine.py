@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import traceback
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,12 @@ ModelSource = str | os.PathLike[str] | bytes | onnx.ModelProto
 
 #: metadata key a model may carry to silence codes for itself: "OL301,OL5"
 INLINE_IGNORE_KEY = "onnxlint:ignore"
+
+#: rule categories whose rules read the EP assignment or the partition plans (and so,
+#: for an accelerator EP, ORT's level-1 graph); OL605 is emitted by the partition
+#: summary itself. A lint that enables none of them builds neither unless its caller
+#: shows the summary (``lint(partition_summary=True)``: the CLI's verdict lines).
+PARTITION_CATEGORIES = frozenset({Category.EP_SUPPORT, Category.PARTITION})
 
 
 class UsageError(ValueError):
@@ -163,8 +170,13 @@ def lint(
     path_label: str | None = None,
     what_if: bool = True,
     observe: Callable[[LintContext, Report], None] | None = None,
+    partition_summary: bool = False,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
+
+    ``partition_summary``: fill ``Report.partitions``/``assignment`` whenever an
+    accelerator EP is given, for a front end that shows them; by default they are
+    built only when an enabled rule reads them (``plan_lint``).
 
     ``observe``: called with the lint's context and report after the stages, for a
     front end that reuses what the lint built (the language server's index).
@@ -177,6 +189,7 @@ def lint(
     ep_names = list(eps if eps is not None else config.eps)
     profiles = resolve_eps(ep_names, config)
     rules = instantiate_rules(config)
+    plan = plan_lint(config, profiles, rules, partition_summary)
     loaded = load(source, config.limits)
     label = path_label or (str(loaded.path) if loaded.path else None)
     report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
@@ -184,14 +197,17 @@ def lint(
     ctx: LintContext | None = None
     # ORT's level-1 graph (partition prediction) comes from a worker process: started
     # now, it runs while the rules below do; released (worker ended) whatever happens
-    level1 = _start_level1(loaded, config, profiles)
+    level1 = _start_level1(loaded, config, profiles) if plan.level1 else None
     try:
         if not loaded.fatal:
             ctx = _run_rules(loaded, config, profiles, rules)
+            ctx.level1_prefetched = level1 is not None
             report.stats["nodes"] = len(ctx.index.nodes)
             report.dim_params = _input_dim_params(loaded.model)
             for stage in stages():
-                stage(ctx, report)
+                if stage.wanted(plan):
+                    stage.run(ctx, report)
+                    ctx.stages_run.append(stage.name)
             if observe is not None:
                 observe(ctx, report)
             # after the stages: a stage (e.g. --confirm) may emit diagnostics of its own
@@ -221,6 +237,39 @@ def _what_ifs(
     except Exception as exc:  # reported in the stats; the findings stand
         report.stats["what_if_error"] = f"{type(exc).__name__}: {exc}"
         return []
+
+
+@dataclass(frozen=True)
+class LintPlan:
+    """What one lint needs beyond the rules' walk, decided before the model is loaded."""
+
+    #: the partition summary stage (``Report.partitions``/``assignment``, the what-ifs)
+    partitions: bool
+    #: ORT's level-1 graph, started early in a worker (``analyses.level1.prefetch``)
+    level1: bool
+    #: ``--confirm``'s real sessions
+    confirm: bool
+
+
+def plan_lint(
+    config: Config, profiles: Sequence[Any], rules: Sequence[Rule], partition_summary: bool = False
+) -> LintPlan:
+    """The stages and the level-1 graph this lint needs, from its rules, EPs and front end.
+
+    An analysis a rule asks for is always computed on demand (``LintContext.analysis``);
+    the plan only decides what the engine starts without being asked: the partition
+    summary after the rules and the level-1 worker before them.
+    """
+    from onnxlint.analyses import level1
+
+    confirm = str((config.confirm or {}).get("mode", "off")) == "run"
+    consumers = any(r.category in PARTITION_CATEGORIES for r in rules)
+    partitions = bool(profiles) and (partition_summary or consumers or confirm)
+    return LintPlan(
+        partitions=partitions,
+        level1=(partitions or confirm) and level1.needed(config, profiles),
+        confirm=confirm,
+    )
 
 
 def _input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:
@@ -289,18 +338,32 @@ def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
         )
 
 
-def stages() -> tuple[Callable[[LintContext, Report], None], ...]:
+@dataclass(frozen=True)
+class Stage:
+    """One step after the rules: its name (``LintContext.stages_run``), whether this
+    lint's plan wants it, and the step itself (which never raises)."""
+
+    name: str
+    wanted: Callable[[LintPlan], bool]
+    run: Callable[[LintContext, Report], None]
+
+
+def stages() -> tuple[Stage, ...]:
     """What runs after the rules, in this order, on every model that loaded.
 
-    1. the compiled-source check and, when asked for, ``--confirm``'s real sessions
-       (``onnxlint.confirm``); 2. the partition summary that fills ``Report.partitions``
-    and ``Report.assignment`` (``onnxlint.partition_summary``). Each stage decides from
-    the configuration and EPs whether it has work, and never raises.
+    1. ``confirmation``: the compiled-source check and, when asked for, ``--confirm``'s
+       real sessions (``onnxlint.confirm``; always run: the source check is cheap);
+    2. ``partition-summary``: fills ``Report.partitions`` and ``Report.assignment``
+       (``onnxlint.partition_summary``), when the plan wants it. Each stage also decides
+       from the configuration and EPs whether it has work.
     """
     from onnxlint.confirm import report_hook as confirmation
     from onnxlint.partition_summary import fill_report as partition_summary
 
-    return (confirmation, partition_summary)
+    return (
+        Stage("confirmation", lambda plan: True, confirmation),
+        Stage("partition-summary", lambda plan: plan.partitions, partition_summary),
+    )
 
 
 def _finish(

@@ -295,8 +295,8 @@ class _Spy:
         (["qnn"], {}, True),
         (["cuda", "cpu"], {}, True),
         (["qnn"], {"partition": {"graph-level": "exported"}}, False),
-        (["qnn"], {"ignore": ("OL6",)}, True),  # the report's partitions still need it
-        (["qnn"], {"select": ("OL1",)}, True),
+        (["qnn"], {"ignore": ("OL6",)}, True),  # the EP-support rules read the partitions
+        (["qnn"], {"select": ("OL1",)}, False),  # no selected rule reads them
         (["openvino"], {"assume_dims": {"N": 1}}, True),
     ],
 )
@@ -306,7 +306,7 @@ def test_prefetch_starts_exactly_when_the_lint_asks(
     spy = _Spy(monkeypatch)
     cfg = Config(**config)
     profiles = engine.resolve_eps(eps, cfg)
-    assert level1.needed(cfg, profiles) is wanted
+    assert engine.plan_lint(cfg, profiles, engine.instantiate_rules(cfg)).level1 is wanted
     model = parse(
         MODEL.replace("float[1,4] x", "float[N,4] x").replace("float[1,4] y", "float[N,4] y")
     )

@@ -340,6 +340,119 @@ def skip_reason(model: onnx.ModelProto) -> str | None:
     return None
 
 
+@functools.cache
+def _level1_table() -> dict[str, Any]:
+    """ORT's level-1 transformers and the ops none of them touches (``rules/ort_level1.json``)."""
+    from onnxlint.data import load_json
+
+    data: dict[str, Any] = load_json("ort_level1.json")
+    return data
+
+
+def _ort_limits() -> tuple[int, int] | None:
+    """(highest ai.onnx opset, highest IR version) of the ORT the worker would run."""
+    from onnxlint.ort_versions import table_release
+
+    ort = ort_identity()
+    if ort is None or not ort.get("version"):
+        return None
+    row = table_release(str(ort["version"]))
+    if not row.exact:
+        return None  # a release the table does not know: ask ORT itself
+    return row.max_opset, row.max_ir
+
+
+def inert_reason(model: onnx.ModelProto) -> str | None:
+    """Why ORT's level-1 graph of ``model`` might differ from the model (None: it cannot).
+
+    When nothing can differ, ORT's level-1 graph is the model itself and no worker is
+    needed. Every test errs towards "might": only float32 tensors, only ops on the
+    table's list (none of ORT's level-1 transformers names them, ONNX defines none by a
+    function, ORT's CPU EP runs them in float32: the list is checked against the real
+    worker op by op), no node whose inputs are all constant (constant folding), no two
+    equal nodes (common-subexpression elimination) or initializers (constant sharing),
+    no node nothing reads, no function (nor, by the list, a subgraph), an opset and IR version the
+    installed ORT loads, and a model ``onnx.checker`` passes (else ORT may refuse it).
+    """
+    import onnx
+
+    if model.functions:
+        return "model-local functions"
+    limits = _ort_limits()
+    if limits is None:
+        return "the installed ORT's limits are not known"
+    opsets = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    if set(opsets) != {"ai.onnx"} or opsets["ai.onnx"] > limits[0] or model.ir_version > limits[1]:
+        return "opsets or IR version beyond the plain ONNX domain the installed ORT loads"
+    graph = model.graph
+    float32 = onnx.TensorProto.FLOAT
+    for vi in (*graph.input, *graph.output, *graph.value_info):
+        if vi.type.WhichOneof("value") != "tensor_type" or vi.type.tensor_type.elem_type != float32:
+            return f"{vi.name!r} is not a float32 tensor"
+    constant = {t.name for t in graph.initializer}
+    if any(t.data_type != float32 for t in graph.initializer):
+        return "an initializer is not float32"
+    used = {o.name for o in graph.output}
+    for node in graph.node:
+        used.update(node.input)
+    ops = frozenset(_level1_table()["inert_ops"])
+    seen_nodes: set[bytes] = set()
+    for node in graph.node:
+        op = node.op_type
+        if node.domain not in ("", "ai.onnx") or op not in ops:
+            return f"{op} is not on the list of ops ORT's level-1 optimizations leave alone"
+        inputs = [i for i in node.input if i]
+        if all(i in constant for i in inputs):
+            return f"{op} reads only constants (constant folding)"
+        if not any(o in used for o in node.output if o):
+            return f"{op} has no consumer"
+        key = onnx.NodeProto(
+            op_type=op, domain=node.domain, input=node.input, attribute=node.attribute
+        ).SerializeToString(deterministic=True)
+        if key in seen_nodes:
+            return f"two equal {op} nodes (common-subexpression elimination)"
+        seen_nodes.add(key)
+    for prev, node in zip(graph.node, graph.node[1:], strict=False):
+        if not set(prev.output) & set(node.input):
+            # ORT writes its graph in its own topological order; only a chain has one order
+            return f"{node.op_type} does not read the node before it (the order is not unique)"
+    seen_tensors: set[bytes] = set()
+    for t in graph.initializer:
+        copy = onnx.TensorProto()
+        copy.CopyFrom(t)
+        copy.ClearField("name")
+        key = copy.SerializeToString(deterministic=True)
+        if key in seen_tensors:
+            return "two equal initializers (constant sharing)"
+        seen_tensors.add(key)
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:  # ORT may refuse what the checker refuses
+        return f"onnx.checker refuses it: {str(exc).splitlines()[0][:200] if str(exc) else exc}"
+    return None
+
+
+def with_default_attributes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` with every attribute a node leaves out written with its schema's
+    default, as ORT writes the graphs it has loaded."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    for node in out.graph.node:
+        schema = onnx.defs.get_schema(node.op_type, opset, node.domain)
+        present = {a.name for a in node.attribute}
+        for name, attr in sorted(schema.attributes.items()):
+            default = attr.default_value
+            if name in present or default.type == onnx.AttributeProto.UNDEFINED:
+                continue
+            added = node.attribute.add()
+            added.CopyFrom(default)
+            added.name = name
+    return out
+
+
 class Level1Job:
     """The level-1 graph of one model: ``start()`` (cache lookup or worker), ``result()``, ``close()``."""
 
@@ -357,7 +470,8 @@ class Level1Job:
         self.hint = hint  # written once the cache has this model's entry
         self.cache = Level1Cache(cache_dir)
         self.timeout_s = timeout_s
-        #: how the graph was obtained: "skipped", "cache", "worker" (None: not started)
+        #: how the graph was obtained: "skipped", "inert" (nothing for ORT to change: the
+        #: model itself), "cache", "worker" (None: not started)
         self.source: str | None = None
         self.discarded: str | None = None
         #: set when the worker failed (None: a graph, a cache hit, or ORT's own refusal)
@@ -373,6 +487,14 @@ class Level1Job:
         reason = skip_reason(self.model)
         if reason is not None:
             self._graph, self.source = (None, reason), "skipped"
+            return self
+        if inert_reason(self.model) is None:
+            # nothing ORT's level-1 optimizers match: their graph is this one (a copy,
+            # as a worker's would be: the lint's own model is never handed out twice)
+            graph = with_default_attributes(self.model)
+            self._graph, self.source = (graph, NOTE_OK), "inert"
+            if self.use_cache and self.hint:
+                self.cache.put_hint(self.hint)  # no prewarmed worker next time either
             return self
         data = self.model.SerializeToString()
         if self.use_cache:
@@ -400,6 +522,10 @@ class Level1Job:
             external_initializers=WEIGHTS_FILE,
         )
         self.source = "worker"
+        if _KEEP_SPARE:
+            from onnxlint.runtime.client import prewarm
+
+            prewarm()  # the next file's worker; a spare never taken is ended by the caller
         return self
 
     def result(self) -> Graph:
@@ -473,12 +599,38 @@ def _dims_key(dims: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((dims or {}).items()))
 
 
+#: whether :func:`prefetch` starts a worker beside the lint (off in ``-j N``'s lint
+#: processes: there the worker runs while its lint waits, so N processes use N cores)
+_EARLY_START = True
+
+
+#: whether a job that starts a worker also readies the next one (a serial run over
+#: several files: the next worker imports onnxruntime while this lint runs)
+_KEEP_SPARE = False
+
+
+def set_keep_spare(enabled: bool) -> None:
+    """Ready a spare worker after each one a job takes (the CLI, for several files in
+    one process); the caller ends the last spare (``runtime.client.drop_spare``)."""
+    global _KEEP_SPARE
+    _KEEP_SPARE = enabled
+
+
+def set_early_start(enabled: bool) -> None:
+    """Let :func:`prefetch` start workers beside the lint (default) or not (``-j N``)."""
+    global _EARLY_START
+    _EARLY_START = enabled
+
+
 def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Level1Job | None:
-    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not).
+    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not,
+    or early starts are off: the assignment analysis then builds it when it asks).
 
     The caller must ``release()`` the job when the lint ends, whatever happens.
     """
     if loaded.fatal or loaded.model is None or not needed(config, profiles):
+        return None
+    if not _EARLY_START:
         return None
     from onnxlint.rewrites import override_dims
 

@@ -462,8 +462,16 @@ def _lint(
 ) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
-        # no what-if runs: a second lint per keystroke; the cause's fix names the command
-        return lint(source, config=config, path_label=label, observe=observe, what_if=False)
+        # the graph view shows the assignment whatever rules are selected; no what-if runs
+        # (a second lint per keystroke; the cause's fix names the command)
+        return lint(
+            source,
+            config=config,
+            path_label=label,
+            observe=observe,
+            partition_summary=True,
+            what_if=False,
+        )
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
     except Exception as exc:  # a bug in some analysis must not take the server down
