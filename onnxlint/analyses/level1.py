@@ -318,16 +318,21 @@ def _guarded_graph(payload: bytes) -> onnx.ModelProto:
 def skip_reason(model: onnx.ModelProto) -> str | None:
     """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
     from onnxlint.analyses import assignment as a
-    from onnxlint.tensors import first_data_mismatch, has_external_data
+    from onnxlint.tensors import data_mismatch, is_external, iter_tensors
 
     # every tensor, not just initializers: ORT would read a Constant's, a function
-    # body's or a training graph's external data as well
-    if has_external_data(model):
-        return "the model keeps tensors in external data, which onnxlint never reads"
-    mismatch = first_data_mismatch(model)
+    # body's or a training graph's external data as well; one walk for both questions
+    mismatch: tuple[str, int, int] | None = None
+    for tensor, where in iter_tensors(model):
+        if is_external(tensor):
+            return "the model keeps tensors in external data, which onnxlint never reads"
+        if mismatch is None:
+            counts = data_mismatch(tensor)
+            if counts is not None:
+                mismatch = (where, *counts)
     if mismatch is not None:
         # ORT refuses it, and older versions first allocate the declared size (OL109)
-        _, where, declared, stored = mismatch
+        where, declared, stored = mismatch
         return f"a tensor in {where} declares {declared} elements but holds {stored} (OL109)"
     nodes = a._count_nodes(model.graph)
     if nodes > a.OPTIMIZED_MAX_NODES:
