@@ -598,16 +598,16 @@ def ov_clusters(
                         )
                         break
         if why is None:
+            # initializers count as cluster inputs too (GetInputsOutputsOfCluster appends
+            # them): only a cluster with no input at all is left to CPU's constant folding
             inputs = {
                 name
                 for p in cl
                 for name in by_path[p].inputs
-                if name
-                and not lg.is_initializer(g, name)
-                and not (g.producers.get(name) and g.producers[name].path in cset)
+                if name and not (g.producers.get(name) and g.producers[name].path in cset)
             }
             if not inputs:
-                why = f"{ep} drops a cluster that depends only on constants"
+                why = f"{ep} drops a cluster that has no inputs"
         if why is None:
             kept.append(cl)
         else:
