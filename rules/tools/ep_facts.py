@@ -820,6 +820,30 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
     if device == "CPU":
         # OpenVINO's frontend folds a DequantizeLinear of constants into a constant
         h["dequantized_constants"] = True
+        part = h["partitioning"]
+        notes = part.pop("notes")  # kept last, as the profiles list it
+        part["unknown_rank_input_fails"] = True
+        part["rank_losing_ops"] = [
+            {
+                "op": op,
+                "domain": "ai.onnx",
+                "since_version": 12,
+                "reason": f"{op} of opsets 12-15 hands its output, and what the same "
+                "subgraph computes from it, to the next OpenVINO subgraph as a Parameter of "
+                "dynamic rank",
+                "provenance": "ov-sessions",
+            }
+            for op in ("GreaterOrEqual", "LessOrEqual")
+        ]
+        part["notes"] = [
+            *notes,
+            "A subgraph that receives a tensor of unknown rank fails to compile (ov-sessions: "
+            "the CPU plug-in refuses a Parameter of dynamic rank; Softmax of unknown rank "
+            "fails in the frontend or in SoftmaxDecomposition).",
+            "A tensor computed from GreaterOrEqual/LessOrEqual of opsets 12-15 reaches the "
+            "next OpenVINO subgraph with dynamic rank (ov-sessions: opsets 12-15 fail, 16 and "
+            "18 load; within one subgraph it keeps its rank).",
+        ]
     if device == "CPU":
         h["provenance"].append(
             _sessions(
