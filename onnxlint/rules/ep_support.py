@@ -13,13 +13,20 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import CPU_EP, Assignment, NodeAssignment, source_location
+from onnxlint.analyses.assignment import (
+    CPU_EP,
+    Assignment,
+    LevelGraph,
+    NodeAssignment,
+    source_location,
+)
 from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.dataflow import Constness, Dataflow
-from onnxlint.analyses.partition import Partitions, short_ep
+from onnxlint.analyses.partition import Partition, PartitionPlan, Partitions, short_ep
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
+from onnxlint.index import GraphRef, NodeRef
 from onnxlint.rule import Rule, register
 
 _STATIC_KINDS = frozenset({"static_shape", "known_shape"})
@@ -547,7 +554,10 @@ class EpUnknownRankInput(Rule):
         Follows every tensor that enters a predicted partition of an EP whose profile says
         such inputs fail (``partitioning.unknown_rank_input_fails``: OpenVINO CPU), from a
         CPU node, another partition or a graph the partition does not contain, and reports
-        the ones whose rank ONNX shape inference leaves unknown.
+        the ones whose rank ONNX shape inference leaves unknown, and the ones another
+        partition of the EP computes from an op revision the profile lists in
+        ``partitioning.rank_losing_ops`` (OpenVINO CPU: GreaterOrEqual and LessOrEqual of
+        opsets 12-15, whose outputs reach the next subgraph with no rank).
 
     Why it matters:
         The EP compiles each partition as a graph of its own, whose inputs need a rank:
@@ -557,7 +567,8 @@ class EpUnknownRankInput(Rule):
     Fix:
         Give the tensor a rank: declare it in ``value_info`` (ORT's
         ``symbolic_shape_infer`` adds most), fix the input dims, or enable ORT's graph
-        optimizations, whose constant folding often resolves the shape computation.
+        optimizations, whose constant folding often resolves the shape computation. For a
+        rank-losing op, re-export at an opset where the EP keeps the rank (16 or later).
 
     Execution providers:
         OpenVINO (CPU device), measured.
@@ -571,6 +582,10 @@ class EpUnknownRankInput(Rule):
         "default": "'{tensor}' enters {accel} partition {partition} at {node} with unknown "
         "rank (from {source}); {accel} fails to compile a subgraph input of unknown rank "
         "(on the {level} graph)",
+        "rank_lost": "'{tensor}' enters {accel} partition {partition} at {node} from "
+        "{accel} partition {src_partition} with no rank: it is computed from {origin} "
+        "({op}-{since_version}), whose outputs reach another {accel} subgraph as a "
+        "Parameter of dynamic rank; {accel} fails to compile it (on the {level} graph)",
     }
     example_eps = ("openvino",)
     example_bad = """\
@@ -600,10 +615,17 @@ g (float[1,4] x) => (float[1,4] y) {
         shapes = ctx.analysis(Shapes)
         parts = {p.id: p for p in plan.partitions}
         graphs = {g.path: g for g in lg.graphs()}
+        lost = _rank_lost_tensors(ctx, plan, failing)
         for c in plan.crossings:
             dsts = [parts[i] for i in c.dst_partitions if parts[i].ep in failing]
             g = graphs.get(c.graph)
             if not dsts or g is None:
+                continue
+            origin = lost.get(c.tensor)
+            if origin is not None and c.src_partition is not None:
+                src = parts[c.src_partition]
+                for dst in (d for d in dsts if d.ep == src.ep):
+                    self._emit_lost(ctx, lg, g, c.tensor, src.id, dst, origin)
                 continue
             # the level graph's types are plain ONNX inference, what ORT hands the EP
             if lg.value_type(g, c.tensor).shape is not None:
@@ -643,6 +665,98 @@ g (float[1,4] x) => (float[1,4] y) {
                     level="exported",
                 )
                 ctx.emit(replace(d, graph_level="exported"))
+
+    def _emit_lost(
+        self,
+        ctx: LintContext,
+        lg: LevelGraph,
+        g: GraphRef,
+        tensor: str,
+        src_partition: int,
+        dst: Partition,
+        origin: tuple[NodeRef, int],
+    ) -> None:
+        members = set(dst.nodes)
+        consumer = next((n for n in g.consumers.get(tensor, []) if n.path in members), None)
+        loc = (
+            source_location(lg, consumer, ctx.index)
+            if consumer is not None
+            else Location(graph=g.path, tensor=tensor)
+        )
+        node, since = origin
+        d = self.make(
+            replace(loc, tensor=tensor, slot="input"),
+            "rank_lost",
+            ep=dst.ep,
+            fix=Fix(
+                title=f"re-export at opset 16 or later, or enable ORT graph optimizations "
+                f"(constant folding often removes the {node.op_type})"
+            ),
+            tensor=tensor,
+            accel=short_ep(dst.ep),
+            partition=dst.id,
+            node=consumer.label if consumer is not None else dst.first,
+            src_partition=src_partition,
+            origin=node.label,
+            op=node.op_type,
+            since_version=since,
+            level="exported",
+        )
+        ctx.emit(replace(d, graph_level="exported"))
+
+
+#: ops whose output has the rank of (the broadcast of) their inputs: a rank ORT cannot
+#: give an input, it cannot give their output either
+_RANK_FOLLOWS_INPUTS = frozenset(
+    {
+        "Abs", "Add", "And", "Cast", "Div", "Equal", "Greater", "GreaterOrEqual", "Identity",
+        "Less", "LessOrEqual", "Mul", "Neg", "Not", "Or", "Relu", "Sigmoid", "Sub", "Tanh",
+        "Where", "Xor",
+    }
+)  # fmt: skip
+
+
+def _rank_lost_tensors(
+    ctx: LintContext, plan: PartitionPlan, eps: set[str]
+) -> dict[str, tuple[NodeRef, int]]:
+    """Tensors of ``eps``' partitions computed from a rank-losing op of the EP's profile.
+
+    Maps each to the node it comes from and that node's revision. The loss is followed
+    through the producing partition only, along ops whose output rank follows their inputs.
+    """
+    losing = {
+        p.ep: {(r.domain, r.op): r.since_version for r in p.partitioning.rank_losing_ops}
+        for p in ctx.eps
+        if p.ep in eps and p.partitioning.rank_losing_ops
+    }
+    if not losing or plan.graph is None:
+        return {}
+    la = ctx.analysis(Assignment).exported
+    out: dict[str, tuple[NodeRef, int]] = {}
+    for part in plan.partitions:
+        revisions = losing.get(part.ep)
+        if not revisions:
+            continue
+        members = set(part.nodes)
+        for n in plan.graph.index.nodes:
+            if n.path not in members:
+                continue
+            facts = na.facts if (na := la.get(n)) is not None else None
+            if facts is None:
+                continue
+            since = revisions.get((facts.domain, facts.op_type))
+            origin: tuple[NodeRef, int] | None
+            if since is not None and facts.since_version == since:
+                origin = (n, since)
+            elif n.op_type in _RANK_FOLLOWS_INPUTS:
+                origin = next((out[i] for i in n.inputs if i in out), None)
+            else:
+                origin = None
+            if origin is not None:
+                for o in n.outputs:
+                    if o:
+                        out[o] = origin
+    return out
 
 
 @register

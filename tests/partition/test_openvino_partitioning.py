@@ -6,13 +6,17 @@ the same model against the real OpenVINO runner (onnxruntime-openvino 1.24.1, CP
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import onnx
 import pytest
 
+from onnxlint.analyses.partition import Partitions
+from onnxlint.rules.ep_support import EpUnknownRankInput
+
 from ..conftest import REPO
-from .conftest import check_real, partitions
+from .conftest import agreement, check_real, context, partitions
 
 OV = "OpenVINOExecutionProvider"
 
@@ -52,6 +56,56 @@ g (float[1,2,8,8] x) => (float[1,2,8,8] y) {
 """
 
 
+# GreaterOrEqual/LessOrEqual of opsets 12-15: a tensor computed from one in one OpenVINO
+# subgraph reaches the next as a Parameter of dynamic rank (the Softmax after it fails in
+# the frontend at opset 12, in SoftmaxDecomposition at 13-15); at opset 16 it keeps its rank
+RANK_LOST = """\
+<ir_version: 8, opset_import: ["" : {opset}]>
+g (float[1,2,8,8] x, float[1,1,8,1] z) => (float[1,2,8,8] y) {{
+    e = Constant <value = int64[0] {{}}> ()
+    s = ConstantOfShape <value = float[1] {{1}}> (e)
+    c2 = Constant <value = float {{0}}> ()
+    ge = {op}(z, c2)
+    cb = Cast <to = 1> (ge)
+    a = Mul(s, cb)
+    b = Add(x, a)
+    y = Softmax <axis = -1> (b)
+}}
+"""
+
+# the same mask inside one subgraph: OpenVINO's own shape inference keeps the rank
+RANK_KEPT = """\
+<ir_version: 8, opset_import: ["" : 14]>
+g (float[1,2,8,8] x, float[1,1,8,1] z) => (float[1,2,8,8] y) {
+    c2 = Constant <value = float {0}> ()
+    ge = GreaterOrEqual(z, c2)
+    cb = Cast <to = 1> (ge)
+    b = Add(x, cb)
+    y = Softmax <axis = -1> (b)
+}
+"""
+
+
+def _rank_findings(text: str) -> list[tuple[str, str]]:
+    ctx = context(text, ["openvino"])
+    ctx.analysis(Partitions)
+    EpUnknownRankInput().check_model(ctx)
+    return [(d.message_id, d.args["tensor"]) for d in ctx.diagnostics if d.code == "OL509"]
+
+
+@pytest.mark.parametrize("op", ["GreaterOrEqual", "LessOrEqual"])
+@pytest.mark.parametrize("opset", [12, 14, 15])
+def test_rank_lost_after_comparison_is_a_failure(op: str, opset: int) -> None:
+    assert _rank_findings(RANK_LOST.format(opset=opset, op=op)) == [("rank_lost", "cb")]
+
+
+@pytest.mark.parametrize(
+    "text", [RANK_LOST.format(opset=16, op="GreaterOrEqual"), RANK_KEPT], ids=["opset16", "one"]
+)
+def test_rank_kept_is_no_finding(text: str) -> None:
+    assert _rank_findings(text) == []
+
+
 def _ov_partitions(text: str) -> list[list[str]]:
     plan = partitions(text, ["openvino"]).plan("exported")
     assert plan is not None
@@ -86,3 +140,36 @@ def test_partitioning_on_real_openvino() -> None:
         "constants": onnx.parser.parse_model(CONSTANT_CLUSTER),
     }
     check_real("openvino", str(_openvino_runner()), models)
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_rank_lost_on_real_openvino() -> None:
+    runner = _openvino_runner()
+    spec = agreement.EPS["openvino"]
+    models = {
+        "lost12": RANK_LOST.format(opset=12, op="LessOrEqual"),
+        "lost15": RANK_LOST.format(opset=15, op="GreaterOrEqual"),
+        "kept16": RANK_LOST.format(opset=16, op="GreaterOrEqual"),
+        "one": RANK_KEPT,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for name, text in models.items():
+            path = Path(tmp) / f"{name}.onnx"
+            onnx.save(onnx.parser.parse_model(text), path)
+            jobs.append(
+                {
+                    "id": name,
+                    "path": str(path),
+                    "level": "disabled",
+                    "provider": spec["provider"],
+                    "options": spec["options"],
+                    "plugin": spec["plugin"],
+                }
+            )
+        real = agreement.run_real(jobs, str(runner), timeout_s=300)
+    for name in models:
+        assert real[name].get("ok") is (not name.startswith("lost")), (name, real[name])
+        if name.startswith("lost"):  # the worker keeps the head of the error only
+            assert "openvino" in real[name]["error"], real[name]

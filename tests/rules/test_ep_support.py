@@ -17,6 +17,18 @@ UNKNOWN_RANK_INPUT = (
     " y = Sigmoid(a)\n}\n"
 )
 
+# a mask computed by GreaterOrEqual in one OpenVINO subgraph and used in the next one (the
+# refused scalar ConstantOfShape cuts OpenVINO's order between them)
+RANK_LOST = (
+    '<ir_version: 8, opset_import: ["" : {opset}]>\n'
+    "g (float[1,2,8,8] x, float[1,1,8,1] z) => (float[1,2,8,8] y) {{\n"
+    " e = Constant <value = int64[0] {{}}> ()\n"
+    " s = ConstantOfShape <value = float[1] {{1}}> (e)\n"
+    " c2 = Constant <value = float {{0}}> ()\n ge = GreaterOrEqual(z, c2)\n"
+    " cb = Cast <to = 1> (ge)\n a = Mul(s, cb)\n b = Add(x, a)\n"
+    " y = Softmax <axis = -1> (b)\n}}\n"
+)
+
 CASES = [
     (
         "op-unsupported-falls-back-to-cpu",
@@ -113,6 +125,22 @@ CASES = [
     (
         "declared-rank-input-compiles-on-openvino",
         UNKNOWN_RANK_INPUT.replace(") {", ") <float[1,4] t> {", 1),
+        ["openvino"],
+        {"select": ["OL509"]},
+        set(),
+        {"OL509"},
+    ),
+    (
+        "greater-or-equal-15-output-loses-its-rank-between-openvino-subgraphs",
+        RANK_LOST.format(opset=15),
+        ["openvino"],
+        {"select": ["OL509"]},
+        {("OL509", "Mul_5", Severity.ERROR)},
+        set(),
+    ),
+    (
+        "greater-or-equal-16-output-keeps-its-rank",
+        RANK_LOST.format(opset=16),
         ["openvino"],
         {"select": ["OL509"]},
         set(),
