@@ -226,6 +226,7 @@ class Partitioning:
     constant_only_partition_fails: bool = False
     unknown_rank_input_fails: bool = False
     rank_losing_ops: tuple[RankLosingOp, ...] = ()
+    cyclic_partition_fails: bool = False
     notes: tuple[str, ...] = ()
 
 
@@ -582,6 +583,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 )
                 for r in part.get("rank_losing_ops", [])
             ),
+            cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

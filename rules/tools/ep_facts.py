@@ -835,6 +835,7 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             }
             for op in ("GreaterOrEqual", "LessOrEqual")
         ]
+        part["cyclic_partition_fails"] = True
         part["notes"] = [
             *notes,
             "A subgraph that receives a tensor of unknown rank fails to compile (ov-sessions: "
@@ -843,6 +844,9 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             "A tensor computed from GreaterOrEqual/LessOrEqual of opsets 12-15 reaches the "
             "next OpenVINO subgraph with dynamic rank (ov-sessions: opsets 12-15 fail, 16 and "
             "18 load; within one subgraph it keeps its rank).",
+            "A single-node cluster joins the next cluster it connects to; when a path leaves "
+            "that cluster and comes back through other nodes, ORT's fused graph has a cycle "
+            "and the session fails ('the graph is not acyclic', ov-sessions).",
         ]
     if device == "CPU":
         h["provenance"].append(
