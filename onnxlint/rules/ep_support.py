@@ -705,6 +705,134 @@ g (float[1,4] x) => (float[1,4] y) {
         ctx.emit(replace(d, graph_level="exported"))
 
 
+@register
+class EpCyclicPartition(Rule):
+    """A predicted partition of the execution provider is left and re-entered through other nodes.
+
+    What it does:
+        For EPs whose profile says such partitions fail (``partitioning.
+        cyclic_partition_fails``: OpenVINO CPU), looks for a path from a node of a
+        partition predicted on the exported graph, through nodes outside it, back into
+        the partition.
+
+    Why it matters:
+        ORT fuses each partition of a compiling EP into one node. A partition that is not
+        closed under the paths between its nodes makes the fused graph cyclic, and session
+        creation fails with "the graph is not acyclic", with no fallback to CPU. OpenVINO's
+        clustering produces such partitions when a single-node cluster joins the next
+        cluster it is connected to.
+
+    Fix:
+        Let the EP claim the nodes on the path too (ops and element types it supports), or
+        run the model without the EP. The check reads the graph as exported; with graph
+        optimizations enabled the same partition usually forms on the level-1 graph too.
+
+    Execution providers:
+        OpenVINO (CPU device), measured.
+    """
+
+    code = "OL510"
+    name = "ep-cyclic-partition"
+    category = Category.EP_SUPPORT
+    severity = Severity.ERROR
+    messages = {
+        "default": "a path from {accel} partition {partition} ({nodes} node(s)) runs "
+        "outside it (through {exit}) and re-enters it at {entry}; ORT's fused graph is "
+        "cyclic and session creation fails (on the {level} graph)",
+    }
+    example_eps = ("openvino",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] x) => (float[1,8] y) {
+    a = Relu(x)
+    u = NonZero(a)
+    b1 = Cast <to = 1> (u)
+    b2 = ReduceSum <keepdims = 0> (b1)
+    c = Add(a, b2)
+    y = Relu(c)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] x) => (float[1,8] y) {
+    a = Relu(x)
+    u = NonZero(a)
+    b1 = Cast <to = 1> (u)
+    b2 = ReduceSum <keepdims = 0> (b1)
+    c = Add(x, b2)
+    y = Relu(c)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        failing = {p.ep for p in ctx.eps if p.partitioning.cyclic_partition_fails}
+        if not failing:
+            return
+        # the exported graph only: OpenVINO cuts along ORT's order, which follows node
+        # indices; the level-1 graph's nodes created by ORT's fusions have indices its saved
+        # file does not give (a fused DynamicQuantizeLinear's cut is predicted elsewhere)
+        plan = ctx.analysis(Partitions).plan("exported")
+        if plan is None or plan.graph is None:
+            return
+        lg = plan.graph
+        graphs = {g.path: g for g in lg.graphs()}
+        for p in plan.partitions:
+            g = graphs.get(p.graph)
+            if p.ep not in failing or g is None:
+                continue
+            found = _reentry(lg, g, p)
+            if found is None:
+                continue
+            exit_, entry = found
+            d = self.make(
+                source_location(lg, entry, ctx.index),
+                ep=p.ep,
+                fix=Fix(title="let the EP claim the nodes on the path, or drop the EP"),
+                accel=short_ep(p.ep),
+                partition=p.id,
+                nodes=p.size,
+                exit=exit_.label,
+                entry=entry.label,
+                level="exported",
+            )
+            ctx.emit(replace(d, graph_level="exported"))
+
+
+def _reentry(lg: LevelGraph, g: GraphRef, part: Partition) -> tuple[NodeRef, NodeRef] | None:
+    """(node outside ``part`` on a path that leaves it, node of ``part`` it re-enters at).
+
+    A path that leaves and re-enters stays within the partition's span of the topological
+    order, so the search goes no further than the partition's last node.
+    """
+    order = lg.order(g)
+    pos = {n.path: i for i, n in enumerate(order)}
+    members = set(part.nodes)
+    last = max((pos[m] for m in members if m in pos), default=-1)
+    by_path = {n.path: n for n in order}
+    stack = [
+        c
+        for m in part.nodes
+        if m in by_path
+        for o in by_path[m].outputs
+        if o
+        for c in g.consumers.get(o, [])
+        if c.path not in members and pos.get(c.path, last + 1) < last
+    ]
+    seen: set[str] = set()
+    while stack:
+        x = stack.pop()
+        if x.path in seen:
+            continue
+        seen.add(x.path)
+        for o in x.outputs:
+            for c in g.consumers.get(o, []) if o else []:
+                if c.path in members:
+                    return x, c
+                if pos.get(c.path, last + 1) < last:
+                    stack.append(c)
+    return None
+
+
 #: ops whose output has the rank of (the broadcast of) their inputs: a rank ORT cannot
 #: give an input, it cannot give their output either
 _RANK_FOLLOWS_INPUTS = frozenset(

@@ -29,6 +29,13 @@ RANK_LOST = (
     " y = Softmax <axis = -1> (b)\n}}\n"
 )
 
+# NonZero breaks OpenVINO's clusters; the lone Relu before it joins the cluster after it
+CYCLE = (
+    HEAD + "g (float[1,8] x) => (float[1,8] y) {{\n a = Relu(x)\n u = NonZero(a)\n"
+    " b1 = Cast <to = 1> (u)\n b2 = ReduceSum <keepdims = 0> (b1)\n c = Add({src}, b2)\n"
+    " y = Relu(c)\n}}\n"
+)
+
 CASES = [
     (
         "op-unsupported-falls-back-to-cpu",
@@ -129,6 +136,31 @@ CASES = [
         {"select": ["OL509"]},
         set(),
         {"OL509"},
+    ),
+    (
+        "partition-left-and-re-entered-fails-on-openvino",
+        CYCLE.format(src="a"),
+        ["openvino"],
+        {"select": ["OL510"]},
+        {("OL510", "Add_4", Severity.ERROR)},
+        set(),
+    ),
+    (
+        "partition-without-a-way-back-compiles-on-openvino",
+        CYCLE.format(src="x"),
+        ["openvino"],
+        {"select": ["OL510"]},
+        set(),
+        {"OL510"},
+    ),
+    (
+        # QNN's partitions are closed under paths (ORT's CreateSupportedPartitions)
+        "cyclic-partition-is-no-failure-on-qnn",
+        CYCLE.format(src="a"),
+        ["qnn"],
+        {"select": ["OL510"]},
+        set(),
+        {"OL510"},
     ),
     (
         "greater-or-equal-15-output-loses-its-rank-between-openvino-subgraphs",
