@@ -27,6 +27,7 @@ from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.index import GraphRef, NodeRef
+from onnxlint.profiles import Partitioning
 from onnxlint.rule import Rule, register
 
 _STATIC_KINDS = frozenset({"static_shape", "known_shape"})
@@ -546,6 +547,19 @@ g (float[1,4] x) => (float[1,4] y) {
             ctx.emit(replace(d, graph_level="exported"))
 
 
+def _failing_plan(
+    ctx: LintContext, fails: Callable[[Partitioning], bool]
+) -> tuple[set[str], PartitionPlan, LevelGraph] | None:
+    """The EPs whose partitioning facts say ``fails``, and the exported graph's plan."""
+    failing = {p.ep for p in ctx.eps if fails(p.partitioning)}
+    if not failing:
+        return None
+    plan = ctx.analysis(Partitions).plan("exported")
+    if plan is None or plan.graph is None:
+        return None
+    return failing, plan, plan.graph
+
+
 @register
 class EpUnknownRankInput(Rule):
     """A partition of the execution provider receives a tensor of unknown rank, and fails to compile.
@@ -605,13 +619,10 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        failing = {p.ep for p in ctx.eps if p.partitioning.unknown_rank_input_fails}
-        if not failing:
+        got = _failing_plan(ctx, lambda part: part.unknown_rank_input_fails)
+        if got is None:
             return
-        plan = ctx.analysis(Partitions).plan("exported")
-        if plan is None or plan.graph is None:
-            return
-        lg = plan.graph
+        failing, plan, lg = got
         shapes = ctx.analysis(Shapes)
         parts = {p.id: p for p in plan.partitions}
         graphs = {g.path: g for g in lg.graphs()}
@@ -765,16 +776,13 @@ g (float[1,8] x) => (float[1,8] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        failing = {p.ep for p in ctx.eps if p.partitioning.cyclic_partition_fails}
-        if not failing:
-            return
         # the exported graph only: OpenVINO cuts along ORT's order, which follows node
         # indices; the level-1 graph's nodes created by ORT's fusions have indices its saved
         # file does not give (a fused DynamicQuantizeLinear's cut is predicted elsewhere)
-        plan = ctx.analysis(Partitions).plan("exported")
-        if plan is None or plan.graph is None:
+        got = _failing_plan(ctx, lambda part: part.cyclic_partition_fails)
+        if got is None:
             return
-        lg = plan.graph
+        failing, plan, lg = got
         graphs = {g.path: g for g in lg.graphs()}
         for p in plan.partitions:
             g = graphs.get(p.graph)
