@@ -227,6 +227,7 @@ class Partitioning:
     unknown_rank_input_fails: bool = False
     rank_losing_ops: tuple[RankLosingOp, ...] = ()
     cyclic_partition_fails: bool = False
+    claimed_body_partition_fails: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -584,6 +585,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 for r in part.get("rank_losing_ops", [])
             ),
             cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
+            claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

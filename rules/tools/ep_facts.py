@@ -836,6 +836,7 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             for op in ("GreaterOrEqual", "LessOrEqual")
         ]
         part["cyclic_partition_fails"] = True
+        part["claimed_body_partition_fails"] = ["Loop"]
         part["notes"] = [
             *notes,
             "A subgraph that receives a tensor of unknown rank fails to compile (ov-sessions: "
@@ -847,6 +848,11 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             "A single-node cluster joins the next cluster it connects to; when a path leaves "
             "that cluster and comes back through other nodes, ORT's fused graph has a cycle "
             "and the session fails ('the graph is not acyclic', ov-sessions).",
+            "ORT partitions a Loop body before the graph around it: when OpenVINO claims "
+            "nodes of the body and then the Loop itself, its frontend gets a body holding "
+            "the body partition's fused node and fails ('does not support the following "
+            "ONNX operations: com.intel.ai.OpenVINO-EP-subgraph', or 'node not found in "
+            "graph cache'; ov-sessions, both levels).",
         ]
     if device == "CPU":
         h["provenance"].append(
