@@ -806,6 +806,102 @@ g (float[1,8] x) => (float[1,8] y) {
             ctx.emit(replace(d, graph_level="exported"))
 
 
+@register
+class EpClaimedBodyPartition(Rule):
+    """The execution provider claims a Loop and, separately, a partition inside its body.
+
+    What it does:
+        For the control-flow ops an EP's profile lists in ``partitioning.
+        claimed_body_partition_fails`` (OpenVINO CPU: Loop), reports a node of that op in a
+        predicted partition of the EP when the EP also has a partition inside one of the
+        node's bodies.
+
+    Why it matters:
+        ORT partitions a body before the graph around it, so the body partition is fused
+        first; the EP then compiles the Loop with a body that holds that fused node, which
+        its frontend does not know. Session creation fails ("OpenVINO does not support the
+        following ONNX operations: com.intel.ai.OpenVINO-EP-subgraph", or "node not found
+        in graph cache"), at every optimization level.
+
+    Fix:
+        Unroll the loop at export (a fixed trip count), or run the model without the EP.
+
+    Execution providers:
+        OpenVINO (CPU device), measured.
+    """
+
+    code = "OL511"
+    name = "ep-claimed-body-partition"
+    category = Category.EP_SUPPORT
+    severity = Severity.ERROR
+    messages = {
+        "default": "{accel} claims {op} {node} (partition {partition}) and also partition "
+        "{inner} inside its body; it fails to compile a body holding another partition "
+        "(on the {level} graph)",
+    }
+    example_eps = ("openvino",)
+    example_bad = """\
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[4] x) => (float[4] y) {
+    m = Constant <value = int64 {3}> ()
+    t = Constant <value = bool {1}> ()
+    r = Relu(x)
+    lo = Loop(m, t, r) <body = body (int64 i, bool c, float[4] acc) => (bool c_out, float[4] acc_out) {
+        c_out = Identity(c)
+        a1 = Relu(acc)
+        acc_out = Sigmoid(a1)
+    }>
+    y = Relu(lo)
+}
+"""
+    example_good = """\
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[4] x) => (float[4] y) {
+    r = Relu(x)
+    a1 = Relu(r)
+    a2 = Sigmoid(a1)
+    y = Relu(a2)
+}
+"""
+
+    def check_model(self, ctx: LintContext) -> None:
+        ops = {p.ep: set(p.partitioning.claimed_body_partition_fails) for p in ctx.eps}
+        got = _failing_plan(ctx, lambda part: bool(part.claimed_body_partition_fails))
+        if got is None:
+            return
+        failing, plan, lg = got
+        refs = {n.path: n for n in lg.index.nodes}
+        for p in plan.partitions:
+            if p.ep not in failing:
+                continue
+            for path in p.nodes:
+                n = refs.get(path)
+                if n is None or n.op_type not in ops[p.ep]:
+                    continue
+                inner = next(
+                    (
+                        q
+                        for q in plan.partitions
+                        if q.ep == p.ep and q.graph.startswith(f"{n.path}:")
+                    ),
+                    None,
+                )
+                if inner is None:
+                    continue
+                d = self.make(
+                    source_location(lg, n, ctx.index),
+                    ep=p.ep,
+                    fix=Fix(title="unroll the loop at export, or run without the EP"),
+                    accel=short_ep(p.ep),
+                    op=n.op_type,
+                    node=n.label,
+                    partition=p.id,
+                    inner=inner.id,
+                    level="exported",
+                )
+                ctx.emit(replace(d, graph_level="exported"))
+
+
 def _reentry(lg: LevelGraph, g: GraphRef, part: Partition) -> tuple[NodeRef, NodeRef] | None:
     """(node outside ``part`` on a path that leaves it, node of ``part`` it re-enters at).
 

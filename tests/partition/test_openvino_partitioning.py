@@ -121,6 +121,31 @@ g (float[1,8] x) => (float[1,8] y) {{
 """
 
 
+# ORT fuses the body's Relu/Sigmoid partition first; OpenVINO then compiles the Loop with
+# that fused node in its body and fails, at every level (the If bodies of the corpus load)
+LOOP = """\
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[4] x) => (float[4] y) {
+    m = Constant <value = int64 {3}> ()
+    t = Constant <value = bool {1}> ()
+    r = Relu(x)
+    lo = Loop(m, t, r) <body = body (int64 i, bool c, float[4] acc) => (bool c_out, float[4] acc_out) {
+        c_out = Identity(c)
+        a1 = Relu(acc)
+        acc_out = Sigmoid(a1)
+    }>
+    y = Relu(lo)
+}
+"""
+
+
+def test_loop_with_a_body_partition_is_predicted_as_two_partitions() -> None:
+    plan = partitions(LOOP, ["openvino"]).plan("exported")
+    assert plan is not None
+    got = {(p.graph.rsplit(":", 1)[-1], tuple(sorted(p.op_types))) for p in plan.partitions_on(OV)}
+    assert got == {("main", ("Loop", "Relu", "Relu")), ("body", ("Identity", "Relu", "Sigmoid"))}
+
+
 def _ov_partitions(text: str) -> list[list[str]]:
     plan = partitions(text, ["openvino"]).plan("exported")
     assert plan is not None
@@ -201,3 +226,11 @@ def test_cyclic_partition_on_real_openvino(level: str) -> None:
     real = _real_sessions({"cycle": CYCLE.format(src="a"), "none": CYCLE.format(src="x")}, level)
     assert not real["cycle"].get("ok") and "acyclic" in str(real["cycle"]["error"]), real
     assert real["none"].get("ok"), real
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+@pytest.mark.parametrize("level", ["disabled", "basic"])
+def test_loop_with_a_body_partition_on_real_openvino(level: str) -> None:
+    real = _real_sessions({"loop": LOOP}, level)
+    assert not real["loop"].get("ok") and "openvino" in str(real["loop"]["error"]), real

@@ -36,6 +36,16 @@ CYCLE = (
     " y = Relu(c)\n}}\n"
 )
 
+# OpenVINO claims the Loop and, before it, the Relu/Sigmoid partition of its body
+LOOP = (
+    '<ir_version: 8, opset_import: ["" : 16]>\n'
+    "g (float[4] x) => (float[4] y) {{\n m = Constant <value = int64 {{3}}> ()\n"
+    " t = Constant <value = bool {{1}}> ()\n r = Relu(x)\n"
+    " lo = Loop(m, t, r) <body = body (int64 i, bool c, float[4] acc) => "
+    "(bool c_out, float[4] acc_out) {{\n c_out = Identity(c)\n {body}\n }}>\n"
+    " y = Relu(lo)\n}}\n"
+)
+
 CASES = [
     (
         "op-unsupported-falls-back-to-cpu",
@@ -161,6 +171,23 @@ CASES = [
         {"select": ["OL510"]},
         set(),
         {"OL510"},
+    ),
+    (
+        "loop-with-a-body-partition-fails-on-openvino",
+        LOOP.format(body="a1 = Relu(acc)\n acc_out = Sigmoid(a1)"),
+        ["openvino"],
+        {"select": ["OL511"]},
+        {("OL511", "Loop_3", Severity.ERROR)},
+        set(),
+    ),
+    (
+        # QNN does not claim the Loop: its body partition runs inside a CPU Loop
+        "loop-with-a-body-partition-is-no-failure-on-qnn",
+        LOOP.format(body="a1 = Relu(acc)\n acc_out = Sigmoid(a1)"),
+        ["qnn"],
+        {"select": ["OL511"]},
+        set(),
+        {"OL511"},
     ),
     (
         "greater-or-equal-15-output-loses-its-rank-between-openvino-subgraphs",
