@@ -195,12 +195,19 @@ class LevelGraph:
         return got
 
     def order(self, graph: GraphRef) -> list[NodeRef]:
-        """``topological_order`` of :meth:`nodes`, computed once per graph (CPU preference per
-        EP and the partitioner all walk it)."""
+        """ORT's topological order of :meth:`nodes`, computed once per graph (CPU preference
+        per EP and the partitioner all walk it).
+
+        The level-1 graph is the file ORT saved, whose nodes ORT wrote in that very order
+        (its node indices, which nodes created by its fusions change, are not in the file);
+        the exported graph's order is computed from the file's node indices.
+        """
         cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_orders", {})
         got = cache.get(graph.path)
         if got is None:
-            got = cache[graph.path] = topological_order(graph, self.nodes(graph))
+            nodes = self.nodes(graph)
+            got = list(nodes) if self.level == OPTIMIZED else topological_order(graph, nodes)
+            cache[graph.path] = got
         return got
 
     def value_type(self, graph: GraphRef, name: str) -> ValueType:
