@@ -228,6 +228,7 @@ class Partitioning:
     rank_losing_ops: tuple[RankLosingOp, ...] = ()
     cyclic_partition_fails: bool = False
     claimed_body_partition_fails: tuple[str, ...] = ()
+    bodies_compiled_with_node: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -586,6 +587,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             ),
             cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
             claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
+            bodies_compiled_with_node=tuple(part.get("bodies_compiled_with_node", [])),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

@@ -837,6 +837,7 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
         ]
         part["cyclic_partition_fails"] = True
         part["claimed_body_partition_fails"] = ["Loop"]
+        part["bodies_compiled_with_node"] = ["If"]
         part["notes"] = [
             *notes,
             "A subgraph that receives a tensor of unknown rank fails to compile (ov-sessions: "
@@ -853,6 +854,8 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
             "the body partition's fused node and fails ('does not support the following "
             "ONNX operations: com.intel.ai.OpenVINO-EP-subgraph', or 'node not found in "
             "graph cache'; ov-sessions, both levels).",
+            "An If that OpenVINO claims is compiled with its branches: they get no "
+            "partition of their own (ov-sessions: ORT reports none, and the session loads).",
         ]
     if device == "CPU":
         h["provenance"].append(

@@ -139,6 +139,33 @@ g (float[4] x) => (float[4] y) {
 """
 
 
+# an If that OpenVINO claims is compiled with its branches: one partition, none inside
+IF_BRANCHES = """\
+<ir_version: 8, opset_import: ["" : 16]>
+g (float[1,4] x) => (float[1,4] y) {
+    s = ReduceSum <keepdims = 0> (x)
+    z = Constant <value = float {0}> ()
+    c = Greater(s, z)
+    o = If(c) <then_branch = t () => (float[1,4] a2) {
+        a1 = Relu(x)
+        a2 = Sigmoid(a1)
+    }, else_branch = e () => (float[1,4] b2) {
+        b1 = Tanh(x)
+        b2 = Abs(b1)
+    }>
+    y = Relu(o)
+}
+"""
+
+
+def test_if_branches_have_no_partition_of_their_own() -> None:
+    plan = partitions(IF_BRANCHES, ["openvino"]).plan("exported")
+    assert plan is not None
+    got = [(p.graph, sorted(p.op_types)) for p in plan.partitions_on(OV)]
+    assert got == [("main", ["Greater", "If", "Relu"])]  # the scalar ReduceSum stays on CPU
+    assert {plan.node_ep[n] for n in plan.node_ep if ":then_branch" in n} == {OV}
+
+
 def test_loop_with_a_body_partition_is_predicted_as_two_partitions() -> None:
     plan = partitions(LOOP, ["openvino"]).plan("exported")
     assert plan is not None
@@ -178,6 +205,7 @@ def test_partitioning_on_real_openvino() -> None:
     models = {
         "order": onnx.parser.parse_model(ORDER_CUT),
         "constants": onnx.parser.parse_model(CONSTANT_CLUSTER),
+        "if": onnx.parser.parse_model(IF_BRANCHES),
     }
     check_real("openvino", str(_openvino_runner()), models)
 
