@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from onnxlint.analyses.partition import Partitions
-from onnxlint.rules.ep_support import EpUnknownRankInput
+from onnxlint.rules.ep_support import EpClaimedBodyPartition, EpUnknownRankInput
 
 from ..conftest import REPO
 from .conftest import agreement, check_real, context, partitions
@@ -123,20 +123,7 @@ g (float[1,8] x) => (float[1,8] y) {{
 
 # ORT fuses the body's Relu/Sigmoid partition first; OpenVINO then compiles the Loop with
 # that fused node in its body and fails, at every level (the If bodies of the corpus load)
-LOOP = """\
-<ir_version: 8, opset_import: ["" : 16]>
-g (float[4] x) => (float[4] y) {
-    m = Constant <value = int64 {3}> ()
-    t = Constant <value = bool {1}> ()
-    r = Relu(x)
-    lo = Loop(m, t, r) <body = body (int64 i, bool c, float[4] acc) => (bool c_out, float[4] acc_out) {
-        c_out = Identity(c)
-        a1 = Relu(acc)
-        acc_out = Sigmoid(a1)
-    }>
-    y = Relu(lo)
-}
-"""
+LOOP = EpClaimedBodyPartition.example_bad
 
 
 # an If that OpenVINO claims is compiled with its branches: one partition, none inside
