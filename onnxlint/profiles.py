@@ -208,12 +208,27 @@ class TensorDtypes:
 
 
 @dataclass(frozen=True)
+class RankLosingOp:
+    """An operator revision whose outputs reach the EP's next subgraph without a rank."""
+
+    op: str
+    domain: str
+    since_version: int
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
     drop_if_output_used_outside: tuple[str, ...] = ()
     constant_only_partition_fails: bool = False
     unknown_rank_input_fails: bool = False
+    rank_losing_ops: tuple[RankLosingOp, ...] = ()
+    cyclic_partition_fails: bool = False
+    claimed_body_partition_fails: tuple[str, ...] = ()
+    bodies_compiled_with_node: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -560,6 +575,19 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             drop_if_output_used_outside=tuple(part.get("drop_if_output_used_outside", [])),
             constant_only_partition_fails=bool(part.get("constant_only_partition_fails", False)),
             unknown_rank_input_fails=bool(part.get("unknown_rank_input_fails", False)),
+            rank_losing_ops=tuple(
+                RankLosingOp(
+                    op=r["op"],
+                    domain=r.get("domain", "ai.onnx"),
+                    since_version=int(r["since_version"]),
+                    reason=r["reason"],
+                    provenance=r.get("provenance"),
+                )
+                for r in part.get("rank_losing_ops", [])
+            ),
+            cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
+            claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
+            bodies_compiled_with_node=tuple(part.get("bodies_compiled_with_node", [])),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

@@ -195,12 +195,19 @@ class LevelGraph:
         return got
 
     def order(self, graph: GraphRef) -> list[NodeRef]:
-        """``topological_order`` of :meth:`nodes`, computed once per graph (CPU preference per
-        EP and the partitioner all walk it)."""
+        """ORT's topological order of :meth:`nodes`, computed once per graph (CPU preference
+        per EP and the partitioner all walk it).
+
+        The level-1 graph is the file ORT saved, whose nodes ORT wrote in that very order
+        (its node indices, which nodes created by its fusions change, are not in the file);
+        the exported graph's order is computed from the file's node indices.
+        """
         cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_orders", {})
         got = cache.get(graph.path)
         if got is None:
-            got = cache[graph.path] = topological_order(graph, self.nodes(graph))
+            nodes = self.nodes(graph)
+            got = list(nodes) if self.level == OPTIMIZED else topological_order(graph, nodes)
+            cache[graph.path] = got
         return got
 
     def value_type(self, graph: GraphRef, name: str) -> ValueType:
@@ -1150,7 +1157,7 @@ def node_edges(
 
 
 def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
-    """ORT's GraphViewer order: a reverse DFS from the leaf nodes, inputs in index order.
+    """ORT's GraphViewer order: a reverse DFS from the leaf nodes, the highest-index input first.
 
     The order matters: OpenVINO cuts clusters along it, and the QDQ-aware
     grouping takes its root nodes in it.
@@ -1171,8 +1178,10 @@ def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
             continue
         visited.add(path)
         stack.append((path, True))
-        # ORT sorts inputs by descending index before pushing: the lowest index is visited first
-        for p in sorted(set(preds[path]), key=lambda x: -index[x]):
+        # ORT sorts inputs by ascending index before pushing: the highest index is visited
+        # first (measured, onnxruntime-openvino 1.24.1: a cut at a refused node between two
+        # producers of one consumer leaves the higher-index producer's chain before the cut)
+        for p in sorted(set(preds[path]), key=lambda x: index[x]):
             if p not in visited:
                 stack.append((p, False))
     if len(out) < len(nodes):  # a cycle (invalid model): keep the remaining nodes in file order

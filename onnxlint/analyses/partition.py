@@ -598,16 +598,16 @@ def ov_clusters(
                         )
                         break
         if why is None:
+            # initializers count as cluster inputs too (GetInputsOutputsOfCluster appends
+            # them): only a cluster with no input at all is left to CPU's constant folding
             inputs = {
                 name
                 for p in cl
                 for name in by_path[p].inputs
-                if name
-                and not lg.is_initializer(g, name)
-                and not (g.producers.get(name) and g.producers[name].path in cset)
+                if name and not (g.producers.get(name) and g.producers[name].path in cset)
             }
             if not inputs:
-                why = f"{ep} drops a cluster that depends only on constants"
+                why = f"{ep} drops a cluster that has no inputs"
         if why is None:
             kept.append(cl)
         else:
@@ -685,6 +685,12 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         nodes = lg.nodes(g)
         if not nodes:
             continue
+        owner = _compiled_with_parent(g, plan, la.profiles)
+        if owner is not None:
+            # the EP compiles the body as part of the node it claimed: no partition of its own
+            for n in nodes:
+                plan.node_ep[n.path] = owner
+            continue
         order = lg.order(g)
         # the node edges of a graph are the same for every EP: built once, not once per EP
         edges = node_edges(g, order)
@@ -735,6 +741,20 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
     _crossings(plan, lg, assume)
     _constant_only(plan, la)
     return plan
+
+
+def _compiled_with_parent(
+    g: GraphRef, plan: PartitionPlan, profiles: Sequence[Profile]
+) -> str | None:
+    """The EP that claimed ``g``'s parent node when its profile compiles such bodies whole."""
+    parent = g.parent
+    if parent is None:
+        return None
+    ep = plan.node_ep.get(parent.path)
+    prof = next((p for p in profiles if p.ep == ep), None)
+    if prof is None or parent.op_type not in prof.partitioning.bodies_compiled_with_node:
+        return None
+    return ep
 
 
 def _number_partitions(

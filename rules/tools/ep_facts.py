@@ -820,6 +820,43 @@ def _ov(device: str, default: bool, aliases: list[str]) -> dict[str, Any]:
     if device == "CPU":
         # OpenVINO's frontend folds a DequantizeLinear of constants into a constant
         h["dequantized_constants"] = True
+        part = h["partitioning"]
+        notes = part.pop("notes")  # kept last, as the profiles list it
+        part["unknown_rank_input_fails"] = True
+        part["rank_losing_ops"] = [
+            {
+                "op": op,
+                "domain": "ai.onnx",
+                "since_version": 12,
+                "reason": f"{op} of opsets 12-15 hands its output, and what the same "
+                "subgraph computes from it, to the next OpenVINO subgraph as a Parameter of "
+                "dynamic rank",
+                "provenance": "ov-sessions",
+            }
+            for op in ("GreaterOrEqual", "LessOrEqual")
+        ]
+        part["cyclic_partition_fails"] = True
+        part["claimed_body_partition_fails"] = ["Loop"]
+        part["bodies_compiled_with_node"] = ["If"]
+        part["notes"] = [
+            *notes,
+            "A subgraph that receives a tensor of unknown rank fails to compile (ov-sessions: "
+            "the CPU plug-in refuses a Parameter of dynamic rank; Softmax of unknown rank "
+            "fails in the frontend or in SoftmaxDecomposition).",
+            "A tensor computed from GreaterOrEqual/LessOrEqual of opsets 12-15 reaches the "
+            "next OpenVINO subgraph with dynamic rank (ov-sessions: opsets 12-15 fail, 16 and "
+            "18 load; within one subgraph it keeps its rank).",
+            "A single-node cluster joins the next cluster it connects to; when a path leaves "
+            "that cluster and comes back through other nodes, ORT's fused graph has a cycle "
+            "and the session fails ('the graph is not acyclic', ov-sessions).",
+            "ORT partitions a Loop body before the graph around it: when OpenVINO claims "
+            "nodes of the body and then the Loop itself, its frontend gets a body holding "
+            "the body partition's fused node and fails ('does not support the following "
+            "ONNX operations: com.intel.ai.OpenVINO-EP-subgraph', or 'node not found in "
+            "graph cache'; ov-sessions, both levels).",
+            "An If that OpenVINO claims is compiled with its branches: they get no "
+            "partition of their own (ov-sessions: ORT reports none, and the session loads).",
+        ]
     if device == "CPU":
         h["provenance"].append(
             _sessions(

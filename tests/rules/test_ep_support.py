@@ -17,6 +17,35 @@ UNKNOWN_RANK_INPUT = (
     " y = Sigmoid(a)\n}\n"
 )
 
+# a mask computed by GreaterOrEqual in one OpenVINO subgraph and used in the next one (the
+# refused scalar ConstantOfShape cuts OpenVINO's order between them)
+RANK_LOST = (
+    '<ir_version: 8, opset_import: ["" : {opset}]>\n'
+    "g (float[1,2,8,8] x, float[1,1,8,1] z) => (float[1,2,8,8] y) {{\n"
+    " e = Constant <value = int64[0] {{}}> ()\n"
+    " s = ConstantOfShape <value = float[1] {{1}}> (e)\n"
+    " c2 = Constant <value = float {{0}}> ()\n ge = GreaterOrEqual(z, c2)\n"
+    " cb = Cast <to = 1> (ge)\n a = Mul(s, cb)\n b = Add(x, a)\n"
+    " y = Softmax <axis = -1> (b)\n}}\n"
+)
+
+# NonZero breaks OpenVINO's clusters; the lone Relu before it joins the cluster after it
+CYCLE = (
+    HEAD + "g (float[1,8] x) => (float[1,8] y) {{\n a = Relu(x)\n u = NonZero(a)\n"
+    " b1 = Cast <to = 1> (u)\n b2 = ReduceSum <keepdims = 0> (b1)\n c = Add({src}, b2)\n"
+    " y = Relu(c)\n}}\n"
+)
+
+# OpenVINO claims the Loop and, before it, the Relu/Sigmoid partition of its body
+LOOP = (
+    '<ir_version: 8, opset_import: ["" : 16]>\n'
+    "g (float[4] x) => (float[4] y) {{\n m = Constant <value = int64 {{3}}> ()\n"
+    " t = Constant <value = bool {{1}}> ()\n r = Relu(x)\n"
+    " lo = Loop(m, t, r) <body = body (int64 i, bool c, float[4] acc) => "
+    "(bool c_out, float[4] acc_out) {{\n c_out = Identity(c)\n {body}\n }}>\n"
+    " y = Relu(lo)\n}}\n"
+)
+
 CASES = [
     (
         "op-unsupported-falls-back-to-cpu",
@@ -113,6 +142,64 @@ CASES = [
     (
         "declared-rank-input-compiles-on-openvino",
         UNKNOWN_RANK_INPUT.replace(") {", ") <float[1,4] t> {", 1),
+        ["openvino"],
+        {"select": ["OL509"]},
+        set(),
+        {"OL509"},
+    ),
+    (
+        "partition-left-and-re-entered-fails-on-openvino",
+        CYCLE.format(src="a"),
+        ["openvino"],
+        {"select": ["OL510"]},
+        {("OL510", "Add_4", Severity.ERROR)},
+        set(),
+    ),
+    (
+        "partition-without-a-way-back-compiles-on-openvino",
+        CYCLE.format(src="x"),
+        ["openvino"],
+        {"select": ["OL510"]},
+        set(),
+        {"OL510"},
+    ),
+    (
+        # QNN's partitions are closed under paths (ORT's CreateSupportedPartitions)
+        "cyclic-partition-is-no-failure-on-qnn",
+        CYCLE.format(src="a"),
+        ["qnn"],
+        {"select": ["OL510"]},
+        set(),
+        {"OL510"},
+    ),
+    (
+        "loop-with-a-body-partition-fails-on-openvino",
+        LOOP.format(body="a1 = Relu(acc)\n acc_out = Sigmoid(a1)"),
+        ["openvino"],
+        {"select": ["OL511"]},
+        {("OL511", "Loop_3", Severity.ERROR)},
+        set(),
+    ),
+    (
+        # QNN does not claim the Loop: its body partition runs inside a CPU Loop
+        "loop-with-a-body-partition-is-no-failure-on-qnn",
+        LOOP.format(body="a1 = Relu(acc)\n acc_out = Sigmoid(a1)"),
+        ["qnn"],
+        {"select": ["OL511"]},
+        set(),
+        {"OL511"},
+    ),
+    (
+        "greater-or-equal-15-output-loses-its-rank-between-openvino-subgraphs",
+        RANK_LOST.format(opset=15),
+        ["openvino"],
+        {"select": ["OL509"]},
+        {("OL509", "Mul_5", Severity.ERROR)},
+        set(),
+    ),
+    (
+        "greater-or-equal-16-output-keeps-its-rank",
+        RANK_LOST.format(opset=16),
         ["openvino"],
         {"select": ["OL509"]},
         set(),
