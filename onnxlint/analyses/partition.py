@@ -392,12 +392,24 @@ class PartitionPlan:
 # Node units (QDQ groups)
 
 
-def qdq_units(g: GraphRef, nodes: Sequence[NodeRef]) -> dict[str, list[str]]:
+#: ops whose QDQ selector takes a third DequantizeLinear input (the bias) only when it
+#: dequantizes int32 (ORT qdq_selectors.cc: Conv, ConvTranspose, Gemm, Instance- and
+#: LayerNormalization); with any other bias type the unit does not form
+_INT32_BIAS_OPS = frozenset(
+    {"Conv", "ConvTranspose", "Gemm", "InstanceNormalization", "LayerNormalization"}
+)
+
+
+def qdq_units(
+    g: GraphRef, nodes: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None = None
+) -> dict[str, list[str]]:
     """Target node path -> the nodes of its QDQ unit in order (DQs, target, Qs).
 
     A unit forms around a non-Q/DQ node whose inputs come from DequantizeLinear
     nodes used by it alone and whose outputs all go to QuantizeLinear nodes
-    (ORT's QDQ selectors, simplified: the op-specific checks are not modelled).
+    (ORT's QDQ selectors, simplified). ``dtypes`` (tensor name -> element type)
+    enables the selectors' type checks: the first DQ's quantized type must be the
+    Q's output type, and a bias DQ of the ops in ``_INT32_BIAS_OPS`` must be int32.
     Nodes outside any unit are their own unit.
     """
     paths = {n.path for n in nodes}
@@ -436,12 +448,38 @@ def qdq_units(g: GraphRef, nodes: Sequence[NodeRef]) -> dict[str, list[str]]:
                 ok = False
                 break
             qs += [c for c in cons if c.path not in taken]
-        if not ok or not qs:
+        if not ok or not qs or not _selector_types_match(n, dqs, qs, dtypes):
             continue
         members = [d.path for d in dqs] + [n.path] + [q.path for q in qs]
         units[n.path] = members
         taken.update(members)
     return units
+
+
+def _selector_types_match(
+    n: NodeRef,
+    dqs: Sequence[NodeRef],
+    qs: Sequence[NodeRef],
+    dtypes: Mapping[str, str | None] | None,
+) -> bool:
+    if dtypes is None:
+        return True
+
+    def quantized_type(slot: int) -> str | None:
+        # the element type a DQ of this unit feeding input ``slot`` dequantizes
+        if slot >= len(n.inputs) or not n.inputs[slot]:
+            return None
+        dq = n.graph.producers.get(n.inputs[slot])
+        if dq is None or dq not in dqs or not dq.inputs:
+            return None
+        return dtypes.get(dq.inputs[0])
+
+    first = quantized_type(0)
+    out = dtypes.get(qs[0].outputs[0]) if qs[0].outputs else None
+    if first is not None and out is not None and first != out:
+        return False
+    bias = quantized_type(2) if n.op_type in _INT32_BIAS_OPS else None
+    return bias is None or bias == "int32"
 
 
 # ---------------------------------------------------------------------------
@@ -651,6 +689,23 @@ def _merge_small_clusters(
     return out
 
 
+def _tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, str | None]:
+    """Element type of every tensor the nodes of ``order`` read or write, from their facts."""
+    out: dict[str, str | None] = {}
+    for n in order:
+        na = la.get(n.path)
+        if na is None:
+            continue
+        for names, types in (
+            (n.inputs, na.facts.input_dtypes),
+            (n.outputs, na.facts.output_dtypes),
+        ):
+            for name, t in zip(names, types, strict=False):
+                if name and t is not None:
+                    out.setdefault(name, t)
+    return out
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -710,7 +765,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 for p, why in released.items():
                     plan.released.setdefault(p, why)
             else:
-                units = qdq_units(g, order)
+                units = qdq_units(g, order, _tensor_dtypes(la, order))
                 groups = []
                 for grp in greedy_groups(g, order, claimed, units, edges):
                     refusal = _keep_group(grp, by_path, profile)
