@@ -319,6 +319,7 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
+    hidden = set(_hide_unresolved_outputs(work, originals))
     inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
     for _ in range(_SHAPE_ROUNDS):
@@ -329,7 +330,62 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
         for ni in range(len(g.node)):
             if (gi, ni) in originals:
                 g.node[ni].CopyFrom(originals[(gi, ni)])
+    if hidden:
+        kept = [i for i in inferred.graph.input if i.name not in hidden]
+        del inferred.graph.input[:]
+        inferred.graph.input.extend(kept)
+        for w in (work.graph, inferred.graph):
+            kept_vi = [v for v in w.value_info if v.name not in hidden]
+            del w.value_info[:]
+            w.value_info.extend(kept_vi)
     return inferred
+
+
+#: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
+#: shape for it (only a declared one, e.g. a graph output's, stays), and its constant
+#: folding leaves it in place even on constant inputs; QNN then refuses it and what
+#: follows from it ("Cannot get shape"). Measured with ORT 1.32 on int64 and float
+#: inputs, optimizations disabled and basic; from opset 16 (and for Greater, Less, Equal
+#: at any opset) the output is inferred and a node of constants folds.
+_UNRESOLVED_SHAPE_OPS: dict[str, tuple[int, int]] = {
+    "GreaterOrEqual": (12, 15),
+    "LessOrEqual": (12, 15),
+}
+
+
+def _hide_unresolved_outputs(
+    work: onnx.ModelProto, originals: dict[tuple[int, int], onnx.NodeProto]
+) -> list[str]:
+    """Feed the main-graph nodes of :data:`_UNRESOLVED_SHAPE_OPS` from added graph inputs
+    of unknown shape in ``work``, so inference leaves their outputs, and what follows from
+    them, unknown (declared value_info stays, as in ORT). Returns the added input names
+    (for the caller to remove after inference)."""
+    g = work.graph
+    opset = next((o.version for o in work.opset_import if o.domain in ("", "ai.onnx")), 0)
+    types = {i.name: i.data_type for i in g.initializer}
+    for v in (*g.input, *g.value_info):
+        types[v.name] = v.type.tensor_type.elem_type
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            value = next((a.t for a in n.attribute if a.name == "value"), None)
+            types[n.output[0]] = value.data_type if value is not None else 0
+    added: list[str] = []
+    for ni, n in enumerate(g.node):
+        low, high = _UNRESOLVED_SHAPE_OPS.get(n.op_type, (1, 0))
+        if not low <= opset <= high or n.domain not in ("", "ai.onnx") or (0, ni) in originals:
+            continue
+        elem = next((types[i] for i in n.input if types.get(i)), onnx.TensorProto.FLOAT)
+        originals[(0, ni)] = _copy_node(n)
+        for k, name in enumerate(n.input):
+            if not name:
+                continue
+            fresh = f"onnxlint_unresolved_{ni}_{k}"
+            vi = g.input.add()
+            vi.name = fresh
+            vi.type.tensor_type.elem_type = elem
+            n.input[k] = fresh
+            added.append(fresh)
+    return added
 
 
 def _session_types_differ(model: onnx.ModelProto) -> bool:
@@ -338,7 +394,7 @@ def _session_types_differ(model: onnx.ModelProto) -> bool:
     from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
 
     return any(
-        n.op_type in VALUE_SHAPED_OPS or _is_contrib_qdq(n)
+        n.op_type in VALUE_SHAPED_OPS or n.op_type in _UNRESOLVED_SHAPE_OPS or _is_contrib_qdq(n)
         for g in iter_graphs(model.graph)
         for n in g.node
     )
