@@ -296,11 +296,14 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 
     Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
     graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
-    or of ``Concat(Shape(a), Shape(b))``, not of a Reshape, Expand or Tile whose shape is
-    computed from ``Shape`` through Gather, Slice, Unsqueeze, arithmetic or a Concat with
-    an initializer (ONNX's data propagation would find it). So this is ONNX inference
-    without data propagation, in which a ``Shape`` of a static tensor, and a Concat of
-    those, count as the constants they are; and ``com.microsoft`` Q/DQ, which ONNX
+    of ``Concat(Shape(a), Shape(b))``, and of a Reshape or Slice whose shape or bounds are
+    an element of a static Shape (``Unsqueeze(Gather(Shape(y), i))``), not of one whose
+    shape is computed from ``Shape`` through Slice, arithmetic or a Concat with an
+    initializer (ONNX's data propagation would find it). So this is ONNX inference
+    without data propagation, in which a ``Shape`` of a static tensor, its Gathers and
+    their Unsqueezes, and a Concat of those, count as the constants they are; that
+    ``GreaterOrEqual``/``LessOrEqual`` revision 12 outputs stay unknown
+    (:data:`_UNRESOLVED_SHAPE_OPS`); and ``com.microsoft`` Q/DQ, which ONNX
     has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
     The inference runs on a copy whose nodes are then put back as they were; it never
     raises, and without propagation its memory is bounded by the graph.
@@ -322,8 +325,9 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
     hidden = set(_hide_unresolved_outputs(work, originals))
     inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
+    scalars: set[str] = set()
     for _ in range(_SHAPE_ROUNDS):
-        if not _constant_shapes(work, collect_value_types(inferred), originals, values):
+        if not _constant_shapes(work, collect_value_types(inferred), originals, values, scalars):
             break
         inferred = _lenient_infer(work)
     for gi, g in enumerate(iter_graphs(inferred.graph)):
@@ -413,17 +417,66 @@ def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
 
 
+def _const_ints(g: onnx.GraphProto, name: str) -> tuple[list[int], bool] | None:
+    """The int values of initializer or Constant ``name`` of ``g`` and whether it is a
+    scalar; None when it is neither or not an int tensor."""
+    from onnx import numpy_helper
+
+    tensor = next((t for t in g.initializer if t.name == name), None)
+    if tensor is None:
+        node = next((n for n in g.node if n.op_type == "Constant" and name in n.output), None)
+        tensor = next((a.t for a in node.attribute if a.name == "value"), None) if node else None
+    if tensor is None or tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return None
+    if len(tensor.dims) > 1 or (tensor.dims and tensor.dims[0] > 64):
+        return None
+    try:
+        arr = numpy_helper.to_array(tensor)
+    except Exception:  # external or malformed data: not a value ORT propagates either
+        return None
+    return [int(v) for v in arr.reshape(-1)], not tensor.dims
+
+
+def _shape_value_op(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> tuple[list[int], bool] | None:
+    """(value, is scalar) of a Gather or Unsqueeze of shape value ``n.input[0]``."""
+    data = values[n.input[0]]
+    attrs = {a.name: a for a in n.attribute}
+    if n.op_type == "Gather":
+        axis = attrs["axis"].i if "axis" in attrs else 0
+        idx = _const_ints(g, n.input[1]) if len(n.input) > 1 else None
+        if axis != 0 or idx is None or n.input[0] in scalars:
+            return None
+        ints, is_scalar = idx
+        if any(not -len(data) <= i < len(data) for i in ints):
+            return None
+        return [data[i] for i in ints], is_scalar
+    # Unsqueeze of a scalar to a 1-D vector
+    if n.input[0] not in scalars:
+        return None
+    if len(n.input) > 1 and n.input[1]:
+        axes = _const_ints(g, n.input[1])
+        ok = axes is not None and axes[0] in ([0], [-1])
+    else:
+        ok = "axes" in attrs and list(attrs["axes"].ints) in ([0], [-1])
+    return (list(data), False) if ok else None
+
+
 def _constant_shapes(
     work: onnx.ModelProto,
     table: dict[str, Any],
     originals: dict[tuple[int, int], onnx.NodeProto],
     values: dict[str, list[int]],
+    scalars: set[str],
 ) -> bool:
     """Replace, in ``work``, by the ``Constant`` it evaluates to: each ai.onnx ``Shape``
-    whose input ``table`` knows statically, and each ``Concat`` of such shape values only
-    (ORT propagates those; a Concat with an initializer, a Gather or a Slice it does not:
+    whose input ``table`` knows statically, each ``Concat`` of such shape values only,
+    and each ``Gather`` (axis 0, constant indices) or ``Unsqueeze`` (of a scalar, to 1-D)
+    of one (ORT propagates those; a Concat with an initializer or a Slice it does not:
     measured, see :func:`_infer`). The originals go to ``originals``, the vectors to
-    ``values``; returns whether any node was replaced."""
+    ``values`` (a scalar as a one-element list, its name also in ``scalars``); returns
+    whether any node was replaced."""
     from onnxlint.analyses.shapes import iter_graphs
 
     changed = False
@@ -432,6 +485,11 @@ def _constant_shapes(
             if n.domain not in ("", "ai.onnx") or (gi, ni) in originals or not n.output:
                 continue
             dims: list[int] | None = None
+            scalar = False
+            if n.op_type in ("Gather", "Unsqueeze") and n.input and n.input[0] in values:
+                got = _shape_value_op(g, n, values, scalars)
+                if got is not None:
+                    dims, scalar = got
             if n.op_type == "Shape" and n.input:
                 vt = table.get(n.input[0])
                 if vt is not None and vt.is_static:
@@ -439,12 +497,19 @@ def _constant_shapes(
                     rank = len(vt.shape)
                     start, end = ints.get("start", 0), ints.get("end", rank)
                     dims = [int(d) for d in vt.shape][slice(start, end)]
-            elif n.op_type == "Concat" and n.input and all(i in values for i in n.input if i):
+            elif (
+                n.op_type == "Concat"
+                and n.input
+                and all(i in values and i not in scalars for i in n.input if i)
+            ):
                 dims = [d for i in n.input if i for d in values[i]]
             if dims is None:
                 continue
             values[n.output[0]] = dims
-            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(dims)], dims)
+            if scalar:
+                scalars.add(n.output[0])
+            shape = [] if scalar else [len(dims)]
+            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, shape, dims)
             originals[(gi, ni)] = _copy_node(n)
             g.node[ni].CopyFrom(
                 onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)

@@ -91,3 +91,74 @@ def test_comparison_without_a_shape_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     models = {f"{op}_{opset}_{int(c)}": mask_chain(op, opset, c) for op, opset, c in CASES}
     check_real("qnn", sys.executable, models)
+
+
+# ---------------------------------------------------------------------------
+# ORT propagates an element of a static Shape through Gather and Unsqueeze: a Slice
+# bounded by it (the position ids of BERT-style exports whose dims are fixed) or a
+# Reshape to it has a static output that QNN takes (qnn-fixed, optimizations disabled:
+# the embeddings, LayerNorm and first attention MatMuls of DistilBERT/MobileBERT/
+# Megatron-BERT exports)
+
+
+def shape_element(use: str) -> onnx.ModelProto:
+    """Relu(x) -> Unsqueeze(Gather(Shape, 1)) used as a Slice end (``slice``: then a
+    Gather of an embedding and an Add) or as a Reshape target (``reshape``)."""
+
+    def const(name: str, value: np.ndarray) -> onnx.NodeProto:
+        return helper.make_node(
+            "Constant", [], [name], f"{name}_c", value=numpy_helper.from_array(value)
+        )
+
+    nodes = [
+        helper.make_node("Relu", ["x"], ["xr"], "relu"),
+        helper.make_node("Shape", ["xr"], ["s"], "shape"),
+        const("one", np.array(1, np.int64)),
+        helper.make_node("Gather", ["s", "one"], ["n"], "g_n", axis=0),
+        const("ax", np.array([0], np.int64)),
+        helper.make_node("Unsqueeze", ["n", "ax"], ["nu"], "unsq"),
+    ]
+    if use == "slice":
+        nodes += [
+            const("buf", np.arange(64, dtype=np.int64).reshape(1, 64)),
+            const("st", np.array([0], np.int64)),
+            const("ax1", np.array([1], np.int64)),
+            helper.make_node("Slice", ["buf", "st", "nu", "ax1"], ["pos"], "slice"),
+            const("emb", np.ones((64, 8), np.float32)),
+            helper.make_node("Gather", ["emb", "pos"], ["pe"], "g_emb"),
+            helper.make_node("Add", ["pe", "xr"], ["y"], "add"),
+        ]
+        out = [1, 8, 8]
+    else:
+        nodes += [
+            helper.make_node("Reshape", ["xr", "nu"], ["r"], "reshape"),
+            helper.make_node("Relu", ["r"], ["y"], "post"),
+        ]
+        out = [8]
+    graph = helper.make_graph(
+        nodes,
+        "shape_element",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+#: QNN takes neither Shape ("Failed to add node") nor a Slice with computed bounds
+SHAPE_ELEMENT_CPU = {"slice": {"main/shape", "main/slice"}, "reshape": {"main/shape"}}
+
+
+@pytest.mark.parametrize("use", sorted(SHAPE_ELEMENT_CPU))
+def test_shape_element_through_gather_and_unsqueeze(use: str) -> None:
+    plan = partitions(shape_element(use), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == SHAPE_ELEMENT_CPU[use]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_shape_element_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {u: shape_element(u) for u in SHAPE_ELEMENT_CPU})
