@@ -568,6 +568,8 @@ HEADERS: dict[str, dict[str, Any]] = {
                 "kind": "static_shape",
                 "reason": "QNN needs every tensor shape to be static (it logs 'Cannot get shape')",
                 "provenance": "qnn-measured",
+                # claimed without the check; its own constraint says what happens then
+                "except_ops": ["Reciprocal"],
             }
         ],
         "notes": [
@@ -1277,9 +1279,27 @@ _QNN_INT_TYPES: dict[tuple[str, str], dict[str, Any]] = {
     },
 }
 
+#: QNN's Reciprocal builder never asks for its input's shape: the node is claimed with a
+#: dynamic input, and compiling the partition fails (measured: a session, and the
+#: real-world corpus's tf2onnx LayerNorm with symbolic value_info dims)
+_QNN_RECIPROCAL_REASON = (
+    "QNN claims a Reciprocal without checking its input shape, then fails to compile it "
+    "('Dynamic shape is not supported yet')"
+)
+
 _QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
     ("ai.onnx", "ReduceProd"): {"remove": True},
     ("ai.onnx", "IsInf"): {"remove": True},
+    ("ai.onnx", "Reciprocal"): {
+        "constraints": [
+            {
+                "kind": "static_shape",
+                "reason": _QNN_RECIPROCAL_REASON,
+                "provenance": "qnn-sessions",
+                "effect": "fails_after_claim",
+            }
+        ]
+    },
 }
 
 
