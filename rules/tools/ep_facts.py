@@ -1290,6 +1290,8 @@ _QNN_RECIPROCAL_REASON = (
 _QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
     ("ai.onnx", "ReduceProd"): {"remove": True},
     ("ai.onnx", "IsInf"): {"remove": True},
+    # "Failed to create GatherND node" on bool data (measured; float, int32, int64 taken)
+    ("ai.onnx", "GatherND"): {"types": {"in:0": [t for t in _TRANSPOSE_TYPES if t != "bool"]}},
     ("ai.onnx", "Reciprocal"): {
         "constraints": [
             {
