@@ -208,12 +208,24 @@ class TensorDtypes:
 
 
 @dataclass(frozen=True)
+class RefusedQdqUnit:
+    """A QDQ node unit the EP refuses whole: target ``op`` whose DQ on each slot of
+    ``input_types`` dequantizes one of the listed element types."""
+
+    op: str
+    input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
+    reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
     drop_if_output_used_outside: tuple[str, ...] = ()
     constant_only_partition_fails: bool = False
     unknown_rank_input_fails: bool = False
+    refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -560,6 +572,15 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             drop_if_output_used_outside=tuple(part.get("drop_if_output_used_outside", [])),
             constant_only_partition_fails=bool(part.get("constant_only_partition_fails", False)),
             unknown_rank_input_fails=bool(part.get("unknown_rank_input_fails", False)),
+            refused_qdq_units=tuple(
+                RefusedQdqUnit(
+                    op=u["op"],
+                    input_types={int(k): frozenset(v) for k, v in u["input_types"].items()},
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("refused_qdq_units", [])
+            ),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

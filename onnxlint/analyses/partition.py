@@ -464,21 +464,12 @@ def _selector_types_match(
 ) -> bool:
     if dtypes is None:
         return True
-
-    def quantized_type(slot: int) -> str | None:
-        # the element type a DQ of this unit feeding input ``slot`` dequantizes
-        if slot >= len(n.inputs) or not n.inputs[slot]:
-            return None
-        dq = n.graph.producers.get(n.inputs[slot])
-        if dq is None or dq not in dqs or not dq.inputs:
-            return None
-        return dtypes.get(dq.inputs[0])
-
-    first = quantized_type(0)
+    members = [d.path for d in dqs]
+    first = _dequantized_type(n, 0, members, dtypes)
     out = dtypes.get(qs[0].outputs[0]) if qs[0].outputs else None
     if first is not None and out is not None and first != out:
         return False
-    bias = quantized_type(2) if n.op_type in _INT32_BIAS_OPS else None
+    bias = _dequantized_type(n, 2, members, dtypes) if n.op_type in _INT32_BIAS_OPS else None
     return bias is None or bias == "int32"
 
 
@@ -706,6 +697,44 @@ def _tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, s
     return out
 
 
+def _refused_units(
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    dtypes: Mapping[str, str | None],
+    profile: Profile,
+) -> dict[str, str]:
+    """Unit target -> why the profile's ``refused_qdq_units`` refuse its whole unit."""
+    rules = profile.partitioning.refused_qdq_units
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for target in units:
+        n = by_path.get(target)
+        if n is None:
+            continue
+        for rule in rules:
+            if rule.op != n.op_type or not all(
+                _dequantized_type(n, slot, units[target], dtypes) in types
+                for slot, types in rule.input_types.items()
+            ):
+                continue
+            out[target] = f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit: {rule.reason}"
+            break
+    return out
+
+
+def _dequantized_type(
+    n: NodeRef, slot: int, members: Sequence[str], dtypes: Mapping[str, str | None]
+) -> str | None:
+    """The element type the unit's DQ feeding input ``slot`` of ``n`` dequantizes."""
+    if slot >= len(n.inputs) or not n.inputs[slot]:
+        return None
+    dq = n.graph.producers.get(n.inputs[slot])
+    if dq is None or dq.path not in members or not dq.inputs:
+        return None
+    return dtypes.get(dq.inputs[0])
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -765,7 +794,13 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 for p, why in released.items():
                     plan.released.setdefault(p, why)
             else:
-                units = qdq_units(g, order, _tensor_dtypes(la, order))
+                dtypes = _tensor_dtypes(la, order)
+                units = qdq_units(g, order, dtypes)
+                for target, why in _refused_units(units, by_path, dtypes, profile).items():
+                    for p in units[target]:
+                        if p in claimed:
+                            claimed.discard(p)
+                            plan.released.setdefault(p, why)
                 groups = []
                 for grp in greedy_groups(g, order, claimed, units, edges):
                     refusal = _keep_group(grp, by_path, profile)
