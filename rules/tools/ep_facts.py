@@ -533,6 +533,15 @@ HEADERS: dict[str, dict[str, Any]] = {
         "partitioning": {
             "drop_single_op_partitions": ["QuantizeLinear", "DequantizeLinear"],
             "constant_only_partition_fails": True,
+            "refused_qdq_units": [
+                {
+                    "op": "LayerNormalization",
+                    "input_types": {"0": ["uint8"], "1": ["int8"]},
+                    "reason": "QNN fails to add a LayerNormalization with uint8 activations "
+                    "and an int8 scale ('Failed to add node')",
+                    "provenance": "qnn-sessions",
+                }
+            ],
             "notes": [
                 "A claimed partition that depends only on constants fails with "
                 "'zero graph inputs'.",

@@ -14,9 +14,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxlint.analyses.partition import CPU_EP
-
-from .conftest import check_real, partitions
+from .conftest import check_real, qnn_cpu_nodes
 
 ELEM = {"bool": TensorProto.BOOL, "float": TensorProto.FLOAT}
 
@@ -46,9 +44,7 @@ CASES = {"bool": {"main/gnd"}, "float": set()}
 
 @pytest.mark.parametrize("dtype", sorted(CASES))
 def test_gather_nd_data_types_on_qnn(dtype: str) -> None:
-    plan = partitions(gather_nd(dtype), ["qnn"]).plan("exported")
-    assert plan is not None
-    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == CASES[dtype]
+    assert qnn_cpu_nodes(gather_nd(dtype)) == CASES[dtype]
 
 
 @pytest.mark.slow

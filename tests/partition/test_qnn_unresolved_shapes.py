@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint.analyses.partition import CPU_EP
 
-from .conftest import check_real, partitions
+from .conftest import check_real, partitions, qnn_cpu_nodes
 
 
 def mask_chain(op: str, opset: int, constant: bool = True) -> onnx.ModelProto:
@@ -71,9 +71,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_comparison_without_a_shape(case: tuple[str, int, bool]) -> None:
-    plan = partitions(mask_chain(*case), ["qnn"]).plan("exported")
-    assert plan is not None
-    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == CASES[case]
+    assert qnn_cpu_nodes(mask_chain(*case)) == CASES[case]
 
 
 def test_unresolved_output_stays_unknown_after_level1() -> None:
@@ -152,9 +150,7 @@ SHAPE_ELEMENT_CPU = {"slice": {"main/shape", "main/slice"}, "reshape": {"main/sh
 
 @pytest.mark.parametrize("use", sorted(SHAPE_ELEMENT_CPU))
 def test_shape_element_through_gather_and_unsqueeze(use: str) -> None:
-    plan = partitions(shape_element(use), ["qnn"]).plan("exported")
-    assert plan is not None
-    assert {p for p, ep in plan.node_ep.items() if ep == CPU_EP} == SHAPE_ELEMENT_CPU[use]
+    assert qnn_cpu_nodes(shape_element(use)) == SHAPE_ELEMENT_CPU[use]
 
 
 @pytest.mark.slow
