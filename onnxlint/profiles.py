@@ -219,6 +219,17 @@ class RankLosingOp:
 
 
 @dataclass(frozen=True)
+class RefusedQdqUnit:
+    """A QDQ node unit the EP refuses whole: target ``op`` whose DQ on each slot of
+    ``input_types`` dequantizes one of the listed element types."""
+
+    op: str
+    input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
+    reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
@@ -229,6 +240,7 @@ class Partitioning:
     cyclic_partition_fails: bool = False
     claimed_body_partition_fails: tuple[str, ...] = ()
     bodies_compiled_with_node: tuple[str, ...] = ()
+    refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -588,6 +600,15 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
             claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
             bodies_compiled_with_node=tuple(part.get("bodies_compiled_with_node", [])),
+            refused_qdq_units=tuple(
+                RefusedQdqUnit(
+                    op=u["op"],
+                    input_types={int(k): frozenset(v) for k, v in u["input_types"].items()},
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("refused_qdq_units", [])
+            ),
             notes=tuple(part.get("notes", [])),
         ),
         tensor_dtypes=_tensor_dtypes(data.get("tensor_dtypes")),

@@ -303,11 +303,14 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
 
     Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
     graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
-    or of ``Concat(Shape(a), Shape(b))``, not of a Reshape, Expand or Tile whose shape is
-    computed from ``Shape`` through Gather, Slice, Unsqueeze, arithmetic or a Concat with
-    an initializer (ONNX's data propagation would find it). So this is ONNX inference
-    without data propagation, in which a ``Shape`` of a static tensor, and a Concat of
-    those, count as the constants they are; and ``com.microsoft`` Q/DQ, which ONNX
+    of ``Concat(Shape(a), Shape(b))``, and of a Reshape or Slice whose shape or bounds are
+    an element of a static Shape (``Unsqueeze(Gather(Shape(y), i))``), not of one whose
+    shape is computed from ``Shape`` through Slice, arithmetic or a Concat with an
+    initializer (ONNX's data propagation would find it). So this is ONNX inference
+    without data propagation, in which a ``Shape`` of a static tensor, its Gathers and
+    their Unsqueezes, and a Concat of those, count as the constants they are; that
+    ``GreaterOrEqual``/``LessOrEqual`` revision 12 outputs stay unknown
+    (:data:`_UNRESOLVED_SHAPE_OPS`); and ``com.microsoft`` Q/DQ, which ONNX
     has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
     The inference runs on a copy whose nodes are then put back as they were; it never
     raises, and without propagation its memory is bounded by the graph.
@@ -326,17 +329,74 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
+    hidden = set(_hide_unresolved_outputs(work, originals))
     inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
+    scalars: set[str] = set()
     for _ in range(_SHAPE_ROUNDS):
-        if not _constant_shapes(work, collect_value_types(inferred), originals, values):
+        if not _constant_shapes(work, collect_value_types(inferred), originals, values, scalars):
             break
         inferred = _lenient_infer(work)
     for gi, g in enumerate(iter_graphs(inferred.graph)):
         for ni in range(len(g.node)):
             if (gi, ni) in originals:
                 g.node[ni].CopyFrom(originals[(gi, ni)])
+    if hidden:
+        kept = [i for i in inferred.graph.input if i.name not in hidden]
+        del inferred.graph.input[:]
+        inferred.graph.input.extend(kept)
+        for w in (work.graph, inferred.graph):
+            kept_vi = [v for v in w.value_info if v.name not in hidden]
+            del w.value_info[:]
+            w.value_info.extend(kept_vi)
     return inferred
+
+
+#: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
+#: shape for it (only a declared one, e.g. a graph output's, stays), and its constant
+#: folding leaves it in place even on constant inputs; QNN then refuses it and what
+#: follows from it ("Cannot get shape"). Measured with ORT 1.32 on int64 and float
+#: inputs, optimizations disabled and basic; from opset 16 (and for Greater, Less, Equal
+#: at any opset) the output is inferred and a node of constants folds.
+_UNRESOLVED_SHAPE_OPS: dict[str, tuple[int, int]] = {
+    "GreaterOrEqual": (12, 15),
+    "LessOrEqual": (12, 15),
+}
+
+
+def _hide_unresolved_outputs(
+    work: onnx.ModelProto, originals: dict[tuple[int, int], onnx.NodeProto]
+) -> list[str]:
+    """Feed the main-graph nodes of :data:`_UNRESOLVED_SHAPE_OPS` from added graph inputs
+    of unknown shape in ``work``, so inference leaves their outputs, and what follows from
+    them, unknown (declared value_info stays, as in ORT). Returns the added input names
+    (for the caller to remove after inference)."""
+    g = work.graph
+    opset = next((o.version for o in work.opset_import if o.domain in ("", "ai.onnx")), 0)
+    types = {i.name: i.data_type for i in g.initializer}
+    for v in (*g.input, *g.value_info):
+        types[v.name] = v.type.tensor_type.elem_type
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            value = next((a.t for a in n.attribute if a.name == "value"), None)
+            types[n.output[0]] = value.data_type if value is not None else 0
+    added: list[str] = []
+    for ni, n in enumerate(g.node):
+        low, high = _UNRESOLVED_SHAPE_OPS.get(n.op_type, (1, 0))
+        if not low <= opset <= high or n.domain not in ("", "ai.onnx") or (0, ni) in originals:
+            continue
+        elem = next((types[i] for i in n.input if types.get(i)), onnx.TensorProto.FLOAT)
+        originals[(0, ni)] = _copy_node(n)
+        for k, name in enumerate(n.input):
+            if not name:
+                continue
+            fresh = f"onnxlint_unresolved_{ni}_{k}"
+            vi = g.input.add()
+            vi.name = fresh
+            vi.type.tensor_type.elem_type = elem
+            n.input[k] = fresh
+            added.append(fresh)
+    return added
 
 
 def _session_types_differ(model: onnx.ModelProto) -> bool:
@@ -345,7 +405,7 @@ def _session_types_differ(model: onnx.ModelProto) -> bool:
     from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
 
     return any(
-        n.op_type in VALUE_SHAPED_OPS or _is_contrib_qdq(n)
+        n.op_type in VALUE_SHAPED_OPS or n.op_type in _UNRESOLVED_SHAPE_OPS or _is_contrib_qdq(n)
         for g in iter_graphs(model.graph)
         for n in g.node
     )
@@ -364,17 +424,66 @@ def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
 
 
+def _const_ints(g: onnx.GraphProto, name: str) -> tuple[list[int], bool] | None:
+    """The int values of initializer or Constant ``name`` of ``g`` and whether it is a
+    scalar; None when it is neither or not an int tensor."""
+    from onnx import numpy_helper
+
+    tensor = next((t for t in g.initializer if t.name == name), None)
+    if tensor is None:
+        node = next((n for n in g.node if n.op_type == "Constant" and name in n.output), None)
+        tensor = next((a.t for a in node.attribute if a.name == "value"), None) if node else None
+    if tensor is None or tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return None
+    if len(tensor.dims) > 1 or (tensor.dims and tensor.dims[0] > 64):
+        return None
+    try:
+        arr = numpy_helper.to_array(tensor)
+    except Exception:  # external or malformed data: not a value ORT propagates either
+        return None
+    return [int(v) for v in arr.reshape(-1)], not tensor.dims
+
+
+def _shape_value_op(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> tuple[list[int], bool] | None:
+    """(value, is scalar) of a Gather or Unsqueeze of shape value ``n.input[0]``."""
+    data = values[n.input[0]]
+    attrs = {a.name: a for a in n.attribute}
+    if n.op_type == "Gather":
+        axis = attrs["axis"].i if "axis" in attrs else 0
+        idx = _const_ints(g, n.input[1]) if len(n.input) > 1 else None
+        if axis != 0 or idx is None or n.input[0] in scalars:
+            return None
+        ints, is_scalar = idx
+        if any(not -len(data) <= i < len(data) for i in ints):
+            return None
+        return [data[i] for i in ints], is_scalar
+    # Unsqueeze of a scalar to a 1-D vector
+    if n.input[0] not in scalars:
+        return None
+    if len(n.input) > 1 and n.input[1]:
+        axes = _const_ints(g, n.input[1])
+        ok = axes is not None and axes[0] in ([0], [-1])
+    else:
+        ok = "axes" in attrs and list(attrs["axes"].ints) in ([0], [-1])
+    return (list(data), False) if ok else None
+
+
 def _constant_shapes(
     work: onnx.ModelProto,
     table: dict[str, Any],
     originals: dict[tuple[int, int], onnx.NodeProto],
     values: dict[str, list[int]],
+    scalars: set[str],
 ) -> bool:
     """Replace, in ``work``, by the ``Constant`` it evaluates to: each ai.onnx ``Shape``
-    whose input ``table`` knows statically, and each ``Concat`` of such shape values only
-    (ORT propagates those; a Concat with an initializer, a Gather or a Slice it does not:
+    whose input ``table`` knows statically, each ``Concat`` of such shape values only,
+    and each ``Gather`` (axis 0, constant indices) or ``Unsqueeze`` (of a scalar, to 1-D)
+    of one (ORT propagates those; a Concat with an initializer or a Slice it does not:
     measured, see :func:`_infer`). The originals go to ``originals``, the vectors to
-    ``values``; returns whether any node was replaced."""
+    ``values`` (a scalar as a one-element list, its name also in ``scalars``); returns
+    whether any node was replaced."""
     from onnxlint.analyses.shapes import iter_graphs
 
     changed = False
@@ -383,6 +492,11 @@ def _constant_shapes(
             if n.domain not in ("", "ai.onnx") or (gi, ni) in originals or not n.output:
                 continue
             dims: list[int] | None = None
+            scalar = False
+            if n.op_type in ("Gather", "Unsqueeze") and n.input and n.input[0] in values:
+                got = _shape_value_op(g, n, values, scalars)
+                if got is not None:
+                    dims, scalar = got
             if n.op_type == "Shape" and n.input:
                 vt = table.get(n.input[0])
                 if vt is not None and vt.is_static:
@@ -390,12 +504,19 @@ def _constant_shapes(
                     rank = len(vt.shape)
                     start, end = ints.get("start", 0), ints.get("end", rank)
                     dims = [int(d) for d in vt.shape][slice(start, end)]
-            elif n.op_type == "Concat" and n.input and all(i in values for i in n.input if i):
+            elif (
+                n.op_type == "Concat"
+                and n.input
+                and all(i in values and i not in scalars for i in n.input if i)
+            ):
                 dims = [d for i in n.input if i for d in values[i]]
             if dims is None:
                 continue
             values[n.output[0]] = dims
-            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(dims)], dims)
+            if scalar:
+                scalars.add(n.output[0])
+            shape = [] if scalar else [len(dims)]
+            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, shape, dims)
             originals[(gi, ni)] = _copy_node(n)
             g.node[ni].CopyFrom(
                 onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)

@@ -392,12 +392,24 @@ class PartitionPlan:
 # Node units (QDQ groups)
 
 
-def qdq_units(g: GraphRef, nodes: Sequence[NodeRef]) -> dict[str, list[str]]:
+#: ops whose QDQ selector takes a third DequantizeLinear input (the bias) only when it
+#: dequantizes int32 (ORT qdq_selectors.cc: Conv, ConvTranspose, Gemm, Instance- and
+#: LayerNormalization); with any other bias type the unit does not form
+_INT32_BIAS_OPS = frozenset(
+    {"Conv", "ConvTranspose", "Gemm", "InstanceNormalization", "LayerNormalization"}
+)
+
+
+def qdq_units(
+    g: GraphRef, nodes: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None = None
+) -> dict[str, list[str]]:
     """Target node path -> the nodes of its QDQ unit in order (DQs, target, Qs).
 
     A unit forms around a non-Q/DQ node whose inputs come from DequantizeLinear
     nodes used by it alone and whose outputs all go to QuantizeLinear nodes
-    (ORT's QDQ selectors, simplified: the op-specific checks are not modelled).
+    (ORT's QDQ selectors, simplified). ``dtypes`` (tensor name -> element type)
+    enables the selectors' type checks: the first DQ's quantized type must be the
+    Q's output type, and a bias DQ of the ops in ``_INT32_BIAS_OPS`` must be int32.
     Nodes outside any unit are their own unit.
     """
     paths = {n.path for n in nodes}
@@ -436,12 +448,29 @@ def qdq_units(g: GraphRef, nodes: Sequence[NodeRef]) -> dict[str, list[str]]:
                 ok = False
                 break
             qs += [c for c in cons if c.path not in taken]
-        if not ok or not qs:
+        if not ok or not qs or not _selector_types_match(n, dqs, qs, dtypes):
             continue
         members = [d.path for d in dqs] + [n.path] + [q.path for q in qs]
         units[n.path] = members
         taken.update(members)
     return units
+
+
+def _selector_types_match(
+    n: NodeRef,
+    dqs: Sequence[NodeRef],
+    qs: Sequence[NodeRef],
+    dtypes: Mapping[str, str | None] | None,
+) -> bool:
+    if dtypes is None:
+        return True
+    members = [d.path for d in dqs]
+    first = _dequantized_type(n, 0, members, dtypes)
+    out = dtypes.get(qs[0].outputs[0]) if qs[0].outputs else None
+    if first is not None and out is not None and first != out:
+        return False
+    bias = _dequantized_type(n, 2, members, dtypes) if n.op_type in _INT32_BIAS_OPS else None
+    return bias is None or bias == "int32"
 
 
 # ---------------------------------------------------------------------------
@@ -651,6 +680,61 @@ def _merge_small_clusters(
     return out
 
 
+def _tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, str | None]:
+    """Element type of every tensor the nodes of ``order`` read or write, from their facts."""
+    out: dict[str, str | None] = {}
+    for n in order:
+        na = la.get(n.path)
+        if na is None:
+            continue
+        for names, types in (
+            (n.inputs, na.facts.input_dtypes),
+            (n.outputs, na.facts.output_dtypes),
+        ):
+            for name, t in zip(names, types, strict=False):
+                if name and t is not None:
+                    out.setdefault(name, t)
+    return out
+
+
+def _refused_units(
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    dtypes: Mapping[str, str | None],
+    profile: Profile,
+) -> dict[str, str]:
+    """Unit target -> why the profile's ``refused_qdq_units`` refuse its whole unit."""
+    rules = profile.partitioning.refused_qdq_units
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for target in units:
+        n = by_path.get(target)
+        if n is None:
+            continue
+        for rule in rules:
+            if rule.op != n.op_type or not all(
+                _dequantized_type(n, slot, units[target], dtypes) in types
+                for slot, types in rule.input_types.items()
+            ):
+                continue
+            out[target] = f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit: {rule.reason}"
+            break
+    return out
+
+
+def _dequantized_type(
+    n: NodeRef, slot: int, members: Sequence[str], dtypes: Mapping[str, str | None]
+) -> str | None:
+    """The element type the unit's DQ feeding input ``slot`` of ``n`` dequantizes."""
+    if slot >= len(n.inputs) or not n.inputs[slot]:
+        return None
+    dq = n.graph.producers.get(n.inputs[slot])
+    if dq is None or dq.path not in members or not dq.inputs:
+        return None
+    return dtypes.get(dq.inputs[0])
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -716,7 +800,13 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 for p, why in released.items():
                     plan.released.setdefault(p, why)
             else:
-                units = qdq_units(g, order)
+                dtypes = _tensor_dtypes(la, order)
+                units = qdq_units(g, order, dtypes)
+                for target, why in _refused_units(units, by_path, dtypes, profile).items():
+                    for p in units[target]:
+                        if p in claimed:
+                            claimed.discard(p)
+                            plan.released.setdefault(p, why)
                 groups = []
                 for grp in greedy_groups(g, order, claimed, units, edges):
                     refusal = _keep_group(grp, by_path, profile)

@@ -533,6 +533,15 @@ HEADERS: dict[str, dict[str, Any]] = {
         "partitioning": {
             "drop_single_op_partitions": ["QuantizeLinear", "DequantizeLinear"],
             "constant_only_partition_fails": True,
+            "refused_qdq_units": [
+                {
+                    "op": "LayerNormalization",
+                    "input_types": {"0": ["uint8"], "1": ["int8"]},
+                    "reason": "QNN fails to add a LayerNormalization with uint8 activations "
+                    "and an int8 scale ('Failed to add node')",
+                    "provenance": "qnn-sessions",
+                }
+            ],
             "notes": [
                 "A claimed partition that depends only on constants fails with "
                 "'zero graph inputs'.",
@@ -568,6 +577,8 @@ HEADERS: dict[str, dict[str, Any]] = {
                 "kind": "static_shape",
                 "reason": "QNN needs every tensor shape to be static (it logs 'Cannot get shape')",
                 "provenance": "qnn-measured",
+                # claimed without the check; its own constraint says what happens then
+                "except_ops": ["Reciprocal"],
             }
         ],
         "notes": [
@@ -1314,9 +1325,29 @@ _QNN_INT_TYPES: dict[tuple[str, str], dict[str, Any]] = {
     },
 }
 
+#: QNN's Reciprocal builder never asks for its input's shape: the node is claimed with a
+#: dynamic input, and compiling the partition fails (measured: a session, and the
+#: real-world corpus's tf2onnx LayerNorm with symbolic value_info dims)
+_QNN_RECIPROCAL_REASON = (
+    "QNN claims a Reciprocal without checking its input shape, then fails to compile it "
+    "('Dynamic shape is not supported yet')"
+)
+
 _QNN_HTP_ONLY: dict[tuple[str, str], dict[str, Any]] = {
     ("ai.onnx", "ReduceProd"): {"remove": True},
     ("ai.onnx", "IsInf"): {"remove": True},
+    # "Failed to create GatherND node" on bool data (measured; float, int32, int64 taken)
+    ("ai.onnx", "GatherND"): {"types": {"in:0": [t for t in _TRANSPOSE_TYPES if t != "bool"]}},
+    ("ai.onnx", "Reciprocal"): {
+        "constraints": [
+            {
+                "kind": "static_shape",
+                "reason": _QNN_RECIPROCAL_REASON,
+                "provenance": "qnn-sessions",
+                "effect": "fails_after_claim",
+            }
+        ]
+    },
 }
 
 

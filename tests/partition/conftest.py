@@ -42,6 +42,13 @@ def partitions(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) 
     return context(model, eps, **config).analysis(Partitions)
 
 
+def qnn_cpu_nodes(model: onnx.ModelProto) -> set[str]:
+    """The node paths QNN leaves to CPU in the exported graph's predicted plan."""
+    plan = partitions(model, ["qnn"]).plan("exported")
+    assert plan is not None
+    return {p for p, ep in plan.node_ep.items() if ep == "CPUExecutionProvider"}
+
+
 def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> None:
     """Real sessions on ``ep`` (``runner``'s interpreter) at both levels agree with the
     prediction node for node and in the number of accelerator partitions."""
