@@ -16,6 +16,7 @@ Iterative, so deep nesting cannot overflow the stack.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 import onnx
@@ -252,3 +253,70 @@ def without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
             tensor.ClearField("raw_data")
             tensor.dims[:] = [0]
     return copy
+
+
+#: initializers with more elements than this leave their data behind in :func:`dataless_copy`
+DATALESS_MIN_ELEMENTS = 4096
+
+
+def dataless_copy(
+    model: onnx.ModelProto, min_elements: int = DATALESS_MIN_ELEMENTS
+) -> tuple[onnx.ModelProto, dict[str, onnx.TensorProto]]:
+    """A copy of ``model`` whose large inline main-graph initializers keep their name, type
+    and dims but not their data, and the originals it left out, by name.
+
+    ONNX shape inference serialises the whole model on the way in and out; on a model
+    with hundreds of MB of weights that copying is most of its time, and it needs no
+    weight values (only small shape-like tensors, which are kept). Nothing is copied
+    (``model`` itself and an empty mapping are returned) when nothing is large.
+    """
+    graph = model.graph
+    large = [
+        t
+        for t in graph.initializer
+        if not is_external(t) and (element_count(t) or 0) > min_elements
+    ]
+    if not large:
+        return model, {}
+    left = {t.name: t for t in large}
+    light = onnx.ModelProto()
+    for fd, value in model.ListFields():
+        if fd.name != "graph":
+            _copy_field(light, fd, value)
+    for fd, value in graph.ListFields():
+        if fd.name != "initializer":
+            _copy_field(light.graph, fd, value)
+    for t in graph.initializer:
+        if t.name in left and left[t.name] is t:
+            stub = light.graph.initializer.add()
+            stub.name, stub.data_type = t.name, t.data_type
+            stub.dims.extend(t.dims)
+        else:
+            light.graph.initializer.add().CopyFrom(t)
+    return light, left
+
+
+def restore_data(model: onnx.ModelProto, left: dict[str, onnx.TensorProto]) -> onnx.ModelProto:
+    """Put the data :func:`dataless_copy` left out back into ``model`` (in place)."""
+    if left:
+        for t in model.graph.initializer:
+            original = left.get(t.name)
+            if original is not None and not t.raw_data and not _has_typed_data(t):
+                t.CopyFrom(original)
+    return model
+
+
+def _has_typed_data(t: onnx.TensorProto) -> bool:
+    return any(
+        len(getattr(t, f))
+        for f in ("float_data", "int32_data", "int64_data", "double_data", "uint64_data")
+    )
+
+
+def _copy_field(target: Any, fd: Any, value: Any) -> None:
+    if hasattr(value, "extend"):  # a repeated field (messages and scalars alike)
+        getattr(target, fd.name).extend(value)
+    elif fd.message_type is not None:
+        getattr(target, fd.name).CopyFrom(value)
+    else:
+        setattr(target, fd.name, value)

@@ -88,3 +88,34 @@ g (bool c, float[2] x) => (float[2] y) {
     body.node[0].attribute[0].t.dims[:] = [3]
     found = first_data_mismatch(model)
     assert found is not None and found[2:] == (3, 2)
+
+
+def test_shape_inference_without_the_weights_gives_the_same_model() -> None:
+    """``dataless_copy`` + ``restore_data``: inference on a copy without large weights, data
+    put back: the same bytes as inference on the model itself, the input untouched."""
+    from onnxlint.analyses.shapes import infer_model
+    from onnxlint.tensors import dataless_copy
+
+    model = onnx.parser.parse_model(
+        """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,64] x) => (float[N,8,8] y) <int64[3] shape = {0, 8, 8}> {
+    [mm] h = MatMul(x, w)
+    [r] y = Reshape(h, shape)
+}
+"""
+    )
+    model.graph.initializer.append(
+        numpy_helper.from_array(np.arange(64 * 64, dtype=np.float32).reshape(64, 64), "w")
+    )
+    before = model.SerializeToString()
+    light, left = dataless_copy(model, min_elements=100)
+    assert set(left) == {"w"} and not light.graph.initializer[1].raw_data
+    assert list(light.graph.initializer[1].dims) == [64, 64]
+    assert light.graph.initializer[0].int64_data == [0, 8, 8]  # small: kept
+    inferred, errors = infer_model(model)
+    expected = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+    assert errors == [] and inferred.SerializeToString() == expected.SerializeToString()
+    assert model.SerializeToString() == before
+    small, nothing = dataless_copy(model)  # below the default limit: no copy at all
+    assert small is model and nothing == {}

@@ -418,8 +418,12 @@ def _copy_node(node: onnx.NodeProto) -> onnx.NodeProto:
 
 
 def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    from onnxlint.tensors import dataless_copy, restore_data
+
+    light, left = dataless_copy(model)  # the weights' values are not needed (copying them is)
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=False)
+        inferred = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
+        return restore_data(inferred, left)
     except Exception:  # protobuf or checker errors on hostile models: keep what is declared
         return model
 

@@ -283,13 +283,17 @@ VALUE_SHAPED_OPS = frozenset(
 
 def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, list[str]]:
     """Strict inference, or a lenient pass after recording the strict failure; never raises."""
+    from onnxlint.tensors import dataless_copy, restore_data
+
     errors: list[str] = []
+    # the weights' values are not needed, and copying them in and out was most of the time
+    light, left = dataless_copy(model)
     for strict in (True, False):
         try:
             inferred = onnx.shape_inference.infer_shapes(
-                model, strict_mode=strict, data_prop=data_prop
+                light, strict_mode=strict, data_prop=data_prop
             )
-            return inferred, errors
+            return restore_data(inferred, left), errors
         except MemoryError:
             errors.append("out of memory during shape inference")
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
