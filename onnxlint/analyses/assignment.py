@@ -431,7 +431,7 @@ def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
 def _const_ints(g: onnx.GraphProto, name: str) -> tuple[list[int], bool] | None:
     """The int values of initializer or Constant ``name`` of ``g`` and whether it is a
     scalar; None when it is neither or not an int tensor."""
-    from onnx import numpy_helper
+    from onnxlint.tensors import inline_array
 
     tensor = next((t for t in g.initializer if t.name == name), None)
     if tensor is None:
@@ -441,9 +441,8 @@ def _const_ints(g: onnx.GraphProto, name: str) -> tuple[list[int], bool] | None:
         return None
     if len(tensor.dims) > 1 or (tensor.dims and tensor.dims[0] > 64):
         return None
-    try:
-        arr = numpy_helper.to_array(tensor)
-    except Exception:  # external or malformed data: not a value ORT propagates either
+    arr = inline_array(tensor, max_elements=64)  # never external data; None when malformed
+    if arr is None:
         return None
     return [int(v) for v in arr.reshape(-1)], not tensor.dims
 
