@@ -555,6 +555,22 @@ def _baseline_arg(value: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _weights_of(files: list[Path]) -> list[Path]:
+    """The external-data files of the binary models among ``files`` (read through the
+    loader; models over its size limit or unreadable ones contribute nothing)."""
+    from onnxlint.loader import TEXT_SUFFIXES, external_data_files, load
+
+    out: list[Path] = []
+    for f in files:
+        if f.suffix.lower() in TEXT_SUFFIXES:
+            continue
+        try:
+            out += external_data_files(load(f))
+        except Exception:  # the lint itself reports what is wrong with the file
+            continue
+    return out
+
+
 def _check_outputs(args: argparse.Namespace, files: list[Path]) -> str | None:
     """Why a file this run would write (``-o``, ``--html``, ``--write-baseline``) cannot
     be written, checked before any linting: a folder, a link, a model of this run, a
@@ -563,6 +579,8 @@ def _check_outputs(args: argparse.Namespace, files: list[Path]) -> str | None:
 
     targets = [("", args.output), ("", getattr(args, "html", None))]
     targets.append(("baseline ", getattr(args, "write_baseline", None)))
+    if any(target for _, target in targets):
+        files = [*files, *_weights_of(files)]
     for what, target in targets:
         if target:
             try:

@@ -523,6 +523,28 @@ def unsafe_location(location: str) -> str | None:
     return None
 
 
+def external_data_files(loaded: LoadedModel) -> list[Path]:
+    """The external-data files a loaded model references inside its folder (resolved; the
+    ones that exist), so that a writer never replaces a model's weights. Nothing is opened."""
+    base = loaded.base_dir
+    if loaded.model is None or base is None:
+        return []
+    out: dict[Path, None] = {}
+    for tensor, _ in iter_tensors(loaded.model):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+        if not location or unsafe_location(location):
+            continue
+        try:
+            real = (base / location).resolve()
+        except (OSError, RuntimeError):
+            continue
+        if real.is_file():
+            out.setdefault(real)
+    return list(out)
+
+
 def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> Iterator[Diagnostic]:
     """Validate each external-data reference without ever opening the data file."""
     rules = load_rules

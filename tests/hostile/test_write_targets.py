@@ -143,3 +143,32 @@ def test_every_writer_into_a_read_only_folder(tmp_path: Path, writer: str) -> No
     )
     _check_one_line(run, out, ("Read-only file system",))
     assert s.snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("writer", ["lint -o", "lint --html", "lint --write-baseline"])
+def test_the_weights_file_of_a_model_is_an_input_too(tmp_path: Path, writer: str) -> None:
+    """``onnxlint m.onnx -o m.data``, where m.data holds the model's external weights:
+    refused like the model itself, the weights untouched."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones((8, 4), np.float32), "w")
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g", [x], [y], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, location="m.data", size_threshold=0)
+    out = tmp_path / "m.data"
+    before = s.snapshot(tmp_path)
+    run = subprocess.run(
+        _argv(writer, path, out),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=s.CLI_TIMEOUT_S,
+        check=False,
+    )
+    _check_one_line(run, out, ("an input of this run",))
+    assert s.snapshot(tmp_path) == before
