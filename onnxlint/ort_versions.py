@@ -170,7 +170,7 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
     libraries): the worker runs once per build; the answer is kept in memory and
     on disk (unless ``cache`` is False or ``ONNXLINT_NO_CACHE`` is set).
     """
-    from onnxlint.analyses.level1 import cache_enabled, ort_identity
+    from onnxlint.runtime.identity import cache_enabled, ort_identity
 
     identity = ort_identity()
     if identity is None:

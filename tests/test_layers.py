@@ -81,8 +81,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: (importer, imported) pairs that run upward today; remove a pair when it is fixed
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    # the level-1 skip reads the assignment's node count and limit
-    ("onnxlint.analyses.level1", "onnxlint.analyses.assignment"),
     # the loader builds its diagnostics from the load rules' classes (messages by id)
     ("onnxlint.loader", "onnxlint.rules.load"),
 }

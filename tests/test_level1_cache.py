@@ -19,7 +19,7 @@ import onnx
 import pytest
 
 from onnxlint import engine, rewrites
-from onnxlint.analyses import assignment, level1
+from onnxlint.analyses import level1
 from onnxlint.config import Config
 from onnxlint.render import render
 from onnxlint.runtime import client
@@ -329,7 +329,7 @@ def test_no_worker_where_the_graph_is_never_built(
         t.external_data.add(key="location", value="w.bin")
         model.graph.initializer.append(t)
     else:
-        monkeypatch.setattr(assignment, "OPTIMIZED_MAX_NODES", 2)
+        monkeypatch.setattr(level1, "OPTIMIZED_MAX_NODES", 2)
     calls: list[Any] = []
     monkeypatch.setattr(client, "start_optimize", lambda *a, **k: calls.append(a))
     j = job(model, cache_dir)

@@ -84,7 +84,7 @@ def test_other_targets_come_from_the_table() -> None:
 def test_the_answer_is_cached_per_ort_build_and_a_corrupt_entry_is_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from onnxlint.analyses.level1 import ort_identity
+    from onnxlint.runtime.identity import ort_identity
 
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(ort_versions, "_memo", {})

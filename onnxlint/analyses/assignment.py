@@ -833,7 +833,7 @@ def optimized_model(
     From the level-1 cache, or a CPU-only ORT session in an isolated worker reading a
     copy in a temporary folder (never next to the user's model); see
     :mod:`onnxlint.analyses.level1`. Returns ``(None, reason)`` when ORT cannot load
-    the model or it is not built (external data, above ``OPTIMIZED_MAX_NODES``).
+    the model or it is not built (external data, above ``level1.OPTIMIZED_MAX_NODES``).
     """
     from onnxlint.analyses.level1 import Level1Job, cache_enabled
 
@@ -845,20 +845,6 @@ def optimized_model(
 
 
 #: above this many nodes (subgraphs included) the level-1 graph is not built (docs/performance.md)
-OPTIMIZED_MAX_NODES = 5_000
-
-
-def _count_nodes(g: onnx.GraphProto) -> int:
-    total = len(g.node)
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                total += _count_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                total += sum(_count_nodes(s) for s in a.graphs)
-    return total
-
-
 # ---------------------------------------------------------------------------
 # Facts and verdicts
 

@@ -34,16 +34,17 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.machinery
 import json
-import os
-import re
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# re-exported: the cache switch and ORT's identity are part of what this module answers by
+from onnxlint.runtime.identity import NO_CACHE_ENV as NO_CACHE_ENV
+from onnxlint.runtime.identity import cache_enabled as cache_enabled
+from onnxlint.runtime.identity import ort_identity as ort_identity
 
 if TYPE_CHECKING:
     import argparse
@@ -61,7 +62,6 @@ LEVEL = "basic"
 #: initializers at least this large go to the side file the linter never reads
 EXTERNAL_MIN_BYTES = 1024
 WEIGHTS_FILE = "level1.weights"
-NO_CACHE_ENV = "ONNXLINT_NO_CACHE"
 #: entries kept in the cache folder; older ones are removed when a new one is written
 MAX_ENTRIES = 256
 #: and at most this many bytes of them (a 5,000-node graph is a few MB)
@@ -91,14 +91,6 @@ PREWARM_MAX_BYTES = 64 * 2**20
 # Settings
 
 
-def cache_enabled(config: Config | None = None) -> bool:
-    """False with ``ONNXLINT_NO_CACHE`` set (not ``0``/empty) or ``--no-cache`` / ``cache = false``."""
-    env = os.environ.get(NO_CACHE_ENV, "").strip().lower()
-    if env not in ("", "0", "false", "no", "off"):
-        return False
-    return config is None or (config.confirm or {}).get("cache", True) is not False
-
-
 def default_cache_dir() -> Path:
     """``level1`` beside the ``--confirm`` cache folder (same root, same environment variables)."""
     from onnxlint.cachefs import cache_root
@@ -125,42 +117,6 @@ def needed(config: Config, profiles: Sequence[Any]) -> bool:
 
 # ---------------------------------------------------------------------------
 # What the graph depends on
-
-
-_VERSION_RE = re.compile(r"""^__version__\s*=\s*["']([^"']+)["']""", re.M)
-
-
-@functools.cache
-def ort_identity() -> dict[str, Any] | None:
-    """The ORT package the worker will import, without importing it (None: not installed).
-
-    The worker runs this interpreter with ``-I``, so the working folder is left out
-    of the search path here too. Version, location and the size and mtime of every
-    native library: a reinstalled or rebuilt ORT gets new cache keys.
-    """
-    cwd = os.getcwd()
-    path = [p for p in sys.path if p and os.path.abspath(p) != cwd]
-    try:
-        spec = importlib.machinery.PathFinder.find_spec("onnxruntime", path)
-    except (ImportError, OSError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    pkg = Path(next(iter(spec.submodule_search_locations)))
-    try:
-        head = (pkg / "__init__.py").read_text("utf-8", "replace")
-        found = _VERSION_RE.search(head)
-        libs = []
-        for folder in (pkg / "capi", pkg):
-            if not folder.is_dir():
-                continue
-            for f in sorted(folder.iterdir()):
-                if f.suffix in (".so", ".pyd", ".dll", ".dylib") or ".so." in f.name:
-                    st = f.stat()
-                    libs.append([f.name, st.st_size, st.st_mtime_ns])
-    except OSError:
-        return None
-    return {"package": str(pkg), "version": found.group(1) if found else None, "libs": libs}
 
 
 def key_material(data: bytes) -> dict[str, Any] | None:
@@ -315,9 +271,27 @@ def _guarded_graph(payload: bytes) -> onnx.ModelProto:
 # One level-1 graph, from the cache or a background worker
 
 
+#: past this many nodes (bodies included) the level-1 graph is not built during a static
+#: lint: ORT's session creation grows faster than the lint itself
+OPTIMIZED_MAX_NODES = 5_000
+
+
+def count_nodes(g: onnx.GraphProto) -> int:
+    """Nodes of ``g`` and of every body inside it."""
+    import onnx
+
+    total = len(g.node)
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                total += count_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                total += sum(count_nodes(s) for s in a.graphs)
+    return total
+
+
 def skip_reason(model: onnx.ModelProto) -> str | None:
     """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
-    from onnxlint.analyses import assignment as a
     from onnxlint.tensors import data_mismatch, is_external, iter_tensors
 
     # every tensor, not just initializers: ORT would read a Constant's, a function
@@ -334,12 +308,12 @@ def skip_reason(model: onnx.ModelProto) -> str | None:
         # ORT refuses it, and older versions first allocate the declared size (OL109)
         where, declared, stored = mismatch
         return f"a tensor in {where} declares {declared} elements but holds {stored} (OL109)"
-    nodes = a._count_nodes(model.graph)
-    if nodes > a.OPTIMIZED_MAX_NODES:
+    nodes = count_nodes(model.graph)
+    if nodes > OPTIMIZED_MAX_NODES:
         # ORT's session creation grows faster than the lint itself (17 s for a 10k-node
         # graph on a 2-core machine, benchmarks/): past the limit it would dominate
         return (
-            f"{nodes} nodes (limit {a.OPTIMIZED_MAX_NODES} for running ORT's level-1 "
+            f"{nodes} nodes (limit {OPTIMIZED_MAX_NODES} for running ORT's level-1 "
             "optimizations during a static lint)"
         )
     return None

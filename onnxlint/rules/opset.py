@@ -48,7 +48,7 @@ def _fix_opset(opset: int) -> Fix:
 
 def _target(ctx: LintContext) -> OrtRelease:
     """The target release: the installed ORT asked directly, else the table (see ort_versions)."""
-    from onnxlint.analyses.level1 import cache_enabled
+    from onnxlint.runtime.identity import cache_enabled
 
     return release(ctx.config.target_ort, cache=cache_enabled(ctx.config))
 

@@ -19,7 +19,7 @@ from tabulate import tabulate
 
 from benchmarks import corpus
 from benchmarks.__main__ import Measurement, markdown, ratios, run_child, scaling, targets
-from onnxlint.analyses import assignment
+from onnxlint.analyses import assignment, level1
 from onnxlint.index import ModelIndex
 from onnxlint.render import text
 
@@ -143,7 +143,7 @@ def test_symbolic_inference_loads_without_onnxruntime_or_torch() -> None:
 
 def test_level1_graph_is_not_built_above_the_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     model = corpus.synthetic(120, seed=5)
-    monkeypatch.setattr(assignment, "OPTIMIZED_MAX_NODES", 100)
+    monkeypatch.setattr(level1, "OPTIMIZED_MAX_NODES", 100)
     got, note = assignment.optimized_model(model)
     assert got is None
     assert "limit 100" in note
