@@ -79,6 +79,12 @@ def test_unresolved_output_stays_unknown_after_level1() -> None:
     plan = partitions(mask_chain("GreaterOrEqual", 14), ["qnn"]).plan("optimized")
     if plan is None:
         pytest.skip("no level-1 graph (onnxruntime is not installed)")
+    if "main/cmp" not in plan.node_ep:
+        # measured with onnxruntime 1.32; older releases (1.24.1, the oldest supported)
+        # fold the comparison away, and the graph predicted from is theirs
+        import onnxruntime
+
+        pytest.skip(f"onnxruntime {onnxruntime.__version__} folds the comparison at level 1")
     assert plan.node_ep.get("main/cmp") == CPU_EP
     assert plan.node_ep.get("main/and") == CPU_EP
 
