@@ -20,8 +20,10 @@ class Limits:
     max_file_bytes: int = PROTOBUF_LIMIT
     max_subgraph_depth: int = 64
     #: nodes in all graphs and functions, and nodes once model-local functions are
-    #: expanded at their call sites (shape inference and ORT inline them)
-    max_nodes: int = 2_000_000
+    #: expanded at their call sites (shape inference and ORT inline them); at about 3.5 KB
+    #: per node linted for an EP, 200,000 keeps any file under 100 MB within 1 GiB (a
+    #: 250,000-node chain peaked at 910 MB with --ep qnn, 400,000 at 1.13 GB without EP)
+    max_nodes: int = 200_000
     max_dim: int = 2**40  # a dim above this is treated as a bogus claim in cost estimates
     #: initializers and sparse initializers in all graphs (10^6 tiny ones took 160 s, 2.45 GB)
     max_initializers: int = 250_000

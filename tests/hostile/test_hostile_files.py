@@ -156,7 +156,7 @@ CASES = [
         _write("many.onnx", s.many_nodes_model(3_000_000)),
         (2,),
         ("OL007",),
-        says="over the limit of 2000000",
+        says="over the limit of 200000",
         slow=True,  # ~4 s of wire scanning by design
     ),
     Case(

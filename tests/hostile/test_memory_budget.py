@@ -93,3 +93,27 @@ def test_wire_and_decoded_counts_agree_on_node_io_and_main_graph_io() -> None:
         assert loaded.fatal and [d.code for d in loaded.diagnostics] == ["OL008"]
     # a file that is not protobuf is left to the decoder
     assert over_limits_on_wire(b"\xff" * 64, Limits(max_graph_io=1)) is None
+
+
+@pytest.mark.slow
+def test_a_chain_of_small_nodes_is_refused_within_the_budget(tmp_path: Path) -> None:
+    """400,000 Relu nodes in 13.7 MB linted in 1.13 GB with the old default limit
+    (2,000,000); the default of 200,000 refuses it (OL007) within the budget."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    n = 400_000
+    nodes = [helper.make_node("Relu", [f"t{i}"], [f"t{i + 1}"], name=f"r{i}") for i in range(n)]
+    x = helper.make_tensor_value_info("t0", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [1, 4])
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+    path = tmp_path / "chain.onnx"
+    onnx.save(model, str(path))
+    del model, nodes
+    run = s.run_cli(path, "--ep", "qnn", cwd=tmp_path)
+    assert "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert run.returncode == 2 and run.codes == ["OL007"], run.codes
+    assert run.peak_rss_mb < BUDGET_MB, run.peak_rss_mb
+    assert Limits().max_nodes < n
