@@ -119,8 +119,11 @@ def test_worker_limit_respects_the_hard_limit() -> None:
     assert out[2].strip() == "None"
 
 
+#: (a shell runs background jobs with SIGINT ignored, and Python then keeps it ignored: the
+#: script restores Python's own handler, as an interactive onnxlint has it)
 _HUNG_SESSION = """
-import sys, threading, time
+import signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from onnxlint.runtime import client
 from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 
