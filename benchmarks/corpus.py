@@ -32,6 +32,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint.analyses.level1 import count_nodes
 from onnxlint.fsutil import atomic_write_bytes
 
 #: bump when a generator changes, so stale cached files are rebuilt
@@ -64,19 +65,6 @@ def default_cache() -> Path:
 
 def light_dir() -> Path:
     return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-
-
-def count_nodes(graph: onnx.GraphProto) -> int:
-    """Nodes of a graph and of every subgraph below it."""
-    total = 0
-    for n in graph.node:
-        total += 1
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                total += count_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                total += sum(count_nodes(g) for g in a.graphs)
-    return total
 
 
 # -- BERT-base ----------------------------------------------------------------------------

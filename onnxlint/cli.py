@@ -555,15 +555,20 @@ def _baseline_arg(value: str) -> Any:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _weights_of(files: list[Path]) -> list[Path]:
-    """The external-data files of the binary models among ``files`` (read through the
-    loader; models over its size limit or unreadable ones contribute nothing)."""
+def _weights_of(files: list[Path], targets: list[Path]) -> list[Path]:
+    """The external-data files of the binary models among ``files`` that an existing
+    ``targets`` file could be: only models whose folder holds a target are read (through
+    the loader), so a run that writes elsewhere decodes nothing twice."""
     from onnxlint.loader import TEXT_SUFFIXES, external_data_files, load
 
+    existing = [t.resolve() for t in targets if t.is_file()]
     out: list[Path] = []
     for f in files:
         if f.suffix.lower() in TEXT_SUFFIXES:
             continue
+        folder = f.resolve().parent
+        if not any(folder in t.parents for t in existing):
+            continue  # external data lives in the model's folder or below it
         try:
             out += external_data_files(load(f))
         except Exception:  # the lint itself reports what is wrong with the file
@@ -579,8 +584,9 @@ def _check_outputs(args: argparse.Namespace, files: list[Path]) -> str | None:
 
     targets = [("", args.output), ("", getattr(args, "html", None))]
     targets.append(("baseline ", getattr(args, "write_baseline", None)))
-    if any(target for _, target in targets):
-        files = [*files, *_weights_of(files)]
+    named = [Path(target) for _, target in targets if target]
+    if named:
+        files = [*files, *_weights_of(files, named)]
     for what, target in targets:
         if target:
             try:

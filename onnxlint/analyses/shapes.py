@@ -283,17 +283,13 @@ VALUE_SHAPED_OPS = frozenset(
 
 def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, list[str]]:
     """Strict inference, or a lenient pass after recording the strict failure; never raises."""
-    from onnxlint.tensors import dataless_copy, restore_data
-
     errors: list[str] = []
-    # the weights' values are not needed, and copying them in and out was most of the time
-    light, left = dataless_copy(model)
     for strict in (True, False):
         try:
             inferred = onnx.shape_inference.infer_shapes(
-                light, strict_mode=strict, data_prop=data_prop
+                model, strict_mode=strict, data_prop=data_prop
             )
-            return restore_data(inferred, left), errors
+            return inferred, errors
         except MemoryError:
             errors.append("out of memory during shape inference")
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
@@ -328,13 +324,19 @@ def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     that flattens a large activation) can cost gigabytes. A single pass decided from the
     declared sizes was tried and dropped: the fuzz corpus found such a model (24 GB).
     """
-    base, errors = _infer(model, data_prop=False)
+    from onnxlint.tensors import dataless_copy, restore_data
+
+    # inference needs no weight values, and copying them in and out was most of its time:
+    # one copy without them for both passes, the data put back into the answer
+    light, left = dataless_copy(model)
+    base, errors = _infer(light, data_prop=False)
     ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops |= {n.op_type for f in model.functions for n in f.node}
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
-        return base, errors
+        return restore_data(base, left), errors
     del base  # not kept while the second pass builds its own copy (peak memory)
-    return _infer(model, data_prop=True)
+    inferred, errors = _infer(light, data_prop=True)
+    return restore_data(inferred, left), errors
 
 
 def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:

@@ -103,6 +103,23 @@ def _check_one_line(
     assert str(out) in lines[0] and any(r in lines[0] for r in reasons), lines[0]
 
 
+def _refused_untouched(
+    folder: Path, writer: str, model: Path, out: Path, reasons: tuple[str, ...]
+) -> None:
+    """Run ``writer`` from ``folder``: one line naming ``out`` and a reason, nothing changed."""
+    before = s.snapshot(folder)
+    run = subprocess.run(
+        _argv(writer, model, out),
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=s.CLI_TIMEOUT_S,
+        check=False,
+    )
+    _check_one_line(run, out, reasons)
+    assert s.snapshot(folder) == before
+
+
 @pytest.mark.parametrize("target", list(TARGETS))
 @pytest.mark.parametrize("writer", list(WRITERS))
 def test_a_bad_output_target_is_one_line_and_touches_nothing(
@@ -114,17 +131,7 @@ def test_a_bad_output_target_is_one_line_and_touches_nothing(
     model = tmp_path / "m.onnx"
     _model(model)
     out = make(tmp_path, model)
-    before = s.snapshot(tmp_path)
-    run = subprocess.run(
-        _argv(writer, model, out),
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=s.CLI_TIMEOUT_S,
-        check=False,
-    )
-    _check_one_line(run, out, reasons)
-    assert s.snapshot(tmp_path) == before
+    _refused_untouched(tmp_path, writer, model, out, reasons)
 
 
 @needs_mount
@@ -161,14 +168,4 @@ def test_the_weights_file_of_a_model_is_an_input_too(tmp_path: Path, writer: str
     path = tmp_path / "m.onnx"
     onnx.save(model, str(path), save_as_external_data=True, location="m.data", size_threshold=0)
     out = tmp_path / "m.data"
-    before = s.snapshot(tmp_path)
-    run = subprocess.run(
-        _argv(writer, path, out),
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=s.CLI_TIMEOUT_S,
-        check=False,
-    )
-    _check_one_line(run, out, ("an input of this run",))
-    assert s.snapshot(tmp_path) == before
+    _refused_untouched(tmp_path, writer, path, out, ("an input of this run",))
