@@ -507,3 +507,16 @@ def test_linting_never_blocks_the_event_loop(
     gaps = asyncio.run(scenario())
     assert len(gaps) > 10  # the loop kept turning while the analysis slept in the worker
     assert max(gaps) < 0.5
+
+
+def test_the_server_runs_no_what_if_lint(tmp_path: Path) -> None:
+    """A what-if is a second lint of the pinned model: the CLI pays it once, the server
+    would pay it on every edit. The cause the server shows names the remedy instead."""
+    import onnxlint
+
+    model = write_model(tmp_path / "m.onnx", _chain(20))
+    assert onnxlint.lint(model, eps=["qnn"], config={}).what_ifs  # the CLI/API's lint has one
+    state = analyse(path_to_uri(model), model, model.read_bytes(), Settings(eps=("qnn",)))
+    assert state.report.what_ifs == []
+    (cause,) = [d for d in features.diagnostics_for(state, view="graph") if "root_cause" in d.data]
+    assert cause.data["fix"] is not None and "fix-shapes" in cause.data["fix"]["command"]
