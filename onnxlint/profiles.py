@@ -230,6 +230,22 @@ class RefusedQdqUnit:
 
 
 @dataclass(frozen=True)
+class LayoutPassFailure:
+    """A layout-sensitive op the EP claims before ORT's layout transform without validating
+    it, and then refuses once rewritten to its layout: session creation fails.
+
+    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0) or
+    ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
+    is computed by a node that is not a DequantizeLinear)."""
+
+    op: str
+    condition: str
+    reason: str
+    slot: int | None = None
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
@@ -241,6 +257,7 @@ class Partitioning:
     claimed_body_partition_fails: tuple[str, ...] = ()
     bodies_compiled_with_node: tuple[str, ...] = ()
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
+    layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -608,6 +625,16 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     provenance=u.get("provenance"),
                 )
                 for u in part.get("refused_qdq_units", [])
+            ),
+            layout_pass_failures=tuple(
+                LayoutPassFailure(
+                    op=u["op"],
+                    condition=u["condition"],
+                    reason=u["reason"],
+                    slot=u.get("slot"),
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("layout_pass_failures", [])
             ),
             notes=tuple(part.get("notes", [])),
         ),
