@@ -46,7 +46,7 @@ from onnxlint.tensors import inline_scalar_int
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
-    from onnxlint.profiles import Profile
+    from onnxlint.profiles import LayoutPassFailure, Profile
 
 __all__ = [
     "ByteCount",
@@ -283,6 +283,9 @@ class PartitionPlan:
     crossings: list[Crossing] = field(default_factory=list)
     #: node path -> EP device memory kind ("host" or "device")
     memory: dict[str, str] = field(default_factory=dict)
+    #: node path -> why its EP, which claimed it, refuses it after ORT's layout transform
+    #: (session creation fails; ``partitioning.layout_pass_failures``)
+    layout_failures: dict[str, str] = field(default_factory=dict)
     note: str | None = None
     graph: LevelGraph | None = field(default=None, repr=False)
 
@@ -735,6 +738,60 @@ def _dequantized_type(
     return dtypes.get(dq.inputs[0])
 
 
+def _layout_pass_failures(
+    kept: set[str],
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    la: LevelAssignment,
+    profile: Profile,
+) -> dict[str, str]:
+    """Node path -> why the EP refuses the claimed node after ORT's layout transform.
+
+    The profile's ``partitioning.layout_pass_failures`` name the layout-sensitive ops the
+    EP takes in its first capability pass without validating them; a node that meets one
+    of their conditions is refused when the EP sees it again in its own layout, and
+    session creation fails (no EP is left for the rewritten node).
+    """
+    rules = profile.partitioning.layout_pass_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for path in kept:
+        n = by_path[path]
+        for rule in rules:
+            if rule.op != n.op_type:
+                continue
+            problem = _layout_problem(rule, n, units.get(path), la)
+            if problem is not None:
+                out[path] = (
+                    f"{short_ep(profile.ep)} takes this {n.op_type} before ORT rewrites it to "
+                    f"{profile.layout} and refuses it afterwards ({problem}): {rule.reason}"
+                )
+                break
+    return out
+
+
+def _layout_problem(
+    rule: LayoutPassFailure, n: NodeRef, unit: Sequence[str] | None, la: LevelAssignment
+) -> str | None:
+    """What about ``n`` meets ``rule``'s condition; None when it does not."""
+    if rule.condition == "zero_sized_output":
+        na = la.get(n.path)
+        for i, shape in enumerate(na.facts.output_shapes if na is not None else ()):
+            if shape is not None and 0 in shape:
+                return f"output {i} has a zero-sized dimension {list(shape)}"
+        return None
+    if rule.condition == "computed_bias_in_qdq_unit" and unit is not None:
+        slot = rule.slot if rule.slot is not None else 2
+        if slot >= len(n.inputs) or not n.inputs[slot]:
+            return None
+        prod = n.graph.producers.get(n.inputs[slot])
+        if prod is None or prod.path in unit or prod.op_type == "DequantizeLinear":
+            return None
+        return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
+    return None
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -815,6 +872,10 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                     else:
                         for p in grp:
                             plan.released.setdefault(p, refusal)
+                kept = {p for grp in groups for p in grp}
+                plan.layout_failures.update(
+                    _layout_pass_failures(kept, units, by_path, la, profile)
+                )
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep
