@@ -246,6 +246,25 @@ class LayoutPassFailure:
 
 
 @dataclass(frozen=True)
+class ChainLink:
+    """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
+    one-element constant input it must have."""
+
+    op: str
+    constant: float | None = None
+
+
+@dataclass(frozen=True)
+class FinalizeFailure:
+    """A chain of nodes (each feeding the next) that the EP claims and then fails to
+    compile when all of them fall in one of its partitions: session creation fails."""
+
+    chain: tuple[ChainLink, ...]
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
@@ -258,6 +277,7 @@ class Partitioning:
     bodies_compiled_with_node: tuple[str, ...] = ()
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
+    finalize_failures: tuple[FinalizeFailure, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -635,6 +655,16 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     provenance=u.get("provenance"),
                 )
                 for u in part.get("layout_pass_failures", [])
+            ),
+            finalize_failures=tuple(
+                FinalizeFailure(
+                    chain=tuple(
+                        ChainLink(op=c["op"], constant=c.get("constant")) for c in u["chain"]
+                    ),
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("finalize_failures", [])
             ),
             notes=tuple(part.get("notes", [])),
         ),
