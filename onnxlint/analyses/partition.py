@@ -42,11 +42,11 @@ from onnxlint.analyses.assignment import (
     node_edges,
 )
 from onnxlint.index import GraphRef, NodeRef
-from onnxlint.tensors import inline_scalar_int
+from onnxlint.tensors import inline_array, inline_scalar_int
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
-    from onnxlint.profiles import LayoutPassFailure, Profile
+    from onnxlint.profiles import ChainLink, LayoutPassFailure, Profile
 
 __all__ = [
     "ByteCount",
@@ -286,6 +286,9 @@ class PartitionPlan:
     #: node path -> why its EP, which claimed it, refuses it after ORT's layout transform
     #: (session creation fails; ``partitioning.layout_pass_failures``)
     layout_failures: dict[str, str] = field(default_factory=dict)
+    #: first node path of a chain -> why its EP fails to compile the partition holding it
+    #: (session creation fails; ``partitioning.finalize_failures``)
+    finalize_failures: dict[str, str] = field(default_factory=dict)
     note: str | None = None
     graph: LevelGraph | None = field(default=None, repr=False)
 
@@ -792,6 +795,65 @@ def _layout_problem(
     return None
 
 
+def _finalize_failures(
+    g: GraphRef, group: Sequence[str], by_path: Mapping[str, NodeRef], profile: Profile
+) -> dict[str, str]:
+    """First node path of each chain of ``partitioning.finalize_failures`` found inside one
+    partition ``group`` -> why the EP fails to compile that partition."""
+    rules = profile.partitioning.finalize_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    members = set(group)
+    for path in group:
+        n = by_path[path]
+        for rule in rules:
+            found = _chain_from(g, n, rule.chain, members)
+            if found is not None:
+                ops = " -> ".join(m.op_type for m in found)
+                out[path] = (
+                    f"{short_ep(profile.ep)} fails to compile a partition holding the chain "
+                    f"{ops} from {n.label}: {rule.reason}"
+                )
+                break
+    return out
+
+
+def _chain_from(
+    g: GraphRef, n: NodeRef, chain: Sequence[ChainLink], members: set[str]
+) -> list[NodeRef] | None:
+    """The nodes of ``chain`` starting at ``n``, each feeding the next, all in ``members``."""
+    link = chain[0]
+    if n.op_type != link.op or n.path not in members:
+        return None
+    if link.constant is not None and not any(
+        _scalar_constant(g, name) == link.constant for name in n.inputs if name
+    ):
+        return None
+    if len(chain) == 1:
+        return [n]
+    for name in n.outputs:
+        for c in g.consumers.get(name, []) if name else []:
+            rest = _chain_from(g, c, chain[1:], members)
+            if rest is not None:
+                return [n, *rest]
+    return None
+
+
+def _scalar_constant(g: GraphRef, name: str) -> float | None:
+    """The value of a one-element inline constant (initializer or Constant node)."""
+    t = g.initializers.get(name)
+    if t is None:
+        p = g.producers.get(name)
+        if p is None or p.op_type != "Constant":
+            return None
+        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
+    arr = inline_array(t, max_elements=1) if t is not None else None
+    if arr is None or arr.size != 1 or arr.dtype.kind not in "fiu":
+        return None
+    return float(arr.reshape(-1)[0])
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -876,6 +938,8 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 plan.layout_failures.update(
                     _layout_pass_failures(kept, units, by_path, la, profile)
                 )
+                for grp in groups:
+                    plan.finalize_failures.update(_finalize_failures(g, grp, by_path, profile))
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep

@@ -1,0 +1,107 @@
+"""The HTP backend fails to compile (finalize) a partition holding an RMSNorm written as
+``Pow(x, 2)``, ``ReduceMean``, ``Add(eps)``, ``Sqrt``, ``Reciprocal``, ``Mul(x)``,
+``Mul(weight)``, as the dynamo exporter writes ``torch.rsqrt`` (issue #16: a Qwen2 export
+of 100 kB failing with ``QNN_COMMON_ERROR_MEM_ALLOC`` at both levels). Every node passes
+QNN's validation; the profile lists the chain in ``partitioning.finalize_failures`` and
+OL513 reports it. Close variants compile and must not be reported.
+
+Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
+``soc_model=60``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint import lint
+
+from .conftest import partitions, real_sessions
+
+
+def rms_norm(
+    square: str = "pow", exponent: float = 2.0, inverse: str = "reciprocal", weight: bool = True
+) -> onnx.ModelProto:
+    """x [1, 8, 32] -> mean(x^2) + eps -> sqrt -> x * 1/s (or x / s) [-> * weight]."""
+    inits = [
+        numpy_helper.from_array(np.array([-1], np.int64), "ax"),
+        numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
+        numpy_helper.from_array(np.array(exponent, np.float32), "e"),
+        numpy_helper.from_array(np.random.RandomState(0).rand(32).astype(np.float32), "w"),
+    ]
+    nodes = [
+        helper.make_node("Pow", ["x", "e"], ["p"], "pow")
+        if square == "pow"
+        else helper.make_node("Mul", ["x", "x"], ["p"], "square"),
+        helper.make_node("ReduceMean", ["p", "ax"], ["m"], "mean"),
+        helper.make_node("Add", ["m", "eps"], ["a"], "add"),
+        helper.make_node("Sqrt", ["a"], ["s"], "sqrt"),
+    ]
+    last = "y" if not weight else "q"
+    if inverse == "reciprocal":
+        nodes += [
+            helper.make_node("Reciprocal", ["s"], ["r"], "recip"),
+            helper.make_node("Mul", ["x", "r"], [last], "mul"),
+        ]
+    else:
+        nodes.append(helper.make_node("Div", ["x", "s"], [last], "div"))
+    if weight:
+        nodes.append(helper.make_node("Mul", ["w", "q"], ["y"], "mul_w"))
+    graph = helper.make_graph(
+        nodes,
+        "rms_norm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 32])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+#: name -> (model, whether the session fails; the same at both levels)
+CASES: dict[str, tuple[onnx.ModelProto, bool]] = {
+    "pow_reciprocal_weight": (rms_norm(), True),
+    "square_by_mul": (rms_norm(square="mul"), False),
+    "exponent_3": (rms_norm(exponent=3.0), False),
+    "div": (rms_norm(inverse="div"), False),
+    "no_weight": (rms_norm(weight=False), False),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_ol513_reports_the_chain_exactly_when_the_session_fails(name: str) -> None:
+    model, fails = CASES[name]
+    found = [d for d in lint(model, eps=["qnn"]).diagnostics if d.code == "OL513"]
+    assert [d.location.node_name for d in found] == (["pow"] if fails else [])
+
+
+def test_the_plan_marks_the_first_node_of_a_chain_inside_one_partition() -> None:
+    plan = partitions(rms_norm(), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert list(plan.finalize_failures) == ["main/pow"]
+    part = next(p for p in plan.partitions if "main/pow" in p.nodes)
+    assert {"main/pow", "main/mul_w"} <= set(part.nodes)
+
+
+def test_the_message_names_the_chain() -> None:
+    [d] = [d for d in lint(rms_norm(), eps=["qnn"]).diagnostics if d.code == "OL513"]
+    assert "Pow -> ReduceMean -> Add -> Sqrt -> Reciprocal -> Mul -> Mul from pow" in d.message
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_finalize_failures_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    real = real_sessions("qnn", sys.executable, {name: m for name, (m, _) in CASES.items()})
+    for name, (_, fails) in CASES.items():
+        for level in ("disabled", "basic"):
+            r = real[f"{name}|{level}"]
+            assert (not r.get("ok")) is fails, (name, level, r)
+            if fails:
+                assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
