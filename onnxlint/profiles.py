@@ -265,6 +265,18 @@ class FinalizeFailure:
 
 
 @dataclass(frozen=True)
+class BoundaryTensorFailure:
+    """A tensor of ``dtype`` and ``rank`` entering (``direction`` "input") or leaving
+    ("output") one of the EP's partitions, which the EP then fails to compile."""
+
+    dtype: str
+    rank: int
+    direction: str
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
@@ -278,6 +290,7 @@ class Partitioning:
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     finalize_failures: tuple[FinalizeFailure, ...] = ()
+    boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -665,6 +678,16 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     provenance=u.get("provenance"),
                 )
                 for u in part.get("finalize_failures", [])
+            ),
+            boundary_tensor_failures=tuple(
+                BoundaryTensorFailure(
+                    dtype=u["dtype"],
+                    rank=int(u["rank"]),
+                    direction=u["direction"],
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("boundary_tensor_failures", [])
             ),
             notes=tuple(part.get("notes", [])),
         ),
