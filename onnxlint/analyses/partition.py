@@ -286,8 +286,9 @@ class PartitionPlan:
     #: node path -> why its EP, which claimed it, refuses it after ORT's layout transform
     #: (session creation fails; ``partitioning.layout_pass_failures``)
     layout_failures: dict[str, str] = field(default_factory=dict)
-    #: first node path of a chain -> why its EP fails to compile the partition holding it
-    #: (session creation fails; ``partitioning.finalize_failures``)
+    #: node path -> why its EP fails to compile the partition holding it (session creation
+    #: fails): the first node of a ``partitioning.finalize_failures`` chain, or the node at
+    #: a ``boundary_tensor_failures`` tensor
     finalize_failures: dict[str, str] = field(default_factory=dict)
     note: str | None = None
     graph: LevelGraph | None = field(default=None, repr=False)
@@ -955,6 +956,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
     _number_partitions(plan, lg, groups_all)
     _crossings(plan, lg, assume)
     _constant_only(plan, la)
+    _boundary_failures(plan, la)
     return plan
 
 
@@ -1097,6 +1099,51 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
                 vt = lg.value_type(g, name)
                 src.outputs.append(name)
                 src.bytes = src.bytes + ByteCount.of(vt.dtype, vt.shape, assume)
+
+
+def _boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
+    """Mark the node at each boundary tensor of a partition that the EP's
+    ``partitioning.boundary_tensor_failures`` say it fails to compile (in
+    ``plan.finalize_failures``: the consumer of an entering tensor, the producer of a
+    leaving one)."""
+    rules = {p.ep: p.partitioning.boundary_tensor_failures for p in la.profiles}
+    graphs = {g.path: g for g in la.graph.graphs()}
+    for part in plan.partitions:
+        g = graphs.get(part.graph)
+        if not rules.get(part.ep) or g is None:
+            continue
+        members = set(part.nodes)
+        for direction, names in (("input", part.inputs), ("output", part.outputs)):
+            for name in names:
+                vt = la.graph.value_type(g, name)
+                rule = next(
+                    (
+                        r
+                        for r in rules[part.ep]
+                        if r.direction == direction
+                        and r.dtype == vt.dtype
+                        and vt.shape is not None
+                        and len(vt.shape) == r.rank
+                    ),
+                    None,
+                )
+                node = _boundary_node(g, name, direction, members)
+                if rule is None or node is None:
+                    continue
+                plan.finalize_failures.setdefault(
+                    node.path,
+                    f"{short_ep(part.ep)} fails to compile partition {part.id}, which "
+                    f"{'receives' if direction == 'input' else 'produces'} {name!r} "
+                    f"({vt.dtype}, rank {rule.rank}) at its boundary: {rule.reason}",
+                )
+
+
+def _boundary_node(g: GraphRef, name: str, direction: str, members: set[str]) -> NodeRef | None:
+    """The partition's node that reads (``input``) or writes (``output``) tensor ``name``."""
+    if direction == "output":
+        p = g.producers.get(name)
+        return p if p is not None and p.path in members else None
+    return next((c for c in g.consumers.get(name, []) if c.path in members), None)
 
 
 def _constant_only(plan: PartitionPlan, la: LevelAssignment) -> None:

@@ -142,17 +142,22 @@ class EpPartitionFailsToCompile(_SessionFailure):
         written as ``Pow(x, 2)``, ``ReduceMean``, ``Add``, ``Sqrt``, ``Reciprocal``,
         ``Mul(x)``, ``Mul(weight)``, as the dynamo exporter writes ``torch.rsqrt``),
         reports the first node of each such chain that falls whole into one predicted
-        partition of the EP, on either graph level.
+        partition of the EP, on either graph level. From ``partitioning.
+        boundary_tensor_failures`` (QNN HTP: int64 tensors of rank 5) it also reports the
+        node of a predicted partition that such a tensor enters or leaves.
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
         falls back; the backend then fails to compile (finalize) the partition, and session
         creation fails (QNN: "Failed to finalize QNN graph ... QNN_COMMON_ERROR_MEM_ALLOC").
+        QNN computes int64 as int32 and casts at the partition's boundary; a rank-5 int64
+        output crashes the process (SIGSEGV) while finalizing, a rank-5 int64 input fails it.
 
     Fix:
         Write the pattern in a form the backend compiles: for the RMSNorm, divide by the
         square root (``x / sqrt(mean(x^2) + eps)``) instead of multiplying by its
-        reciprocal, or use ``RMSNormalization`` (opset 23) where the EP supports it.
+        reciprocal, or use ``RMSNormalization`` (opset 23) where the EP supports it. For a
+        rank-5 int64 tensor, keep the int64 computation on CPU or give it rank 4 or less.
 
     Execution providers:
         QNN (HTP backend), measured.

@@ -105,3 +105,59 @@ def test_finalize_failures_on_real_qnn() -> None:
             assert (not r.get("ok")) is fails, (name, level, r)
             if fails:
                 assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
+
+
+# -- int64 tensors of rank 5 at a partition boundary ------------------------------------
+# QNN computes int64 as int32, casting at the partition's boundary; a rank-5 cast fails to
+# finalize on the way in (QNN_COMMON_ERROR_MEM_ALLOC) and crashes the process on the way
+# out (SIGSEGV; issue #16: the attention-mask computation of dynamo exports whose named
+# dims are fixed).
+
+
+def reshaping(op: str, dtype: int, shape: list[int], out: list[int]) -> onnx.ModelProto:
+    """One Unsqueeze or Squeeze (axis -1) from ``shape`` to ``out``."""
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x", "ax"], ["y"], "reshape")],
+        f"{op}_{len(shape)}_{len(out)}",
+        [helper.make_tensor_value_info("x", dtype, shape)],
+        [helper.make_tensor_value_info("y", dtype, out)],
+        [numpy_helper.from_array(np.array([-1], np.int64), "ax")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+I64, I32 = TensorProto.INT64, TensorProto.INT32
+#: name -> (model, how the session ends: "crash", "error" or "ok")
+BOUNDARY: dict[str, tuple[onnx.ModelProto, str]] = {
+    "int64_rank5_out": (reshaping("Unsqueeze", I64, [1, 1, 1, 8], [1, 1, 1, 8, 1]), "crash"),
+    "int64_rank5_in": (reshaping("Squeeze", I64, [1, 1, 1, 8, 1], [1, 1, 1, 8]), "error"),
+    "int64_rank4_out": (reshaping("Unsqueeze", I64, [1, 1, 8], [1, 1, 8, 1]), "ok"),
+    "int32_rank5_out": (reshaping("Unsqueeze", I32, [1, 1, 1, 8], [1, 1, 1, 8, 1]), "ok"),
+}
+
+
+@pytest.mark.parametrize("name", list(BOUNDARY))
+def test_ol513_reports_an_int64_rank5_partition_boundary(name: str) -> None:
+    model, end = BOUNDARY[name]
+    found = [d for d in lint(model, eps=["qnn"]).diagnostics if d.code == "OL513"]
+    assert [d.location.node_name for d in found] == ([] if end == "ok" else ["reshape"])
+    if found:
+        assert "int64, rank 5" in found[0].message
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_int64_rank5_boundaries_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    real = real_sessions("qnn", sys.executable, {n: m for n, (m, _) in BOUNDARY.items()})
+    for name, (_, end) in BOUNDARY.items():
+        r = real[f"{name}|disabled"]
+        if end == "ok":
+            assert r.get("ok"), r
+        elif end == "error":
+            assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
+        else:
+            assert not r.get("ok") and "QNN_COMMON_ERROR" not in str(r.get("error")), r
