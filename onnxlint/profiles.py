@@ -291,6 +291,9 @@ class Partitioning:
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     finalize_failures: tuple[FinalizeFailure, ...] = ()
     boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
+    #: the EP groups its nodes blind to values If/Loop bodies capture, and ORT refuses its
+    #: whole answer for a graph when a group is then not fusable
+    grouping_ignores_captured_inputs: bool = False
     notes: tuple[str, ...] = ()
 
 
@@ -678,6 +681,9 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     provenance=u.get("provenance"),
                 )
                 for u in part.get("finalize_failures", [])
+            ),
+            grouping_ignores_captured_inputs=bool(
+                part.get("grouping_ignores_captured_inputs", False)
             ),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
