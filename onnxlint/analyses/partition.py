@@ -855,6 +855,45 @@ def _scalar_constant(g: GraphRef, name: str) -> float | None:
     return float(arr.reshape(-1)[0])
 
 
+def _explicit_edges(
+    g: GraphRef, nodes: Sequence[NodeRef]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Node-to-node edges through explicit inputs only (values captured by bodies left out)."""
+    paths = {n.path for n in nodes}
+    preds: dict[str, list[str]] = {n.path: [] for n in nodes}
+    succs: dict[str, list[str]] = {n.path: [] for n in nodes}
+    for n in nodes:
+        for name in n.inputs:
+            p = g.producers.get(name) if name else None
+            if p is None or p.path not in paths or p.path == n.path:
+                continue
+            preds[n.path].append(p.path)
+            succs[p.path].append(n.path)
+    return preds, succs
+
+
+def _unfusable_group(
+    groups: Sequence[list[str]], edges: tuple[dict[str, list[str]], dict[str, list[str]]]
+) -> str | None:
+    """The first node of a group that a path leaving the group re-enters, over all edges
+    (captured values included); None when every group can be fused."""
+    _preds, succs = edges
+    for grp in groups:
+        members = set(grp)
+        stack = [s for m in grp for s in succs.get(m, []) if s not in members]
+        seen: set[str] = set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for s in succs.get(x, []):
+                if s in members:
+                    return s
+                stack.append(s)
+    return None
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -928,7 +967,23 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                             claimed.discard(p)
                             plan.released.setdefault(p, why)
                 groups = []
-                for grp in greedy_groups(g, order, claimed, units, edges):
+                blind = profile.partitioning.grouping_ignores_captured_inputs
+                found = greedy_groups(
+                    g, order, claimed, units, _explicit_edges(g, order) if blind else edges
+                )
+                unfusable = _unfusable_group(found, edges) if blind else None
+                if unfusable is not None:
+                    # ORT's plugin host refuses the EP's whole answer for this graph
+                    why = (
+                        f"ORT refuses {short_ep(ep)}'s capability for this graph: "
+                        f"{short_ep(ep)} groups nodes across a value an If/Loop body "
+                        f"captures ({unfusable}), and a group with an unsupported node on "
+                        "a path between its nodes cannot be fused"
+                    )
+                    for p in claimed:
+                        plan.released.setdefault(p, why)
+                    found = []
+                for grp in found:
                     refusal = _keep_group(grp, by_path, profile)
                     if refusal is None:
                         groups.append(grp)
