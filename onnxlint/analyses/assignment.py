@@ -1245,15 +1245,16 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
 
 
 def node_edges(
-    g: GraphRef, nodes: Sequence[NodeRef]
+    g: GraphRef, nodes: Sequence[NodeRef], captured: bool = True
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them."""
+    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them;
+    without ``captured``, the explicit inputs only."""
     paths = {n.path for n in nodes}
     preds: dict[str, list[str]] = {n.path: [] for n in nodes}
     succs: dict[str, list[str]] = {n.path: [] for n in nodes}
     for n in nodes:
         names = list(n.inputs)
-        for sub in n.subgraphs.values():
+        for sub in n.subgraphs.values() if captured else ():
             names += sorted(sub.captured)
         for name in names:
             if not name:

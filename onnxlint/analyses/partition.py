@@ -855,23 +855,6 @@ def _scalar_constant(g: GraphRef, name: str) -> float | None:
     return float(arr.reshape(-1)[0])
 
 
-def _explicit_edges(
-    g: GraphRef, nodes: Sequence[NodeRef]
-) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Node-to-node edges through explicit inputs only (values captured by bodies left out)."""
-    paths = {n.path for n in nodes}
-    preds: dict[str, list[str]] = {n.path: [] for n in nodes}
-    succs: dict[str, list[str]] = {n.path: [] for n in nodes}
-    for n in nodes:
-        for name in n.inputs:
-            p = g.producers.get(name) if name else None
-            if p is None or p.path not in paths or p.path == n.path:
-                continue
-            preds[n.path].append(p.path)
-            succs[p.path].append(n.path)
-    return preds, succs
-
-
 def _unfusable_group(
     groups: Sequence[list[str]], edges: tuple[dict[str, list[str]], dict[str, list[str]]]
 ) -> str | None:
@@ -969,7 +952,11 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 groups = []
                 blind = profile.partitioning.grouping_ignores_captured_inputs
                 found = greedy_groups(
-                    g, order, claimed, units, _explicit_edges(g, order) if blind else edges
+                    g,
+                    order,
+                    claimed,
+                    units,
+                    node_edges(g, order, captured=False) if blind else edges,
                 )
                 unfusable = _unfusable_group(found, edges) if blind else None
                 if unfusable is not None:
