@@ -1,0 +1,103 @@
+"""The shipped profiles are what the committed facts make.
+
+``rules/eps/*.json`` are generated (``tools/gen_profiles.py``) from the facts in
+``rules/facts/``: what the extraction commands read upstream (``sources/``) and the curated
+headers, overlays and fitted measurements. Building them again needs no upstream clone,
+so a hand edit of a profile that is not also a fact (or a fact edited without rebuilding)
+fails here, naming the file and the field that drifted.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+TOOLS = Path(__file__).resolve().parent.parent / "tools"
+EPS = TOOLS.parent / "rules" / "eps"
+
+
+def _tool(name: str) -> ModuleType:
+    if not (TOOLS / f"{name}.py").exists():
+        pytest.skip("tools/ is not part of this installation")
+    if str(TOOLS) not in sys.path:
+        sys.path.insert(0, str(TOOLS))
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TOOLS / f"{name}.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _profiles() -> list[str]:
+    return sorted(p.stem for p in EPS.glob("*.json") if p.name != "index.json")
+
+
+def test_every_profile_has_facts() -> None:
+    facts = _tool("ep_facts")
+    assert facts.profile_ids() == _profiles()
+    for pid in _profiles():
+        assert facts.source_path(pid).exists(), f"no rules/facts/sources/{pid}.json"
+
+
+@pytest.mark.parametrize("profile_id", _profiles())
+def test_building_from_the_facts_changes_nothing(profile_id: str) -> None:
+    gen = _tool("gen_profiles")
+    drift = gen.check([profile_id])
+    assert drift == [], (
+        "the committed profile is not what rules/facts/ makes; edit the fact in "
+        "rules/facts/ and run `python tools/gen_profiles.py build`:\n" + "\n".join(drift)
+    )
+
+
+def test_a_drifted_header_field_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    gen = _tool("gen_profiles")
+    facts = _tool("ep_facts")
+    real = facts.header
+
+    def header(pid: str) -> dict[str, Any]:
+        h = real(pid)
+        if pid == "qnn-htp":
+            h["partitioning"]["notes"] = [*h["partitioning"]["notes"], "an extra note"]
+            h["display_name"] = "QNN (edited)"
+        return h
+
+    monkeypatch.setattr(facts, "header", header)
+    drift = gen.check(["qnn-htp"])
+    committed = json.loads((EPS / "qnn-htp.json").read_text(encoding="utf-8"))
+    assert drift == [
+        f"qnn-htp.json.display_name: {committed['display_name']!r} != 'QNN (edited)' (made)",
+        "qnn-htp.json.partitioning.notes["
+        f"{len(committed['partitioning']['notes'])}]: missing from the committed file: "
+        "'an extra note'",
+    ]
+
+
+def test_a_drifted_op_constraint_is_named_by_op_and_index() -> None:
+    gen = _tool("gen_profiles")
+    committed = json.loads((EPS / "openvino-cpu.json").read_text(encoding="utf-8"))
+    made = copy.deepcopy(committed)
+    entry = next(o for o in made["ops"] if o.get("constraints"))
+    entry["constraints"][0]["reason"] = "reworded"
+    made["ops"] = [o for o in made["ops"] if o["op"] != "Abs"]
+    assert gen.drift(made, committed) == [
+        f".ops.{entry['domain']}::{entry['op']}.constraints[0].reason: "
+        f"{committed_reason(committed, entry)!r} != 'reworded' (made)",
+        ".ops.ai.onnx::Abs: in the committed file only",
+    ]
+
+
+def committed_reason(doc: dict[str, Any], entry: dict[str, Any]) -> str:
+    for o in doc["ops"]:
+        if (o["domain"], o["op"]) == (entry["domain"], entry["op"]):
+            return str(o["constraints"][0]["reason"])
+    raise AssertionError("op not found")
