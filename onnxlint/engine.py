@@ -305,16 +305,19 @@ def _run_rules(
     assert loaded.model is not None
     ctx = LintContext(loaded=loaded, index=ModelIndex(loaded.model), config=config, eps=profiles)
     engine_rules = [r for r in rules if r.emitted_by == "engine"]
-    by_op: dict[str, list[Rule]] = {}
+    by_op: dict[tuple[str, str], list[Rule]] = {}
     every: list[Rule] = []
     for rule in engine_rules:
-        for op in rule.visits:
-            (every if op == "*" else by_op.setdefault(op, [])).append(rule)
+        keys = rule.visit_keys()
+        if keys is None:
+            every.append(rule)
+        for key in dict.fromkeys(keys or ()):
+            by_op.setdefault(key, []).append(rule)
     for rule in engine_rules:
         _guard(ctx, rule, rule.check_model, ctx)
     if by_op or every:
         for node in ctx.index.nodes:
-            for rule in (*every, *by_op.get(node.op_type, ())):
+            for rule in (*every, *by_op.get((node.domain, node.op_type), ())):
                 _guard(ctx, rule, rule.check_node, ctx, node)
     return ctx
 

@@ -1,9 +1,9 @@
 """The rule base class and the rule registry.
 
 A rule is a small class with metadata (code, name, category, default severity,
-status, messages by id, an options schema, the op types it visits) and a
+status, messages by id, an options schema, the ``(domain, op)`` pairs it visits) and a
 docstring with fixed sections. The engine walks the graph once and dispatches
-each node to the rules that asked for its op type; model-level checks run once.
+each node to the rules that asked for its domain and op type; model-level checks run once.
 
 Rules live in ``onnxlint/rules/<family>.py`` and register themselves with
 ``@register``; the registry imports the family modules on first use.
@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.index import DEFAULT_DOMAIN, norm_domain
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -41,8 +42,10 @@ class Rule:
     #: the onnxlint version that first shipped the rule
     since: ClassVar[str] = "0.1.0"
     messages: ClassVar[dict[str, str]]
-    #: op types whose nodes are passed to ``check_node``; ``("*",)`` means every node
-    visits: ClassVar[tuple[str, ...]] = ()
+    #: the nodes passed to ``check_node``: an op type of the default domain (``"If"`` is
+    #: ``ai.onnx``'s If), a ``(domain, op_type)`` pair for another domain
+    #: (``("com.microsoft", "EPContext")``), or ``"*"`` for every node
+    visits: ClassVar[tuple[str | tuple[str, str], ...]] = ()
     #: JSON Schema ``properties`` for the rule's options (validated, additionalProperties false)
     options_schema: ClassVar[dict[str, Any]] = {}
     default_options: ClassVar[dict[str, Any]] = {}
@@ -66,7 +69,18 @@ class Rule:
         """Model-level check, called once per model."""
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        """Called for every node whose op type is in ``visits``."""
+        """Called for every node whose ``(domain, op_type)`` is in ``visits``."""
+
+    @classmethod
+    def visit_keys(cls) -> tuple[tuple[str, str], ...] | None:
+        """``visits`` as ``(domain, op_type)`` pairs, the domain normalised as the index
+        has it (``""`` is ``ai.onnx``); None when the rule visits every node."""
+        if "*" in cls.visits:
+            return None
+        return tuple(
+            (DEFAULT_DOMAIN, v) if isinstance(v, str) else (norm_domain(v[0]), v[1])
+            for v in cls.visits
+        )
 
     @classmethod
     def make(
@@ -144,6 +158,11 @@ class Rule:
             problems.append("status must be preview/stable/deprecated")
         if not _VERSION_RE.match(cls.since):
             problems.append("since must be a version like 0.1.0")
+        for v in cls.visits:
+            if not (isinstance(v, str) and v) and not (
+                isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, str) and x for x in v)
+            ):
+                problems.append(f"visits entry {v!r} is neither an op type nor (domain, op)")
         return problems
 
     @classmethod
