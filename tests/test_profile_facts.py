@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -101,3 +102,39 @@ def committed_reason(doc: dict[str, Any], entry: dict[str, Any]) -> str:
         if (o["domain"], o["op"]) == (entry["domain"], entry["op"]):
             return str(o["constraints"][0]["reason"])
     raise AssertionError("op not found")
+
+
+def test_adopt_takes_a_hand_edit_over_into_the_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gen = _tool("gen_profiles")
+    facts = _tool("ep_facts")
+    shutil.copytree(facts.FACTS, tmp_path / "facts")
+    shutil.copytree(EPS, tmp_path / "eps")
+    monkeypatch.setattr(facts, "FACTS", tmp_path / "facts")
+    monkeypatch.setattr(gen, "EPS", tmp_path / "eps")
+    path = tmp_path / "eps" / "openvino-cpu.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["partitioning"]["min_partition_nodes"] = 3
+    entry = next(o for o in doc["ops"] if o.get("constraints"))
+    entry["constraints"][0]["reason"] = "reworded"
+    doc["ops"] = [o for o in doc["ops"] if o["op"] != "Abs"]
+    doc["ops"].append({"domain": "my.ops", "op": "Custom", "provenance": "ov-measured"})
+    path.write_text(gen.render(doc), encoding="utf-8")
+
+    adopted = gen.adopt("openvino-cpu")
+
+    assert "openvino-cpu.json.partitioning.min_partition_nodes: 3 != 2 (made)" in adopted
+    assert gen.check(["openvino-cpu"]) == []
+    header = json.loads((tmp_path / "facts" / "profiles" / "openvino-cpu.json").read_text())
+    assert header["header"]["partitioning"]["min_partition_nodes"] == 3
+    assert header["overlays"][-1] == "adopted-openvino-cpu"
+    part = json.loads((tmp_path / "facts" / "overlays" / "adopted-openvino-cpu.json").read_text())
+    assert {(r["op"], next(k for k in r if k not in ("domain", "op"))) for r in part["ops"]} == {
+        (entry["op"], "replace"),
+        ("Custom", "replace"),
+        ("Abs", "remove"),
+    }
+    monkeypatch.undo()  # the repository's facts are untouched
+    assert gen.check(["openvino-cpu"]) == []
+    assert not (facts.FACTS / "overlays" / "adopted-openvino-cpu.json").exists()

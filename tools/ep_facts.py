@@ -6,8 +6,10 @@ The facts are JSON data beside the profiles; this module only reads and applies 
   copied into the profile as is) and the overlay parts it takes (``overlays``, in order);
 - ``rules/facts/overlays/<part>.json``: per-op changes (``ops``): extra ``constraints``
   (appended), ``types``/``graph_io_types`` (merged per slot), ``versions`` (replace),
-  ``remove`` (drop the op), ``add`` (a whole op entry when the op is absent); every
-  constraint names its provenance record;
+  ``remove`` (drop the op), ``add`` (a whole op entry when the op is absent), ``replace``
+  (the whole op entry, whatever was made before); every constraint names its provenance
+  record. ``adopted-<id>.json`` holds what ``gen_profiles.py adopt`` took over from a
+  hand-edited profile, as whole-entry replacements to be moved to the part they belong to;
 - ``rules/facts/fitted/<id>.json``: ops and element types fitted to a probe measurement
   (``gen_profiles.py fit``);
 - ``rules/facts/sources/<id>.json``: what the upstream extraction read (op entries,
@@ -62,10 +64,14 @@ def header(profile_id: str) -> dict[str, Any]:
     return copy.deepcopy(_read(f"profiles/{profile_id}.json")["header"])
 
 
-def overlay(profile_id: str) -> dict[Key, dict[str, Any]]:
-    """The per-op overlay of a profile: its parts merged in order."""
+def overlay_parts(profile_id: str) -> list[str]:
+    return list(_read(f"profiles/{profile_id}.json").get("overlays", []))
+
+
+def overlay(profile_id: str, parts: list[str] | None = None) -> dict[Key, dict[str, Any]]:
+    """The per-op overlay of a profile: its parts (default: the profile's) merged in order."""
     out: dict[Key, dict[str, Any]] = {}
-    for part in _read(f"profiles/{profile_id}.json").get("overlays", []):
+    for part in overlay_parts(profile_id) if parts is None else parts:
         for row in _read(f"overlays/{part}.json")["ops"]:
             cur = out.setdefault((row["domain"], row["op"]), {})
             for k, v in row.items():
@@ -99,9 +105,13 @@ def _only_in_model_constraint() -> dict[str, Any]:
 
 
 def apply_overlay(
-    profile_id: str, ops: list[dict[str, Any]], extras: dict[str, Any]
+    profile_id: str,
+    ops: list[dict[str, Any]],
+    extras: dict[str, Any],
+    parts: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Merge the fitted measurement and the curated overlay into extracted op entries."""
+    """Merge the fitted measurement and the curated overlay (its ``parts``, default: the
+    profile's) into extracted op entries."""
     by_key = {(o["domain"], o["op"]): o for o in copy.deepcopy(ops)}
     _apply_fitted(profile_id, by_key)
     for op in extras.get("only_in_model", []):
@@ -109,7 +119,10 @@ def apply_overlay(
             by_key[("ai.onnx", op)].setdefault("constraints", []).append(
                 _only_in_model_constraint()
             )
-    for key, change in overlay(profile_id).items():
+    for key, change in overlay(profile_id, parts).items():
+        if "replace" in change:
+            by_key[key] = copy.deepcopy(change["replace"])
+            continue
         entry = by_key.get(key)
         if change.get("remove"):
             by_key.pop(key, None)

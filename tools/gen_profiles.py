@@ -22,6 +22,7 @@ Extraction commands:
     index        rules/eps/index.json from the profiles present
     build        rules/eps/<id>.json from rules/facts/ (all profiles, or the ids given)
     check        compare the committed profiles with what ``build`` makes
+    adopt        take a hand-edited profile's changes over into rules/facts/
 
 Upstream files are read from paths given on the command line (a local checkout or
 ``git show`` output); they are never copied into this repository. Only facts
@@ -247,8 +248,9 @@ def write_profile(
     return write_built(profile_id)
 
 
-def build_profile(profile_id: str) -> dict[str, Any]:
-    """The profile that the committed facts make: no upstream source is read."""
+def build_profile(profile_id: str, parts: list[str] | None = None) -> dict[str, Any]:
+    """The profile that the committed facts make: no upstream source is read. ``parts``:
+    the overlay parts to apply (default: those the profile's facts name)."""
     source = json.loads(ep_facts.source_path(profile_id).read_text(encoding="utf-8"))
     header = ep_facts.header(profile_id)
     header["provenance"] = header.get("provenance", []) + source["provenance"]
@@ -259,7 +261,7 @@ def build_profile(profile_id: str) -> dict[str, Any]:
         header["global_constraints"] = (
             header.get("global_constraints", []) + extras["global_constraints"]
         )
-    ops = ep_facts.apply_overlay(profile_id, source["ops"], extras)
+    ops = ep_facts.apply_overlay(profile_id, source["ops"], extras, parts)
     return {
         "$schema": "../schema/ep-profile.schema.json",
         "schema_version": 1,
@@ -306,6 +308,21 @@ def drift(made: Any, committed: Any, where: str = "") -> list[str]:
             if not out and list(a) != list(b):
                 out.append(f"{where}: ops in another order")
             return out
+        if all(isinstance(o, dict) and isinstance(o.get("id"), str) for o in made + committed):
+            # records named by id (provenance): an inserted record is one line, not a shift
+            a = {o["id"]: o for o in made}
+            b = {o["id"]: o for o in committed}
+            if len(a) == len(made) and len(b) == len(committed):
+                out = [
+                    line.replace(f"{where}.{k}", f"{where}[{k}]", 1)
+                    for k in [*a, *(k for k in b if k not in a)]
+                    for line in drift(
+                        {k: a.get(k)} if k in a else {}, {k: b[k]} if k in b else {}, where
+                    )
+                ]
+                if not out and list(a) != list(b):
+                    out.append(f"{where}: records in another order")
+                return out
         out = [f"{where}[{i}]: {d}" for i, d in _list_drift(made, committed)]
         for i, (x, y) in enumerate(zip(made, committed, strict=False)):
             out += drift(x, y, f"{where}[{i}]")
@@ -1032,6 +1049,78 @@ def cmd_build(args: argparse.Namespace) -> None:
         write_built(pid)
 
 
+def _without_tail(items: list[Any], tail: list[Any], what: str) -> list[Any]:
+    if not tail:
+        return items
+    if items[-len(tail) :] != tail:
+        raise SystemExit(f"{what} no longer ends with what the source gives; edit the source")
+    return items[: -len(tail)]
+
+
+def adopt(profile_id: str) -> list[str]:
+    """Make the facts say what a hand-edited ``rules/eps/<id>.json`` says, so that ``build``
+    reproduces it: its header fields become the curated header, and each op entry that
+    differs from what the other facts make becomes a whole-entry ``replace`` (or a
+    ``remove``) in the overlay part ``adopted-<id>``, applied last. Returns the adopted
+    changes, as ``check`` names them."""
+    committed = json.loads((EPS / f"{profile_id}.json").read_text(encoding="utf-8"))
+    before = check([profile_id])
+    source = json.loads(ep_facts.source_path(profile_id).read_text(encoding="utf-8"))
+    extras = source.get("extras", {})
+    header = {
+        k: v for k, v in committed.items() if k not in ("$schema", "schema_version", "id", "ops")
+    }
+    header["provenance"] = _without_tail(
+        header.get("provenance", []), source["provenance"], "provenance"
+    )
+    if extras.get("global_constraints"):
+        header["global_constraints"] = _without_tail(
+            header.get("global_constraints", []),
+            extras["global_constraints"],
+            "global_constraints",
+        )
+    if "tensor_dtypes" in extras and header.get("tensor_dtypes") != extras["tensor_dtypes"]:
+        raise SystemExit("tensor_dtypes is read from the source; edit the source")
+    part = f"adopted-{profile_id}"
+    parts = [p for p in ep_facts.overlay_parts(profile_id) if p != part]
+    facts_path = ep_facts.FACTS / "profiles" / f"{profile_id}.json"
+    facts = json.loads(facts_path.read_text(encoding="utf-8"))
+    facts["header"] = header
+    made = {(o["domain"], o["op"]): o for o in build_profile(profile_id, parts)["ops"]}
+    want = {(o["domain"], o["op"]): o for o in committed["ops"]}
+    rows: list[dict[str, Any]] = [
+        {"domain": d, "op": op, "replace": entry}
+        for (d, op), entry in want.items()
+        if made.get((d, op)) != entry
+    ]
+    rows += [{"domain": d, "op": op, "remove": True} for d, op in made if (d, op) not in want]
+    part_path = ep_facts.FACTS / "overlays" / f"{part}.json"
+    if rows:
+        about = (
+            f"edits of rules/eps/{profile_id}.json taken over by gen_profiles.py adopt; move "
+            "each into the overlay part it belongs to"
+        )
+        part_path.write_text(render({"about": about, "ops": rows}), encoding="utf-8")
+        parts.append(part)
+    elif part_path.exists():
+        part_path.unlink()
+    if parts:
+        facts["overlays"] = parts
+    else:
+        facts.pop("overlays", None)
+    facts_path.write_text(render(facts), encoding="utf-8")
+    left = check([profile_id])
+    if left:
+        raise SystemExit("adopt could not reproduce the profile:\n" + "\n".join(left))
+    return before
+
+
+def cmd_adopt(args: argparse.Namespace) -> None:
+    for pid in args.profiles:
+        for line in adopt(pid):
+            print(f"adopted {line}")
+
+
 def cmd_check(args: argparse.Namespace) -> None:
     problems = check(args.profiles or ep_facts.profile_ids(), layout=args.layout)
     for line in problems:
@@ -1061,6 +1150,7 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("index")
     sub.add_parser("vitisai")
     sub.add_parser("build").add_argument("profiles", nargs="*")
+    sub.add_parser("adopt").add_argument("profiles", nargs="+")
     p = sub.add_parser("check")
     p.add_argument("profiles", nargs="*")
     p.add_argument("--layout", action="store_true", help="also report text layout differences")
@@ -1099,6 +1189,7 @@ def main(argv: list[str] | None = None) -> None:
         "index": cmd_index,
         "build": cmd_build,
         "check": cmd_check,
+        "adopt": cmd_adopt,
     }[args.cmd](args)
 
 
