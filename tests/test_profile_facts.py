@@ -138,3 +138,44 @@ def test_adopt_takes_a_hand_edit_over_into_the_facts(
     monkeypatch.undo()  # the repository's facts are untouched
     assert gen.check(["openvino-cpu"]) == []
     assert not (facts.FACTS / "overlays" / "adopted-openvino-cpu.json").exists()
+
+
+def _overlay_validator() -> Any:
+    import jsonschema
+    from referencing import Registry, Resource
+
+    profile_schema = json.loads(
+        (EPS.parent / "schema" / "ep-profile.schema.json").read_text(encoding="utf-8")
+    )
+    schema = json.loads((EPS.parent / "facts" / "overlay.schema.json").read_text(encoding="utf-8"))
+    registry = Registry().with_resource(
+        profile_schema["$id"], Resource.from_contents(profile_schema)
+    )
+    return jsonschema.Draft202012Validator(schema, registry=registry)
+
+
+@pytest.mark.parametrize(
+    "part", sorted(p.stem for p in (EPS.parent / "facts" / "overlays").glob("*.json"))
+)
+def test_every_overlay_part_is_well_formed_and_used(part: str) -> None:
+    facts = _tool("ep_facts")
+    doc = json.loads((facts.FACTS / "overlays" / f"{part}.json").read_text(encoding="utf-8"))
+    errors = [
+        f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+        for e in _overlay_validator().iter_errors(doc)
+    ]
+    assert errors == []
+    assert any(part in facts.overlay_parts(pid) for pid in facts.profile_ids())
+
+
+def test_a_misspelt_overlay_key_is_refused() -> None:
+    row = {"domain": "ai.onnx", "op": "Conv", "constraint": [{"kind": "always", "reason": "x"}]}
+    errors = list(_overlay_validator().iter_errors({"about": "a", "ops": [row]}))
+    assert any("'constraint' was unexpected" in e.message for e in errors)
+
+
+def test_every_overlay_part_a_profile_names_exists() -> None:
+    facts = _tool("ep_facts")
+    for pid in facts.profile_ids():
+        for part in facts.overlay_parts(pid):
+            assert (facts.FACTS / "overlays" / f"{part}.json").exists(), (pid, part)
