@@ -12,18 +12,14 @@ from onnxlint.runtime.runners import EpSpec, provider_name, resolve_runner
 
 PACKAGE = Path(__file__).resolve().parent.parent / "onnxlint"
 
-#: modules that still spell ORT's CPU provider name or strip the EP suffix themselves;
-#: the stdlib-only worker imports nothing of onnxlint. The list only shrinks (issue #15).
-KNOWN_CPU_LITERALS = {
-    "ep_names.py": 1,
-    "runtime/_worker.py": 10,
-    "analyses/assignment.py": 1,
-    "analyses/level1.py": 1,
-    "confirm.py": 1,
-    "probe.py": 4,
-    "runtime/client.py": 2,
-}
-KNOWN_SUFFIX_STRIPS = {"analyses/partition.py", "profiles.py", "confirm.py"}
+#: ORT's CPU provider name spelled out, and the EP suffix stripped by hand, outside
+#: ``ep_names`` (the stdlib-only worker, which imports nothing of onnxlint, is not counted).
+#: Where they were when this test was written: assignment, level1, confirm (1 each), probe
+#: (4), runtime/client (2); the suffix in analyses/partition, profiles and confirm. The
+#: counts only go down (issue #15); they are counts, not files, so a module split keeps them.
+MAX_CPU_LITERALS = 9
+MAX_SUFFIX_STRIPS = 3
+_UNCOUNTED = {"ep_names.py", "runtime/_worker.py"}
 
 
 @pytest.mark.parametrize("name", sorted(ep_names.alias_table()))
@@ -74,12 +70,19 @@ def _sources() -> dict[str, str]:
 
 def test_the_cpu_provider_name_is_spelled_once() -> None:
     found = {
-        rel: n for rel, text in _sources().items() if (n := text.count('"CPUExecutionProvider"'))
+        rel: n
+        for rel, text in _sources().items()
+        if rel not in _UNCOUNTED and (n := text.count('"CPUExecutionProvider"'))
     }
-    assert found == KNOWN_CPU_LITERALS, "use onnxlint.ep_names.CPU_EP"
+    assert sum(found.values()) <= MAX_CPU_LITERALS, f"use onnxlint.ep_names.CPU_EP: {found}"
+    assert ep_names.CPU_EP == "CPUExecutionProvider"
 
 
 def test_the_ep_suffix_is_stripped_in_one_place() -> None:
     strip = re.compile(r'(removesuffix|len)\("ExecutionProvider"\)')
-    found = {rel for rel, text in _sources().items() if strip.search(text)}
-    assert found == KNOWN_SUFFIX_STRIPS, "use onnxlint.ep_names.short_ep"
+    found = {
+        rel: n
+        for rel, text in _sources().items()
+        if rel not in _UNCOUNTED and (n := len(strip.findall(text)))
+    }
+    assert sum(found.values()) <= MAX_SUFFIX_STRIPS, f"use onnxlint.ep_names.short_ep: {found}"
