@@ -18,7 +18,7 @@ Extraction commands:
     registry     C++ kernel registrations (WebGPU, XNNPACK, CANN, ROCm)
     migraphx     MIGraphX EP supported-op set
     qnn          QNN EP op-builder factory (HTP, CPU, GPU backends) + curated constraints
-    vitisai      the VitisAI op list (curated, see ep_facts.py)
+    vitisai      the VitisAI op list (curated, rules/facts/names.json)
     index        rules/eps/index.json from the profiles present
     build        rules/eps/<id>.json from rules/facts/ (all profiles, or the ids given)
     check        compare the committed profiles with what ``build`` makes
@@ -61,7 +61,8 @@ if str(HERE) not in sys.path:
 
 import ep_facts  # noqa: E402  (sibling module that reads the curated facts)
 
-# What rules/eps/index.json records as its generator (the path the committed index names).
+# What rules/eps/index.json records as its generator: the script's path before it moved to
+# tools/, kept until the index may be rewritten (rules/eps/ is edited by others this wave).
 INDEX_GENERATED_BY = "rules/tools/gen_profiles.py index"
 
 DOMAIN_MAP = {
