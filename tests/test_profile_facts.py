@@ -135,6 +135,17 @@ def test_adopt_takes_a_hand_edit_over_into_the_facts(
         ("Custom", "replace"),
         ("Abs", "remove"),
     }
+    # a shared field edited in one variant becomes that variant's own field
+    gpu = tmp_path / "eps" / "openvino-gpu.json"
+    doc = json.loads(gpu.read_text(encoding="utf-8"))
+    doc["notes"] = [*doc["notes"], "GPU only"]
+    gpu.write_text(gen.render(doc), encoding="utf-8")
+    gen.adopt("openvino-gpu")
+    assert gen.check(["openvino-gpu", "openvino-npu"]) == []
+    own = json.loads((tmp_path / "facts" / "profiles" / "openvino-gpu.json").read_text())
+    assert own["base"] == "openvino" and own["header"]["notes"][-1] == "GPU only"
+    assert "GPU only" not in facts.base_header("openvino")["notes"]
+
     monkeypatch.undo()  # the repository's facts are untouched
     assert gen.check(["openvino-cpu"]) == []
     assert not (facts.FACTS / "overlays" / "adopted-openvino-cpu.json").exists()

@@ -4,6 +4,8 @@ The facts are JSON data beside the profiles; this module only reads and applies 
 
 - ``rules/facts/profiles/<id>.json``: the EP-wide header of profile ``<id>`` (``header``,
   copied into the profile as is) and the overlay parts it takes (``overlays``, in order);
+  ``base`` names header fields several variants of one EP share
+  (``rules/facts/bases/<name>.json``): the profile's own fields are laid over them;
 - ``rules/facts/overlays/<part>.json``: per-op changes (``ops``): extra ``constraints``
   (appended), ``types``/``graph_io_types`` (merged per slot), ``versions`` (replace),
   ``remove`` (drop the op), ``add`` (a whole op entry when the op is absent), ``replace``
@@ -60,8 +62,15 @@ def profile_ids() -> list[str]:
 
 
 def header(profile_id: str) -> dict[str, Any]:
-    """The curated EP-wide header of a profile (a fresh copy)."""
-    return copy.deepcopy(_read(f"profiles/{profile_id}.json")["header"])
+    """The curated EP-wide header of a profile (a fresh copy): its base's fields, in the
+    base's order, with the profile's own laid over them."""
+    doc = _read(f"profiles/{profile_id}.json")
+    base = base_header(doc["base"]) if "base" in doc else {}
+    return copy.deepcopy({**base, **doc["header"]})
+
+
+def base_header(name: str) -> dict[str, Any]:
+    return dict(_read(f"bases/{name}.json")["header"])
 
 
 def overlay_parts(profile_id: str) -> list[str]:

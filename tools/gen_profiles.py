@@ -1086,7 +1086,11 @@ def adopt(profile_id: str) -> list[str]:
     parts = [p for p in ep_facts.overlay_parts(profile_id) if p != part]
     facts_path = ep_facts.FACTS / "profiles" / f"{profile_id}.json"
     facts = json.loads(facts_path.read_text(encoding="utf-8"))
-    facts["header"] = header
+    base = ep_facts.base_header(facts["base"]) if "base" in facts else {}
+    gone = [k for k in base if k not in header]
+    if gone:
+        raise SystemExit(f"{profile_id}: {gone} come from rules/facts/bases/{facts['base']}.json")
+    facts["header"] = {k: v for k, v in header.items() if k not in base or base[k] != v}
     made = {(o["domain"], o["op"]): o for o in build_profile(profile_id, parts)["ops"]}
     want = {(o["domain"], o["op"]): o for o in committed["ops"]}
     rows: list[dict[str, Any]] = [
