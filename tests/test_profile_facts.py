@@ -190,3 +190,11 @@ def test_every_overlay_part_a_profile_names_exists() -> None:
     for pid in facts.profile_ids():
         for part in facts.overlay_parts(pid):
             assert (facts.FACTS / "overlays" / f"{part}.json").exists(), (pid, part)
+
+
+def test_every_profile_facts_file_holds_only_known_keys() -> None:
+    facts = _tool("ep_facts")
+    for pid in facts.profile_ids():
+        doc = json.loads((facts.FACTS / "profiles" / f"{pid}.json").read_text(encoding="utf-8"))
+        assert set(doc) <= {"base", "header", "overlays"} and "header" in doc, pid
+        assert not {"$schema", "schema_version", "id", "ops"} & set(facts.header(pid)), pid
