@@ -20,7 +20,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from .conftest import partitions, real_sessions
+from .conftest import agreement, partitions, real_sessions
+
+QNN = "QNNExecutionProvider"
 
 
 def rms_norm(
@@ -161,3 +163,57 @@ def test_int64_rank5_boundaries_on_real_qnn() -> None:
             assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
         else:
             assert not r.get("ok") and "QNN_COMMON_ERROR" not in str(r.get("error")), r
+
+
+def mask_positions(rank5: bool) -> onnx.ModelProto:
+    """The dynamo attention-mask pattern reduced: Range(0, Squeeze(Shape(ids)[1:2]), 1),
+    unsqueezed to rank 4 (and, with ``rank5``, to rank 5 as the graph output). ORT sizes
+    the Range from the squeezed shape element, so QNN takes the Unsqueezes."""
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["s"], "shape", start=1, end=2),
+        helper.make_node("Squeeze", ["s"], ["n"], "squeeze"),
+        helper.make_node("Range", ["zero", "n", "one"], ["r"], "range"),
+        helper.make_node("Unsqueeze", ["r", "ax012"], ["u"], "unsq4"),
+    ]
+    out = [1, 1, 1, 8]
+    if rank5:
+        nodes.append(helper.make_node("Unsqueeze", ["u", "ax"], ["y"], "reshape"))
+        out = [1, 1, 1, 8, 1]
+    graph = helper.make_graph(
+        nodes,
+        "mask_positions",
+        [helper.make_tensor_value_info("ids", I64, [1, 8])],
+        [helper.make_tensor_value_info("y" if rank5 else "u", I64, out)],
+        [
+            numpy_helper.from_array(np.array(0, np.int64), "zero"),
+            numpy_helper.from_array(np.array(1, np.int64), "one"),
+            numpy_helper.from_array(np.array([0, 1, 2], np.int64), "ax012"),
+            numpy_helper.from_array(np.array([-1], np.int64), "ax"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+@pytest.mark.parametrize("rank5", [True, False])
+def test_a_range_sized_by_a_shape_element_is_static(rank5: bool) -> None:
+    plan = partitions(mask_positions(rank5), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/unsq4"] == QNN  # its input's shape is static: [8]
+    assert plan.node_ep["main/range"] != QNN
+    assert ("main/reshape" in plan.finalize_failures) is rank5
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_mask_positions_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    models = {"rank5": mask_positions(True), "rank4": mask_positions(False)}
+    real = real_sessions("qnn", sys.executable, models)
+    assert not real["rank5|disabled"].get("ok"), real["rank5|disabled"]
+    r = real["rank4|disabled"]
+    assert r.get("ok"), r
+    got = agreement.compare(agreement.predict(models["rank4"], "qnn")["disabled"], r, QNN)
+    assert got["diffs"] == [], got
