@@ -246,6 +246,8 @@ class RequantizedConstantFailure:
     activation_input: bool = False
     #: ops that must compute that tensor; empty = any
     activation_producers: frozenset[str] = frozenset()
+    #: that op's inputs must all be computed (no constant, no quantized weight)
+    activation_producer_computed: bool = False
     #: a node whose every consumer is one of these loads
     except_consumers: frozenset[str] = frozenset()
     reason: str = ""
@@ -616,6 +618,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 constant=r.get("constant", "any"),
                 activation_input=bool(r.get("activation_input", False)),
                 activation_producers=frozenset(r.get("activation_producers", [])),
+                activation_producer_computed=bool(r.get("activation_producer_computed", False)),
                 except_consumers=frozenset(r.get("except_consumers", [])),
                 reason=r["reason"],
                 provenance=r.get("provenance"),
