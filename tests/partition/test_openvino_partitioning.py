@@ -15,8 +15,7 @@ import pytest
 from onnxlint.analyses.partition import Partitions
 from onnxlint.rules.ep_support import EpClaimedBodyPartition, EpUnknownRankInput
 
-from ..conftest import REPO
-from .conftest import agreement, check_real, context, partitions
+from .conftest import agreement, check_real, context, openvino_runner, partitions
 
 OV = "OpenVINOExecutionProvider"
 
@@ -179,13 +178,6 @@ def test_cluster_of_constants_stays_on_openvino() -> None:
     assert sorted(_ov_partitions(CONSTANT_CLUSTER)) == [["Add", "Mul", "Relu"], ["Add", "Relu"]]
 
 
-def _openvino_runner() -> Path:
-    runner = REPO / ".venv-openvino" / "bin" / "python"
-    if not runner.exists():
-        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
-    return runner
-
-
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_partitioning_on_real_openvino() -> None:
@@ -194,7 +186,7 @@ def test_partitioning_on_real_openvino() -> None:
         "constants": onnx.parser.parse_model(CONSTANT_CLUSTER),
         "if": onnx.parser.parse_model(IF_BRANCHES),
     }
-    check_real("openvino", str(_openvino_runner()), models)
+    check_real("openvino", str(openvino_runner()), models)
 
 
 def _real_sessions(models: dict[str, str], level: str) -> dict[str, dict[str, object]]:
@@ -215,7 +207,7 @@ def _real_sessions(models: dict[str, str], level: str) -> dict[str, dict[str, ob
                     "plugin": spec["plugin"],
                 }
             )
-        return agreement.run_real(jobs, str(_openvino_runner()), timeout_s=300)
+        return agreement.run_real(jobs, str(openvino_runner()), timeout_s=300)
 
 
 @pytest.mark.slow
