@@ -265,6 +265,8 @@ class Partitioning:
     cyclic_partition_fails: bool = False
     claimed_body_partition_fails: tuple[str, ...] = ()
     bodies_compiled_with_node: tuple[str, ...] = ()
+    #: the last cluster is kept below min_partition_nodes
+    keeps_last_small_cluster: bool = False
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -648,6 +650,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
             claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
             bodies_compiled_with_node=tuple(part.get("bodies_compiled_with_node", [])),
+            keeps_last_small_cluster=bool(part.get("keeps_last_small_cluster", False)),
             refused_qdq_units=tuple(
                 RefusedQdqUnit(
                     op=u["op"],
