@@ -54,6 +54,24 @@ g (float[1,2,8,8] x) => (float[1,2,8,8] y) {
 }
 """
 
+# Single-node clusters: OpenVINO drops one only when a later cluster follows in ORT's order,
+# so the last stays (measured: Neg goes back to CPU, Sigmoid runs on OpenVINO; the Abs
+# between the float64 Casts is refused, which cuts the graph). With two Relus before the
+# cut both clusters stay.
+SINGLES = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] x) => (float[1,8] y) {{
+    a = Neg(x)
+    {extra}
+    d = Cast <to = 11> ({last})
+    e = Abs(d)
+    f = Cast <to = 1> (e)
+    y = Sigmoid(f)
+}}
+"""
+LAST_SINGLE = SINGLES.format(extra="", last="a")
+TWO_THEN_LAST_SINGLE = SINGLES.format(extra="r = Relu(a)", last="r")
+
 
 # GreaterOrEqual/LessOrEqual of opsets 12-15: a tensor computed from one in one OpenVINO
 # subgraph reaches the next as a Parameter of dynamic rank (the Softmax after it fails in
@@ -178,6 +196,16 @@ def test_cluster_of_constants_stays_on_openvino() -> None:
     assert sorted(_ov_partitions(CONSTANT_CLUSTER)) == [["Add", "Mul", "Relu"], ["Add", "Relu"]]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(LAST_SINGLE, [["Sigmoid"]]), (TWO_THEN_LAST_SINGLE, [["Neg", "Relu"], ["Sigmoid"]])],
+)
+def test_the_last_single_node_cluster_stays_on_openvino(
+    text: str, expected: list[list[str]]
+) -> None:
+    assert sorted(_ov_partitions(text)) == expected
+
+
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_partitioning_on_real_openvino() -> None:
@@ -185,6 +213,8 @@ def test_partitioning_on_real_openvino() -> None:
         "order": onnx.parser.parse_model(ORDER_CUT),
         "constants": onnx.parser.parse_model(CONSTANT_CLUSTER),
         "if": onnx.parser.parse_model(IF_BRANCHES),
+        "last_single": onnx.parser.parse_model(LAST_SINGLE),
+        "two_then_last_single": onnx.parser.parse_model(TWO_THEN_LAST_SINGLE),
     }
     check_real("openvino", str(openvino_runner()), models)
 
