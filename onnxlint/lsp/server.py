@@ -49,6 +49,7 @@ STATUS_NOTIFICATION = "onnxlint/status"
 REFRESH_DELAY = 0.1
 RELINT_COMMAND = "onnxlint.relint"
 APPLY_FIX_COMMAND = "onnxlint.applyFix"
+CONFIG_NAMES = ("pyproject.toml", "onnxlint.toml")
 #: a configuration file larger than this gets no suppression edits
 CONFIG_MAX_BYTES = 1 << 20
 WATCH_GLOBS = (
@@ -87,6 +88,8 @@ class OnnxLintServer(LanguageServer):
         #: graph view URI -> content hash of the text last sent to the client
         self.view_hashes: dict[str, str] = {}
         self._refresh_pending = False
+        #: configuration file -> its stamp when it last caused a re-check
+        self.config_stamps: dict[Path, tuple[int, int, int] | None] = {}
 
     # -- helpers ------------------------------------------------------------------------
     def _open_text(self, uri: str) -> tuple[str, int | None] | None:
@@ -518,8 +521,8 @@ def did_change(ls: OnnxLintServer, params: lsp.DidChangeTextDocumentParams) -> N
 def did_save(ls: OnnxLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     path = uri_to_path(uri)
-    if path is not None and path.name in ("pyproject.toml", "onnxlint.toml"):
-        relint_all(ls)
+    if path is not None and path.name in CONFIG_NAMES:
+        config_changed(ls, path)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -542,14 +545,29 @@ def relint_all(ls: OnnxLintServer) -> None:
     ls.recheck()
 
 
+def config_changed(ls: OnnxLintServer, path: Path) -> None:
+    """Re-check every model after a configuration file changed, once per change.
+
+    A save reaches the server twice: the editor's notice at once (didSave, or the
+    VS Code extension's watched-file event) and the file watcher's a second or two
+    later. The second finds the file as the first did and re-checks nothing.
+    """
+    stamp = file_stamp(path)
+    if path in ls.config_stamps and ls.config_stamps[path] == stamp:
+        return
+    ls.config_stamps[path] = stamp
+    log.info("configuration %s changed: re-checking %d model(s)", path, len(ls.known))
+    relint_all(ls)
+
+
 @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched(ls: OnnxLintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
     for change in params.changes:
         path = uri_to_path(change.uri)
         if path is None:
             continue
-        if path.name in ("pyproject.toml", "onnxlint.toml"):
-            relint_all(ls)
+        if path.name in CONFIG_NAMES:
+            config_changed(ls, path)
         elif is_model(path):
             if change.type == lsp.FileChangeType.Deleted:
                 ls.service.cancel(change.uri)
