@@ -24,9 +24,10 @@ import onnxlint.lsp.service as service_mod
 from benchmarks import corpus
 from onnxlint import cli
 from onnxlint.lsp import features
+from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.service import VIEW_CACHE_SIZE, LintService
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import SourceMap, Token, render_graph_view
+from onnxlint.lsp.sourcemap import SourceMap, Token
 from onnxlint.lsp.workspace import ModelState, analyse, build_view, path_to_uri
 from tests.lsp.models import BAD, GOOD, NESTED, write_model
 

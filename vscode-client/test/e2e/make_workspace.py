@@ -22,8 +22,8 @@ from onnxlint.config import discover
 from onnxlint.engine import lint
 from onnxlint.index import ModelIndex
 from onnxlint.lsp.navigation import code_lenses, document_symbols
+from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import render_graph_view
 from onnxlint.lsp.workspace import analyse, path_to_uri
 
 MODEL = """<ir_version: 8, opset_import: ["" : 17]>
