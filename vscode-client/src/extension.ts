@@ -242,6 +242,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       // a binary model's problems are listed under its graph view: opening one opens the
       // view at the node's line (the custom editor for the file is never told a range)
       handleDiagnostics: problems.handleDiagnostics,
+      provideCodeActions: async (document, range, context, token, next) =>
+        withConfigSave(await next(document, range, context, token)),
       // Diagnostics are pushed for every model (open or not); pulling them as well
       // would list each finding twice in the Problems panel.
       provideDiagnostics: async () => ({ kind: "full", items: [] }) as never,
@@ -317,21 +319,64 @@ function watchGraphTabs(context: vscode.ExtensionContext): void {
   );
 }
 
+const CONFIG_EDITED_COMMAND = "onnxlint.configEdited";
+
+function isConfigFile(uri: vscode.Uri): boolean {
+  return uri.scheme === "file" && CONFIG_FILES.includes(path.basename(uri.fsPath));
+}
+
+/** Tell the server a configuration file changed on disk, now. */
+function announceConfig(uri: vscode.Uri): void {
+  if (!client) {
+    return;
+  }
+  void client.sendNotification(DidChangeWatchedFilesNotification.type, {
+    changes: [{ uri: client.code2ProtocolConverter.asUri(uri), type: FileChangeType.Changed }],
+  });
+}
+
 /** A saved configuration file re-checks the models at once: the file watcher's event
- * comes a second or two later (the server re-checks once per change). VS Code saves the
- * configuration file an "Ignore" quick fix edits (`files.refactoring.autoSave`), so the
- * lenses and problems follow at once. */
+ * comes a second or two later (the server re-checks once per change of the file). An
+ * "Ignore" quick fix saves the configuration file it edits and announces it, so the
+ * lenses and problems follow within a second, whatever `files.refactoring.autoSave` says. */
 function watchConfigSaves(context: vscode.ExtensionContext): void {
   context.subscriptions.push(
     vscode.workspace.onDidSaveTextDocument((doc) => {
-      if (!client || doc.uri.scheme !== "file" || !CONFIG_FILES.includes(path.basename(doc.uri.fsPath))) {
-        return;
+      if (isConfigFile(doc.uri)) {
+        announceConfig(doc.uri);
       }
-      void client.sendNotification(DidChangeWatchedFilesNotification.type, {
-        changes: [{ uri: client.code2ProtocolConverter.asUri(doc.uri), type: FileChangeType.Changed }],
-      });
+    }),
+    vscode.commands.registerCommand(CONFIG_EDITED_COMMAND, async (...uris: string[]) => {
+      for (const raw of uris) {
+        const uri = vscode.Uri.parse(raw);
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+        if (doc?.isDirty) {
+          await doc.save(); // announced by onDidSaveTextDocument
+        } else {
+          announceConfig(uri);
+        }
+      }
     }),
   );
+}
+
+/** The quick fixes that edit a configuration file save it after the edit (see above). */
+async function withConfigSave(
+  actions: (vscode.Command | vscode.CodeAction)[] | null | undefined,
+): Promise<(vscode.Command | vscode.CodeAction)[] | null | undefined> {
+  for (const action of actions ?? []) {
+    if (action instanceof vscode.CodeAction && action.edit && !action.command) {
+      const configs = action.edit.entries().map(([uri]) => uri).filter(isConfigFile);
+      if (configs.length) {
+        action.command = {
+          title: action.title,
+          command: CONFIG_EDITED_COMMAND,
+          arguments: configs.map((u) => u.toString()),
+        };
+      }
+    }
+  }
+  return actions;
 }
 
 /** A changed server command or interpreter takes effect at once, as in Pylance and ruff. */

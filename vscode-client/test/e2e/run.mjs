@@ -40,7 +40,7 @@ const { chromium } = createRequire(path.join(modules, "noop.js"))("playwright-co
 let serverProc; // code-server, killed on every way out
 
 function log(msg) {
-  console.log(`[vscode-e2e ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+  console.log(`[vscode-e2e ${new Date().toISOString().slice(11, 23)}] ${msg}`);
 }
 
 function freePort() {
@@ -477,6 +477,7 @@ async function featuresInStep(page, expected, ws) {
   await fix.waitFor({ timeout: 30_000 });
   await fix.click();
   const started = Date.now();
+  log("Ignore quick fix chosen");
   const changed = await until(
     async () => (await lensTitles(page))[0] ?? null,
     (lens) => lens !== null && lens !== e.after.lens,
