@@ -63,7 +63,7 @@ import ep_facts  # noqa: E402  (sibling module that reads the curated facts)
 
 # What rules/eps/index.json records as its generator: the script's path before it moved to
 # tools/, kept until the index may be rewritten (rules/eps/ is edited by others this wave).
-INDEX_GENERATED_BY = "rules/tools/gen_profiles.py index"
+INDEX_GENERATED_BY = "tools/gen_profiles.py index"
 
 DOMAIN_MAP = {
     "": "ai.onnx",
