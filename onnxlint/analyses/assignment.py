@@ -329,6 +329,9 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
+            elif (twin := _contrib_twin(n)) is not None:
+                originals[(gi, ni)] = _copy_node(n)
+                n.CopyFrom(twin)
     hidden = set(_hide_unresolved_outputs(work, originals))
     inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
@@ -401,11 +404,15 @@ def _hide_unresolved_outputs(
 
 def _session_types_differ(model: onnx.ModelProto) -> bool:
     """Whether :func:`_infer` can see other types than plain ONNX inference: the model
-    computes shapes from values or holds com.microsoft Q/DQ."""
+    computes shapes from values or holds com.microsoft Q/DQ or an op with an ai.onnx twin
+    (:data:`_CONTRIB_TWINS`)."""
     from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
 
     return any(
-        n.op_type in VALUE_SHAPED_OPS or n.op_type in _UNRESOLVED_SHAPE_OPS or _is_contrib_qdq(n)
+        n.op_type in VALUE_SHAPED_OPS
+        or n.op_type in _UNRESOLVED_SHAPE_OPS
+        or _is_contrib_qdq(n)
+        or (n.domain == "com.microsoft" and n.op_type in _CONTRIB_TWINS)
         for g in iter_graphs(model.graph)
         for n in g.node
     )
@@ -684,6 +691,51 @@ _CONTRIB_QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 def _is_contrib_qdq(node: onnx.NodeProto) -> bool:
     return node.domain == "com.microsoft" and node.op_type in _CONTRIB_QDQ
+
+
+#: com.microsoft op -> (its ai.onnx twin, for each twin input the contrib input it takes,
+#: or -1 for the contrib input 0 standing in, None for absent). ORT's contrib schema
+#: infers the outputs as the twin's; ONNX has no schema for the contrib op, so without a
+#: stand-in its outputs, and what follows from them, stay unknown. DynamicQuantizeLSTM
+#: (contrib_ops quantization_defs): outputs as LSTM's, from X, ``hidden_size`` and
+#: ``direction``; its quantized W and R (transposed, uint8/int8) are not read by LSTM's
+#: shape function, X stands in for them so the twin's type constraint holds.
+_CONTRIB_TWINS: dict[str, tuple[str, tuple[int | None, ...]]] = {
+    "DynamicQuantizeLSTM": ("LSTM", (0, -1, -1, None, 4, 5, 6)),
+}
+
+#: attributes each twin accepts (others would fail its schema check)
+_TWIN_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "LSTM": frozenset(
+        {
+            "activation_alpha",
+            "activation_beta",
+            "activations",
+            "clip",
+            "direction",
+            "hidden_size",
+            "input_forget",
+        }
+    ),
+}
+
+
+def _contrib_twin(node: onnx.NodeProto) -> onnx.NodeProto | None:
+    """The ai.onnx stand-in that infers ``node``'s outputs as ORT does (see
+    :data:`_CONTRIB_TWINS`); None when there is none or its attributes do not allow it."""
+    spec = _CONTRIB_TWINS.get(node.op_type) if node.domain == "com.microsoft" else None
+    if spec is None or not node.input or not any(a.name == "hidden_size" for a in node.attribute):
+        return None  # without hidden_size the twin would read it from R's (other) layout
+    op, picks = spec
+    inputs = [
+        "" if k is None or k >= len(node.input) else node.input[0 if k < 0 else k] for k in picks
+    ]
+    while inputs and not inputs[-1]:
+        inputs.pop()
+    twin = onnx.helper.make_node(op, inputs, list(node.output), name=node.name)
+    allowed = _TWIN_ATTRIBUTES.get(op, frozenset())
+    twin.attribute.extend(a for a in node.attribute if a.name in allowed)
+    return twin
 
 
 def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
