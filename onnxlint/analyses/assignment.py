@@ -329,6 +329,9 @@ def _infer(model: onnx.ModelProto) -> onnx.ModelProto:
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
+            elif (twin := _contrib_twin(n)) is not None:
+                originals[(gi, ni)] = _copy_node(n)
+                n.CopyFrom(twin)
     hidden = set(_hide_unresolved_outputs(work, originals))
     inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
@@ -401,11 +404,15 @@ def _hide_unresolved_outputs(
 
 def _session_types_differ(model: onnx.ModelProto) -> bool:
     """Whether :func:`_infer` can see other types than plain ONNX inference: the model
-    computes shapes from values or holds com.microsoft Q/DQ."""
+    computes shapes from values or holds com.microsoft Q/DQ or an op with an ai.onnx twin
+    (:data:`_CONTRIB_TWINS`)."""
     from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
 
     return any(
-        n.op_type in VALUE_SHAPED_OPS or n.op_type in _UNRESOLVED_SHAPE_OPS or _is_contrib_qdq(n)
+        n.op_type in VALUE_SHAPED_OPS
+        or n.op_type in _UNRESOLVED_SHAPE_OPS
+        or _is_contrib_qdq(n)
+        or (n.domain == "com.microsoft" and n.op_type in _CONTRIB_TWINS)
         for g in iter_graphs(model.graph)
         for n in g.node
     )
@@ -684,6 +691,51 @@ _CONTRIB_QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 def _is_contrib_qdq(node: onnx.NodeProto) -> bool:
     return node.domain == "com.microsoft" and node.op_type in _CONTRIB_QDQ
+
+
+#: com.microsoft op -> (its ai.onnx twin, for each twin input the contrib input it takes,
+#: or -1 for the contrib input 0 standing in, None for absent). ORT's contrib schema
+#: infers the outputs as the twin's; ONNX has no schema for the contrib op, so without a
+#: stand-in its outputs, and what follows from them, stay unknown. DynamicQuantizeLSTM
+#: (contrib_ops quantization_defs): outputs as LSTM's, from X, ``hidden_size`` and
+#: ``direction``; its quantized W and R (transposed, uint8/int8) are not read by LSTM's
+#: shape function, X stands in for them so the twin's type constraint holds.
+_CONTRIB_TWINS: dict[str, tuple[str, tuple[int | None, ...]]] = {
+    "DynamicQuantizeLSTM": ("LSTM", (0, -1, -1, None, 4, 5, 6)),
+}
+
+#: attributes each twin accepts (others would fail its schema check)
+_TWIN_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "LSTM": frozenset(
+        {
+            "activation_alpha",
+            "activation_beta",
+            "activations",
+            "clip",
+            "direction",
+            "hidden_size",
+            "input_forget",
+        }
+    ),
+}
+
+
+def _contrib_twin(node: onnx.NodeProto) -> onnx.NodeProto | None:
+    """The ai.onnx stand-in that infers ``node``'s outputs as ORT does (see
+    :data:`_CONTRIB_TWINS`); None when there is none or its attributes do not allow it."""
+    spec = _CONTRIB_TWINS.get(node.op_type) if node.domain == "com.microsoft" else None
+    if spec is None or not node.input or not any(a.name == "hidden_size" for a in node.attribute):
+        return None  # without hidden_size the twin would read it from R's (other) layout
+    op, picks = spec
+    inputs = [
+        "" if k is None or k >= len(node.input) else node.input[0 if k < 0 else k] for k in picks
+    ]
+    while inputs and not inputs[-1]:
+        inputs.pop()
+    twin = onnx.helper.make_node(op, inputs, list(node.output), name=node.name)
+    allowed = _TWIN_ATTRIBUTES.get(op, frozenset())
+    twin.attribute.extend(a for a in node.attribute if a.name in allowed)
+    return twin
 
 
 def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
@@ -1172,9 +1224,98 @@ def _epcontext_verdict(p: Profile, facts: NodeFacts) -> Verdict | None:
 ERF_GELU_EPS = frozenset({"QNNExecutionProvider"})
 
 
+#: EPs that claim a DynamicQuantizeLinear together with the MatMulIntegers that read its
+#: output, with constant weights and every shape static, although they claim
+#: neither op alone ("Operators of type ... are not supported by QNN EP"). QNN HTP,
+#: measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60):
+#: the pattern of ORT's dynamic quantization (DynamicQuantizeLinear -> MatMulInteger ->
+#: Cast -> Mul by Mul(scale, weight scale)) is taken at both levels, with uint8 or int8
+#: weights; the scale used without the weight scale's Mul, a DynamicQuantizeLinear alone or before a
+#: ConvInteger, or an unknown or dynamic shape, is refused.
+DQL_MATMULINTEGER_EPS = frozenset({"QNNExecutionProvider"})
+
+
+def _static(shape: tuple[object, ...] | None) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
+    """The MatMulIntegers fused with ``dql`` (see :data:`DQL_MATMULINTEGER_EPS`), or []."""
+    g = dql.graph
+    users = g.consumers.get(dql.outputs[0], []) if dql.outputs else []
+    if not users:
+        return []
+    for n in (dql, *users):
+        na = result.nodes.get(n.path)
+        if na is None or not all(
+            _static(s) for s in (*na.facts.input_shapes, *na.facts.output_shapes)
+        ):
+            return []
+        if n is dql:
+            continue
+        f = na.facts
+        if (
+            n.op_type != "MatMulInteger"
+            or n.domain not in ("", "ai.onnx")
+            or not n.inputs
+            or n.inputs[0] != dql.outputs[0]
+            or dql.outputs[0] in n.inputs[1:]
+            or 1 not in f.constant_inputs
+            or len(f.input_dtypes) < 2
+            or f.input_dtypes[1] not in ("uint8", "int8")
+            or not _rescaled_to_float(result, n, dql)
+        ):
+            return []
+    return list(users)
+
+
+def _rescaled_to_float(result: LevelAssignment, mmi: NodeRef, dql: NodeRef) -> bool:
+    """Whether ``mmi``'s only use is Cast -> Mul by Mul(``dql``'s scale, a constant), as
+    ORT's dynamic quantization writes it (QNN takes nothing else: with the scale used
+    directly, both stay on CPU)."""
+    g = mmi.graph
+    casts = g.consumers.get(mmi.outputs[0], []) if mmi.outputs else []
+    if len(casts) != 1 or casts[0].op_type != "Cast" or not casts[0].outputs:
+        return False
+    for mul in g.consumers.get(casts[0].outputs[0], []):
+        if mul.op_type != "Mul":
+            continue
+        for name in mul.inputs:
+            scale = g.producers.get(name)
+            na = result.nodes.get(scale.path) if scale is not None else None
+            if scale is None or na is None or scale.op_type != "Mul" or len(scale.inputs) != 2:
+                continue
+            if len(dql.outputs) > 1 and dql.outputs[1] in scale.inputs:
+                other = 1 - scale.inputs.index(dql.outputs[1])
+                if other in na.facts.constant_inputs:
+                    return True
+    return False
+
+
 def _apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
     from dataclasses import replace
 
+    for na in list(result.nodes.values()):
+        n = na.node
+        if n.op_type != "DynamicQuantizeLinear" or n.domain not in ("", "ai.onnx"):
+            continue
+        users = _dql_matmulinteger(result, n)
+        group = [na, *(result.nodes[u.path] for u in users)] if users else []
+        for ep in DQL_MATMULINTEGER_EPS:
+            refused = [m.verdict_for(ep) for m in group]
+            if not group or not all(
+                v is not None and not v.claimed and v.kind == "op" for v in refused
+            ):
+                continue
+            for m in group:
+                why = f"{ep} fuses DynamicQuantizeLinear with the MatMulInteger reading it"
+                result.nodes[m.node.path] = replace(
+                    m,
+                    verdicts=tuple(
+                        replace(v, claimed=True, kind="supported", reason=why) if v.ep == ep else v
+                        for v in m.verdicts
+                    ),
+                )
     for na in list(result.nodes.values()):
         n = na.node
         if n.op_type != "Erf":

@@ -1,0 +1,108 @@
+"""QNN HTP claims neither DynamicQuantizeLinear nor MatMulInteger alone ("Operators of
+type ... are not supported by QNN EP"), but takes a DynamicQuantizeLinear together with
+the MatMulInteger reading its output when the weights are constants (uint8 or int8)
+and every shape is static: the pattern of ORT's dynamic quantization (issue #16, the quantized
+classifier of an OCR model shipped in a wheel, with its width fixed, at the default
+level, where constant folding makes the shapes static). The scale used
+without the weight scale's Mul, a DynamicQuantizeLinear alone, or a dynamic shape keeps
+both on CPU.
+
+Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
+``soc_model=60``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint.analyses.partition import CPU_EP
+
+from .conftest import check_real, partitions
+
+QNN = "QNNExecutionProvider"
+
+
+def dynamic_matmul(kind: str = "uint8", rows: int | str = 4) -> onnx.ModelProto:
+    """Relu -> DynamicQuantizeLinear -> MatMulInteger(uint8 constant weights) -> Cast ->
+    Mul by Mul(scale, weight scale), as ORT's dynamic quantization writes it. ``kind``:
+    ``int8`` weights, ``scale`` used without the weight scale's Mul, or ``alone``
+    (DynamicQuantizeLinear -> Cast, no MatMulInteger)."""
+    rng = np.random.default_rng(0)
+    dt = np.int8 if kind == "int8" else np.uint8
+    inits = [
+        numpy_helper.from_array(rng.integers(0, 100, (8, 16)).astype(dt), "W"),
+        numpy_helper.from_array(np.array(0 if dt is np.int8 else 128, dt), "wz"),
+        numpy_helper.from_array(np.array(0.01, np.float32), "ws"),
+    ]
+    nodes = [
+        helper.make_node("Relu", ["x0"], ["x"], "pre"),
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"], "dql"),
+    ]
+    if kind == "alone":
+        nodes.append(helper.make_node("Cast", ["q"], ["c"], "cast", to=TensorProto.FLOAT))
+        nodes.append(helper.make_node("Mul", ["c", "s"], ["y"], "mul"))
+    else:
+        scale = "s" if kind == "scale" else "sc"
+        if kind != "scale":
+            nodes.append(helper.make_node("Mul", ["s", "ws"], ["sc"], "scale_mul"))
+        nodes += [
+            helper.make_node("MatMulInteger", ["q", "W", "z", "wz"], ["mi"], "mmi"),
+            helper.make_node("Cast", ["mi"], ["c"], "cast", to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["c", scale], ["y"], "mul"),
+        ]
+    graph = helper.make_graph(
+        nodes,
+        "dynamic_matmul",
+        [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [rows, 8])],
+        [
+            helper.make_tensor_value_info(
+                "y", TensorProto.FLOAT, [rows, 8 if kind == "alone" else 16]
+            )
+        ],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def _eps(model: onnx.ModelProto, **config: object) -> dict[str, str]:
+    plan = partitions(model, ["qnn"], **config).plan("exported")
+    assert plan is not None
+    return plan.node_ep
+
+
+@pytest.mark.parametrize("kind", ["uint8", "int8"])
+def test_the_pair_is_claimed_with_constant_weights_and_static_shapes(kind: str) -> None:
+    eps = _eps(dynamic_matmul(kind))
+    assert eps["main/dql"] == QNN
+    assert eps["main/mmi"] == QNN
+
+
+@pytest.mark.parametrize(
+    ("kind", "rows"),
+    [("scale", 4), ("uint8", "n"), ("alone", 4)],
+    ids=["scale", "dynamic", "alone"],
+)
+def test_the_pair_stays_on_cpu_otherwise(kind: str, rows: int | str) -> None:
+    eps = _eps(dynamic_matmul(kind, rows))
+    assert eps["main/dql"] == CPU_EP
+    assert eps.get("main/mmi", CPU_EP) == CPU_EP
+
+
+def test_fixing_the_named_dim_claims_the_pair() -> None:
+    assert _eps(dynamic_matmul(rows="n"), assume_dims={"n": 4})["main/dql"] == QNN
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_dynamic_quantization_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    models = {k: dynamic_matmul(k) for k in ("uint8", "int8", "scale", "alone")}
+    check_real("qnn", sys.executable, models)
