@@ -559,7 +559,8 @@ def _weights_of(files: list[Path], targets: list[Path]) -> list[Path]:
     """The external-data files of the binary models among ``files`` that an existing
     ``targets`` file could be: only models whose folder holds a target are read (through
     the loader), so a run that writes elsewhere decodes nothing twice."""
-    from onnxlint.loader import TEXT_SUFFIXES, external_data_files, load
+    from onnxlint.loader import TEXT_SUFFIXES, load
+    from onnxlint.modelfile.external import external_data_files
 
     existing = [t.resolve() for t in targets if t.is_file()]
     out: list[Path] = []

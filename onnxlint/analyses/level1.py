@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     import onnx
 
     from onnxlint.config import Config
-    from onnxlint.loader import LoadedModel
+    from onnxlint.modelfile.read import LoadedModel
     from onnxlint.runtime.client import PendingRun
 
 CACHE_SCHEMA = "onnxlint-level1-cache/1"
@@ -258,11 +258,11 @@ class Level1Cache:
 def _guarded_graph(payload: bytes) -> onnx.ModelProto:
     """A cached graph, decoded through the loader's guards like any model onnxlint reads
     (size, nesting, node count, UTF-8); raises ValueError when the loader refuses it."""
-    from onnxlint.loader import load
+    from onnxlint.modelfile.read import read
 
-    loaded = load(payload)
+    loaded = read(payload)
     if loaded.model is None:
-        why = "; ".join(d.message for d in loaded.diagnostics) or "unreadable"
+        why = "; ".join(f"{p.code} ({p.message_id})" for p in loaded.problems) or "unreadable"
         raise ValueError(f"the cached graph is refused by the loader: {why}")
     return loaded.model
 
