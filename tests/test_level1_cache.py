@@ -77,7 +77,7 @@ def test_miss_then_hit_gives_the_same_graph(cache_dir: Path) -> None:
 
 
 def test_cache_root_is_the_confirm_cache_root(cache_dir: Path) -> None:
-    from onnxlint.confirm import default_cache_dir
+    from onnxlint.confirm.cache import default_cache_dir
 
     assert level1.default_cache_dir() == cache_dir
     assert level1.default_cache_dir().parent == default_cache_dir().parent

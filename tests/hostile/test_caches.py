@@ -17,8 +17,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnxlint import cachefs, confirm
+from onnxlint import cachefs
 from onnxlint.analyses import level1
+from onnxlint.confirm import cache as confirm_cache
 from onnxlint.runtime.results import SessionResult
 from tests.hostile import support as s
 
@@ -109,9 +110,9 @@ def test_cache_folders_are_private_and_follow_the_environment(
 ) -> None:
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "c"))
     assert cachefs.cache_root() == tmp_path / "c"
-    assert confirm.default_cache_dir() == tmp_path / "c" / "confirm"
+    assert confirm_cache.default_cache_dir() == tmp_path / "c" / "confirm"
     assert level1.default_cache_dir() == tmp_path / "c" / "level1"
-    cache = confirm.ResultCache(confirm.default_cache_dir())
+    cache = confirm_cache.ResultCache(confirm_cache.default_cache_dir())
     cache.put("k", {"m": 1}, [SessionResult(request_id="r", status="ok", provider="CPU")])
     assert (cache.folder.stat().st_mode & 0o777) == 0o700
 
@@ -131,8 +132,8 @@ def test_rule_docs_follow_the_cache_environment(
 
 
 def test_confirm_cache_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(confirm, "CACHE_MAX_ENTRIES", 2)
-    cache = confirm.ResultCache(tmp_path)
+    monkeypatch.setattr(confirm_cache, "CACHE_MAX_ENTRIES", 2)
+    cache = confirm_cache.ResultCache(tmp_path)
     result = [SessionResult(request_id="r", status="ok", provider="CPU")]
     for i in range(3):
         cache.put(f"k{i}", {"m": i}, result)
@@ -142,7 +143,7 @@ def test_confirm_cache_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_confirm_entry_that_is_a_fifo(tmp_path: Path) -> None:
-    cache = confirm.ResultCache(tmp_path)
+    cache = confirm_cache.ResultCache(tmp_path)
     os.mkfifo(cache.path("k"))
     got = cache.get("k", {"m": 1})
     assert got.results is None and got.discarded is not None
@@ -150,7 +151,7 @@ def test_confirm_entry_that_is_a_fifo(tmp_path: Path) -> None:
 
 def test_confirm_key_names_the_interpreter_and_ep_libraries(tmp_path: Path) -> None:
     """Two environments with the same package versions must not share confirm results."""
-    ident = confirm._runner_versions_uncached(sys.executable)
+    ident = confirm_cache._runner_versions_uncached(sys.executable)
     assert ident is not None
     assert ident["executable"] == os.path.realpath(sys.executable)
     assert ident["prefix"] == os.path.realpath(sys.prefix)
@@ -158,4 +159,4 @@ def test_confirm_key_names_the_interpreter_and_ep_libraries(tmp_path: Path) -> N
         libs = ident["libs"]["onnxruntime"]
         assert libs and all(lib[2] for lib in libs)  # each native library by its hash
     other = dict(ident, prefix=str(tmp_path / "another-venv"))
-    assert confirm.cache_key({"runner": ident}) != confirm.cache_key({"runner": other})
+    assert confirm_cache.cache_key({"runner": ident}) != confirm_cache.cache_key({"runner": other})
