@@ -27,21 +27,13 @@ from onnxlint.runtime.results import (
 )
 
 CACHE_SCHEMA = "onnxlint-confirm-cache/2"
-
-
 #: the confirm cache keeps the most recently used entries within these bounds
 CACHE_MAX_ENTRIES = 512
-
-
 CACHE_MAX_BYTES = 64 * 2**20
-
-
 #: results that say something about the model (a timeout under the same limit, which is
 #: part of the key, included: a QNN session that takes minutes should not cost minutes at
 #: every re-run); a runner that could not start says nothing about it
 CACHEABLE = (STATUS_OK, STATUS_ERROR, STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM)
-
-
 _RUNNER_DISTS = (
     "onnxruntime",
     "onnxruntime-gpu",

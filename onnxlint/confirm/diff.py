@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 
 CPU_EP = "CPUExecutionProvider"
-
-
 #: prediction graph level for each session level
 PREDICTION_LEVEL = {"disabled": "exported", "default": "optimized"}
 

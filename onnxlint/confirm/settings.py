@@ -12,11 +12,7 @@ if TYPE_CHECKING:
 
 
 LEVELS = ("disabled", "default")
-
-
 DEFAULT_TIMEOUT_S = 120.0
-
-
 DEFAULT_MEMORY_CAP_MB = 8192
 
 

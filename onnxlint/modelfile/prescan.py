@@ -15,8 +15,6 @@ from onnxlint.limits import Limits
 #: nesting beyond this is refused in ONNX text whatever the configured limit, because
 #: onnx.parser overflows the C stack somewhere between 2,000 and 5,000 levels
 TEXT_NESTING_CAP = 1000
-
-
 #: the characters the nesting scan stops at; strings and comments are skipped with
 #: str.find (a regex for a whole quoted string used ~150 bytes per character of it)
 _TEXT_SPECIAL = re.compile(r'["#{}()\[\]]')
