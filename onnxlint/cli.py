@@ -346,7 +346,7 @@ def run_lint(args: argparse.Namespace) -> int:
         return _run_lint(args)
     finally:
         if prewarmed:
-            from onnxlint.runtime.client import drop_spare
+            from onnxlint.runtime.processes import drop_spare
 
             drop_spare()  # the lint did not need it after all
 
@@ -664,7 +664,7 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     finally:
         if len(jobs) > 1:
             from onnxlint.analyses.level1 import set_keep_spare
-            from onnxlint.runtime.client import drop_spare
+            from onnxlint.runtime.processes import drop_spare
 
             set_keep_spare(False)
             drop_spare()

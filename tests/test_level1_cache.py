@@ -22,7 +22,7 @@ from onnxlint import engine, rewrites
 from onnxlint.analyses import level1
 from onnxlint.config import Config
 from onnxlint.render import render
-from onnxlint.runtime import client
+from onnxlint.runtime import client, processes
 from tests.conftest import light_models, parse
 
 MODEL = """\
@@ -379,7 +379,7 @@ def test_no_worker_outlives_a_lint_that_fails(
     [run] = started
     assert run.worker is None and not run.log_dir.exists()
     assert pids and not _alive(pids[0])
-    assert level1._ACTIVE == {} and not client._LIVE
+    assert level1._ACTIVE == {} and not processes._LIVE
 
 
 def test_a_pending_worker_is_ended_at_exit(tmp_path: Path) -> None:
@@ -388,10 +388,10 @@ def test_a_pending_worker_is_ended_at_exit(tmp_path: Path) -> None:
     run = client.start_optimize(src, tmp_path / "out.onnx")
     assert run.worker is not None
     pid = run.worker.proc.pid
-    assert run in client._LIVE
-    client._cancel_live()  # what atexit runs
+    assert run in processes._LIVE
+    processes._cancel_live()  # what atexit runs
     assert not _alive(pid)
-    assert not client._LIVE
+    assert not processes._LIVE
 
 
 def test_a_started_worker_gives_the_same_result_as_a_synchronous_one(tmp_path: Path) -> None:
@@ -509,7 +509,7 @@ def test_prewarm_only_when_a_cold_lint_is_likely(
     if cached:
         engine.lint(path, eps=["qnn"])  # fills the cache and writes the hint
     spawned: list[Any] = []
-    monkeypatch.setattr(client, "prewarm", lambda *a, **k: spawned.append(a) or True)
+    monkeypatch.setattr(processes, "prewarm", lambda *a, **k: spawned.append(a) or True)
     assert level1.prewarm_from_args(_args(path, *extra)) is started
     assert bool(spawned) is started
 
@@ -517,17 +517,17 @@ def test_prewarm_only_when_a_cold_lint_is_likely(
 def test_the_prewarmed_worker_is_the_one_that_builds_the_graph(
     cache_dir: Path, tmp_path: Path
 ) -> None:
-    assert client.prewarm()
-    assert client._SPARE is not None
-    spare = client._SPARE[0]
+    assert processes.prewarm()
+    assert processes._SPARE is not None
+    spare = processes._SPARE[0]
     try:
         j = job(small_model(), cache_dir)
-        assert client._SPARE is None  # taken by the job's worker run
+        assert processes._SPARE is None  # taken by the job's worker run
         assert j._pending is not None and j._pending.worker is spare
         graph, note = j.result()
         assert graph is not None and note == level1.NOTE_OK
     finally:
-        client.drop_spare()
+        processes.drop_spare()
     assert not _alive(spare.proc.pid)
 
 
@@ -535,24 +535,24 @@ def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) ->
     path = tmp_path / "m.onnx"
     onnx.save(small_model(), path)
     pids: list[int] = []
-    real = client.prewarm
+    real = processes.prewarm
 
     def prewarm(*args: Any, **kwargs: Any) -> bool:
         ok = real(*args, **kwargs)
-        assert client._SPARE is not None
-        pids.append(client._SPARE[0].proc.pid)
+        assert processes._SPARE is not None
+        pids.append(processes._SPARE[0].proc.pid)
         return ok
 
     from onnxlint import cli
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(client, "prewarm", prewarm)
+        mp.setattr(processes, "prewarm", prewarm)
         # the graph-level option makes the lint not need the worker the CLI started
         config = tmp_path / "onnxlint.toml"
         config.write_text('[partition]\ngraph-level = "exported"\n')
         assert cli.main([str(path), "--ep", "qnn", "--config", str(config)]) in (0, 1)
     assert pids and not _alive(pids[0])
-    assert client._SPARE is None
+    assert processes._SPARE is None
 
 
 @pytest.mark.parametrize(

@@ -121,7 +121,7 @@ def needed(config: Config, profiles: Sequence[Any]) -> bool:
 
 def key_material(data: bytes) -> dict[str, Any] | None:
     """What ORT's level-1 output depends on, for ``data`` (None: ORT not found)."""
-    from onnxlint.runtime.client import PROTOCOL
+    from onnxlint.runtime.batch import PROTOCOL
 
     ort = ort_identity()
     if ort is None:
@@ -487,7 +487,8 @@ class Level1Job:
                     if self.hint:
                         self.cache.put_hint(self.hint)
                     return self
-        from onnxlint.runtime.client import private_temp_dir, start_optimize
+        from onnxlint.runtime.client import start_optimize
+        from onnxlint.runtime.processes import private_temp_dir
 
         self._tmp = private_temp_dir("level1")
         src = self._tmp / "exported.onnx"
@@ -502,7 +503,7 @@ class Level1Job:
         )
         self.source = "worker"
         if _KEEP_SPARE:
-            from onnxlint.runtime.client import prewarm
+            from onnxlint.runtime.processes import prewarm
 
             prewarm()  # the next file's worker; a spare never taken is ended by the caller
         return self
@@ -562,7 +563,7 @@ class Level1Job:
             pending.cancel()
         tmp, self._tmp = self._tmp, None
         if tmp is not None:
-            from onnxlint.runtime.client import remove_temp_dir
+            from onnxlint.runtime.processes import remove_temp_dir
 
             remove_temp_dir(tmp)
 
@@ -590,7 +591,7 @@ _KEEP_SPARE = False
 
 def set_keep_spare(enabled: bool) -> None:
     """Ready a spare worker after each one a job takes (the CLI, for several files in
-    one process); the caller ends the last spare (``runtime.client.drop_spare``)."""
+    one process); the caller ends the last spare (``runtime.processes.drop_spare``)."""
     global _KEEP_SPARE
     _KEEP_SPARE = enabled
 
@@ -681,7 +682,7 @@ def prewarm_from_args(args: argparse.Namespace) -> bool:
     For ``onnxlint MODEL.onnx --ep <accelerator>`` (one file, one job) whose graph the
     cache does not hint at, a worker is started at once: it imports onnxruntime (about
     0.2 s) while this process imports onnx and the rules and loads the model, and the
-    level-1 job sends it its request (:func:`onnxlint.runtime.client.prewarm`). Anything
+    level-1 job sends it its request (:func:`onnxlint.runtime.processes.prewarm`). Anything
     unusual (folders, several files, EPs from a config file only, large files) gets no
     head start. Never raises; returns whether a worker was started.
     """
@@ -713,6 +714,6 @@ def _prewarm(args: argparse.Namespace) -> bool:
         hint = hint_key(hashlib.sha256(path.read_bytes()).hexdigest(), dims)
         if hint is None or Level1Cache().has_hint(hint):
             return False  # no onnxruntime, or the graph is (very likely) cached
-    from onnxlint.runtime.client import prewarm
+    from onnxlint.runtime.processes import prewarm
 
     return prewarm()

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from onnxlint.runtime.client import WorkerItem, run_items
+from onnxlint.runtime.batch import WorkerItem, run_items
 from onnxlint.runtime.runners import EP_ALIASES, EpSpec, provider_name, resolve_runner
 
 
