@@ -339,8 +339,6 @@ def _lint_one(path: Path, config: Any) -> Any:
 def run_lint(args: argparse.Namespace) -> int:
     # before anything imports onnx: a worker for ORT's level-1 graph starts importing
     # onnxruntime now (only for one model file with an accelerator EP and no cached graph)
-    from onnxlint.analyses.level1 import prewarm_from_args
-
     prewarmed = prewarm_from_args(args)
     try:
         return _run_lint(args)
@@ -349,6 +347,20 @@ def run_lint(args: argparse.Namespace) -> int:
             from onnxlint.runtime.processes import drop_spare
 
             drop_spare()  # the lint did not need it after all
+
+
+def prewarm_from_args(args: argparse.Namespace) -> bool:
+    """The level-1 head start (:func:`onnxlint.analyses.level1.prewarm.prewarm_for`) for
+    what the command line asks; returns whether a worker was started."""
+    from onnxlint.analyses.level1.prewarm import prewarm_for
+
+    return prewarm_for(
+        list(getattr(args, "paths", None) or []),
+        [str(e) for e in getattr(args, "eps", None) or []],
+        jobs=int(getattr(args, "jobs", 1) or 1),
+        no_cache=bool(getattr(args, "no_cache", False)),
+        assume_dims=[str(d) for d in getattr(args, "assume_dims", None) or []],
+    )
 
 
 def _run_lint(args: argparse.Namespace) -> int:
