@@ -22,6 +22,7 @@ from onnxlint import cli, engine, rewrites
 from onnxlint.analyses import level1
 from onnxlint.analyses.level1 import cache as level1_cache
 from onnxlint.analyses.level1 import eligibility
+from onnxlint.cli import lint as cli_lint
 from onnxlint.config import Config
 from onnxlint.render import render
 from onnxlint.runtime import client, processes
@@ -512,7 +513,7 @@ def test_prewarm_only_when_a_cold_lint_is_likely(
         engine.lint(path, eps=["qnn"])  # fills the cache and writes the hint
     spawned: list[Any] = []
     monkeypatch.setattr(processes, "prewarm", lambda *a, **k: spawned.append(a) or True)
-    assert cli.prewarm_from_args(_args(path, *extra)) is started
+    assert cli_lint.prewarm_from_args(_args(path, *extra)) is started
     assert bool(spawned) is started
 
 
@@ -544,8 +545,6 @@ def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) ->
         assert processes._SPARE is not None
         pids.append(processes._SPARE[0].proc.pid)
         return ok
-
-    from onnxlint import cli
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(processes, "prewarm", prewarm)

@@ -348,10 +348,11 @@ def test_fake_runner_failures_become_diagnostics(
     ids=["nothing", "confirm", "no-cache", "source"],
 )
 def test_cli_flags_map_to_confirm_settings(argv: list[str], expected: dict | None) -> None:  # type: ignore[type-arg]
-    from onnxlint.cli import _command_modules, _confirm_settings, build_parser
+    from onnxlint.cli import _command_modules, build_parser
+    from onnxlint.cli.settings import confirm_settings
 
     args = build_parser(_command_modules()).parse_args(["m.onnx", *argv])
-    assert _confirm_settings(args, Config()) == expected
+    assert confirm_settings(args, Config()) == expected
 
 
 def test_settings_from_config_resolve_the_cache_dir(tmp_path: Path) -> None:

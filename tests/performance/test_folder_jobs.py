@@ -10,6 +10,7 @@ import pytest
 
 from onnxlint import cli, engine
 from onnxlint.analyses import level1
+from onnxlint.cli import lint as cli_lint
 from onnxlint.config import Config
 from onnxlint.runtime import processes
 from tests.conftest import parse
@@ -34,7 +35,7 @@ def restore() -> Iterator[None]:
 def test_lint_processes_of_jobs_wait_for_their_worker(
     restore: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cli._lint_process_init()
+    cli_lint.lint_process_init()
     seen: list[bool] = []
     model = parse(MODEL)
     assert level1.inert_reason(model) is not None  # Relu and Identity: the worker is needed
