@@ -335,11 +335,12 @@ def check_compatibility(
     Outcomes are remembered per process (content hash, provider, runner), so a
     language server re-linting the same file does not start a worker each time.
     """
+    from onnxlint.ep_names import providers
     from onnxlint.runtime.batch import WorkerItem, run_items
     from onnxlint.runtime.processes import private_temp_dir, remove_temp_dir
-    from onnxlint.runtime.runners import EP_ALIASES, EpSpec, resolve_runner
+    from onnxlint.runtime.runners import EpSpec, resolve_runner
 
-    if provider not in EP_ALIASES.values():
+    if provider not in providers():
         return Compatibility(
             provider, "unavailable", reason=f"onnxlint does not know how to create {provider}"
         )

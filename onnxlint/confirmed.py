@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from onnxlint.diagnostics import Diagnostic, Severity
+from onnxlint.ep_names import CPU_EP
 from onnxlint.report import Report
 
 #: the session level whose graph is the exported one (node for node comparable)
@@ -27,7 +28,6 @@ EXPORTED_LEVEL = "disabled"
 #: "EP claims it but ORT leaves it on CPU" (OL601), "a CPU island between partitions" (OL602)
 _REFUSALS = ("OL501", "OL502", "OL503", "OL504", "OL505", "OL601")
 _ISLANDS = ("OL602",)
-_CPU = "CPUExecutionProvider"
 
 
 def _moved(conf: Mapping[str, Any]) -> dict[str, str]:
@@ -77,12 +77,12 @@ def disproval(d: Diagnostic, placements: Mapping[str, Mapping[str, str]]) -> dic
     if d.code in _REFUSALS:
         path = d.location.node_path
         actual = moved.get(path) if path else None
-        return {"ep": d.ep, "nodes": {path: actual}} if actual and actual != _CPU else None
+        return {"ep": d.ep, "nodes": {path: actual}} if actual and actual != CPU_EP else None
     if d.code in _ISLANDS:
         paths = [p for p in (r.node_path for r in (d.location, *d.related)) if p]
         paths = list(dict.fromkeys(paths))
         actual_by_path = {p: moved.get(p) for p in paths}
-        if paths and all(a and a != _CPU for a in actual_by_path.values()):
+        if paths and all(a and a != CPU_EP for a in actual_by_path.values()):
             return {"ep": d.ep, "nodes": actual_by_path}
     return None
 

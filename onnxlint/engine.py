@@ -83,13 +83,10 @@ def check_selector_values(label: str, values: Iterable[str], exact: bool = False
     codes = [r.code for r in rules]
     names = [r.name for r in rules]
     if exact:
-        known = {c.upper() for c in codes} | {n.lower() for n in names}
-        bad = [
-            v for v in values if v.strip().upper() not in known and v.strip().lower() not in known
-        ]
+        bad = [v for v in values if not any(r.answers_to(v) for r in rules)]
         choices = [*codes, *names]
     else:
-        bad = unknown_selectors(values, codes, names)
+        bad = unknown_selectors(values, codes, names, [a for r in rules for a in r.aliases])
         choices = ["ALL", *codes, *names, *(c.value for c in Category)]
     if bad:
         what = "code or rule name" if exact else "code, prefix, category or rule name"
@@ -141,9 +138,13 @@ def instantiate_rules(config: Config) -> list[Rule]:
     check_selectors(config)
     rules = []
     for cls in all_rules():
-        if not is_enabled(cls.code, cls.name, cls.category.value, config.select, config.ignore):
+        if not is_enabled(
+            cls.code, cls.name, cls.category.value, config.select, config.ignore, cls.aliases
+        ):
             continue
-        options = {**config.rules.get(cls.name, {}), **config.rules.get(cls.code, {})}
+        # by name, then by code (a code wins); an old code or name counts as the current one
+        keys = sorted((k for k in config.rules if cls.answers_to(k)), key=lambda k: k == cls.code)
+        options = {k: v for key in keys for k, v in config.rules[key].items()}
         # no options: nothing to validate ({} always meets a properties-only schema), and
         # building 60-odd validators (and importing jsonschema) cost a tenth of a lint
         # a class object is hashable; mypy checks a type[Rule] value against Hashable through
@@ -305,16 +306,19 @@ def _run_rules(
     assert loaded.model is not None
     ctx = LintContext(loaded=loaded, index=ModelIndex(loaded.model), config=config, eps=profiles)
     engine_rules = [r for r in rules if r.emitted_by == "engine"]
-    by_op: dict[str, list[Rule]] = {}
+    by_op: dict[tuple[str, str], list[Rule]] = {}
     every: list[Rule] = []
     for rule in engine_rules:
-        for op in rule.visits:
-            (every if op == "*" else by_op.setdefault(op, [])).append(rule)
+        keys = rule.visit_keys()
+        if keys is None:
+            every.append(rule)
+        for key in dict.fromkeys(keys or ()):
+            by_op.setdefault(key, []).append(rule)
     for rule in engine_rules:
         _guard(ctx, rule, rule.check_model, ctx)
     if by_op or every:
         for node in ctx.index.nodes:
-            for rule in (*every, *by_op.get(node.op_type, ())):
+            for rule in (*every, *by_op.get((node.domain, node.op_type), ())):
                 _guard(ctx, rule, rule.check_node, ctx, node)
     return ctx
 
@@ -380,7 +384,7 @@ def _finish(
     overrides = {}
     for key, sev in config.severity.items():
         for r in rules.values():
-            if key.upper() == r.code or key.lower() == r.name:
+            if r.answers_to(key):
                 overrides[r.code] = Severity.parse(sev)
     file_ignores: list[str] = []
     if label and config.per_file_ignores:
@@ -398,8 +402,14 @@ def _finish(
     for d in diagnostics:
         rule = rules.get(d.code)
         name, category = (rule.name, rule.category.value) if rule else (d.rule, d.category.value)
+        aliases = rule.aliases if rule else ()
         enabled = is_enabled(
-            d.code, name, category, config.select, (*config.ignore, *file_ignores, *inline)
+            d.code,
+            name,
+            category,
+            config.select,
+            (*config.ignore, *file_ignores, *inline),
+            aliases,
         )
         # fatal load errors are never silenced: nothing else was checked
         if not enabled and not (loaded.fatal and d.category.value == "load"):
@@ -411,7 +421,7 @@ def _finish(
                 if glob_matches([pattern], d.location.node_name, d.location.node_path)
                 for c in codes
             ]
-            if ignored and not is_enabled(d.code, name, category, ["ALL"], ignored):
+            if ignored and not is_enabled(d.code, name, category, ["ALL"], ignored, aliases):
                 continue
         if d.code in overrides:
             d = replace(d, severity=overrides[d.code])

@@ -235,21 +235,15 @@ class ModelIndex:
             for inp in ref._inputs:
                 if inp:
                     g.consumers.setdefault(inp, []).append(ref)
-            for attr in n.attribute:
-                subs: list[tuple[str, onnx.GraphProto]] = []
-                if attr.type == onnx.AttributeProto.GRAPH:
-                    subs.append((attr.name, attr.g))
-                elif attr.type == onnx.AttributeProto.GRAPHS:
-                    subs += [(f"{attr.name}[{k}]", sg) for k, sg in enumerate(attr.graphs)]
-                for sub_name, sub in subs:
-                    sub_ref = self._add_graph(
-                        sub, f"{ref.path}:{sub_name}", g.opsets, g.depth + 1, parent=ref, outer=g
-                    )
-                    ref.subgraphs[sub_name] = sub_ref
-                    # values captured from the enclosing scope count as consumed there
-                    sub_ref.captured = _outer_references(sub_ref)
-                    for captured in sub_ref.captured:
-                        g.consumers.setdefault(captured, []).append(ref)
+            for sub_name, sub in subgraphs(n):
+                sub_ref = self._add_graph(
+                    sub, f"{ref.path}:{sub_name}", g.opsets, g.depth + 1, parent=ref, outer=g
+                )
+                ref.subgraphs[sub_name] = sub_ref
+                # values captured from the enclosing scope count as consumed there
+                sub_ref.captured = _outer_references(sub_ref)
+                for captured in sub_ref.captured:
+                    g.consumers.setdefault(captured, []).append(ref)
 
     # -- queries ----------------------------------------------------------------------
     def iter_nodes(self, include_functions: bool = True) -> Iterator[NodeRef]:
@@ -275,6 +269,27 @@ class ModelIndex:
     @property
     def main_graph_nodes(self) -> list[NodeRef]:
         return self.main.nodes
+
+
+def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
+    """A node's bodies (If branches, Loop/Scan bodies) under the names the index gives them
+    in graph paths: ``then_branch``, ``body``, ``graphs[1]``. The one place a walk learns
+    which attributes hold graphs."""
+    out: list[tuple[str, onnx.GraphProto]] = []
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            out.append((attr.name, attr.g))
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            out += [(f"{attr.name}[{k}]", sg) for k, sg in enumerate(attr.graphs)]
+    return out
+
+
+def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and every If/Loop/Scan body nested in it, depth first (the index's order)."""
+    yield graph
+    for node in graph.node:
+        for _, sub in subgraphs(node):
+            yield from iter_graphs(sub)
 
 
 def _outer_references(g: GraphRef) -> frozenset[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint.data import load_json
+from onnxlint.ep_names import CPU_EP
 
 LIMITS_SCHEMA = "onnxlint-ort-limits/1"
 _LIMIT_KEYS = ("max_opset", "ml_opset", "max_ir")
@@ -144,7 +145,7 @@ def limits_of(runner: str | None = None, *, timeout_s: float = 60.0) -> dict[str
 
     res = run_items(
         [WorkerItem(id="limits", kind="limits")],
-        spec=EpSpec("CPUExecutionProvider"),
+        spec=EpSpec(CPU_EP),
         runner=runner or sys.executable,
         timeout_s=timeout_s,
     )[0]

@@ -33,6 +33,7 @@ __all__ = [
     "ProfileError",
     "ProfileInfo",
     "Provenance",
+    "RequantizedConstantFailure",
     "TensorDtypes",
     "UnknownProfileError",
     "all_profiles",
@@ -230,6 +231,30 @@ class RefusedQdqUnit:
 
 
 @dataclass(frozen=True)
+class RequantizedConstantFailure:
+    """A QDQ arrangement the EP claims and then fails to compile: a QuantizeLinear of a float
+    constant, quantized to one of ``quantized_types``, whose DequantizeLinear feeds one of
+    the ``inputs`` of ``op`` (the schema's ``requantized_constant_failures``)."""
+
+    op: str
+    domain: str = "ai.onnx"
+    inputs: tuple[int, ...] = ()
+    quantized_types: frozenset[str] = frozenset()
+    #: "any", "scalar" or "non_scalar": the rank of the quantized constant
+    constant: str = "any"
+    #: another input must be a DequantizeLinear of a QuantizeLinear of a computed tensor
+    activation_input: bool = False
+    #: ops that must compute that tensor; empty = any
+    activation_producers: frozenset[str] = frozenset()
+    #: that op's inputs must all be computed (no constant, no quantized weight)
+    activation_producer_computed: bool = False
+    #: a node whose every consumer is one of these loads
+    except_consumers: frozenset[str] = frozenset()
+    reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
@@ -240,6 +265,8 @@ class Partitioning:
     cyclic_partition_fails: bool = False
     claimed_body_partition_fails: tuple[str, ...] = ()
     bodies_compiled_with_node: tuple[str, ...] = ()
+    #: the last cluster is kept below min_partition_nodes
+    keeps_last_small_cluster: bool = False
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     notes: tuple[str, ...] = ()
 
@@ -276,6 +303,8 @@ class Profile:
     refusal_consequence: Mapping[str, Consequence] = field(
         default_factory=dict, hash=False, compare=False
     )
+    #: QDQ arrangements claimed and then failing to compile (``requantized_constant_failures``)
+    requantized_constant_failures: tuple[RequantizedConstantFailure, ...] = ()
 
     def refusal_fails(self, cause: str) -> bool:
         """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes
@@ -380,6 +409,11 @@ def _semantic_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
                 )
 
     check_constraints(data.get("global_constraints", []), ["global_constraints"])
+    for i, r in enumerate(data.get("requantized_constant_failures", [])):
+        ref = r.get("provenance")
+        if ref is not None and ref not in known:
+            path: list[str | int] = ["requantized_constant_failures", i, "provenance"]
+            errors.append((json_path(path), f"unknown provenance id {ref!r}"))
     ref = data.get("refusal_consequence", {}).get("provenance")
     if ref is not None and ref not in known:
         errors.append(
@@ -577,6 +611,22 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
         dequantized_constants=bool(data.get("dequantized_constants", False)),
+        requantized_constant_failures=tuple(
+            RequantizedConstantFailure(
+                op=r["op"],
+                domain=r.get("domain", "ai.onnx"),
+                inputs=tuple(r["inputs"]),
+                quantized_types=frozenset(r["quantized_types"]),
+                constant=r.get("constant", "any"),
+                activation_input=bool(r.get("activation_input", False)),
+                activation_producers=frozenset(r.get("activation_producers", [])),
+                activation_producer_computed=bool(r.get("activation_producer_computed", False)),
+                except_consumers=frozenset(r.get("except_consumers", [])),
+                reason=r["reason"],
+                provenance=r.get("provenance"),
+            )
+            for r in data.get("requantized_constant_failures", [])
+        ),
         layout=data.get("layout", "NCHW"),
         opsets={d: _opset_limit(data["ep"], d, v) for d, v in data.get("opsets", {}).items()},
         unlisted_ops=data.get("unlisted_ops", "refuse"),
@@ -600,6 +650,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             cyclic_partition_fails=bool(part.get("cyclic_partition_fails", False)),
             claimed_body_partition_fails=tuple(part.get("claimed_body_partition_fails", [])),
             bodies_compiled_with_node=tuple(part.get("bodies_compiled_with_node", [])),
+            keeps_last_small_cluster=bool(part.get("keeps_last_small_cluster", False)),
             refused_qdq_units=tuple(
                 RefusedQdqUnit(
                     op=u["op"],

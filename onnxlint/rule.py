@@ -1,9 +1,9 @@
 """The rule base class and the rule registry.
 
 A rule is a small class with metadata (code, name, category, default severity,
-status, messages by id, an options schema, the op types it visits) and a
+status, messages by id, an options schema, the ``(domain, op)`` pairs it visits) and a
 docstring with fixed sections. The engine walks the graph once and dispatches
-each node to the rules that asked for its op type; model-level checks run once.
+each node to the rules that asked for its domain and op type; model-level checks run once.
 
 Rules live in ``onnxlint/rules/<family>.py`` and register themselves with
 ``@register``; the registry imports the family modules on first use.
@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.index import DEFAULT_DOMAIN, norm_domain
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -40,9 +41,14 @@ class Rule:
     status: ClassVar[str] = "stable"  # preview | stable | deprecated
     #: the onnxlint version that first shipped the rule
     since: ClassVar[str] = "0.1.0"
+    #: the codes and names the rule had before it was renamed: ``--select``/``--ignore``,
+    #: the configuration's keys and a model's inline ``onnxlint:ignore`` accept them
+    aliases: ClassVar[tuple[str, ...]] = ()
     messages: ClassVar[dict[str, str]]
-    #: op types whose nodes are passed to ``check_node``; ``("*",)`` means every node
-    visits: ClassVar[tuple[str, ...]] = ()
+    #: the nodes passed to ``check_node``: an op type of the default domain (``"If"`` is
+    #: ``ai.onnx``'s If), a ``(domain, op_type)`` pair for another domain
+    #: (``("com.microsoft", "EPContext")``), or ``"*"`` for every node
+    visits: ClassVar[tuple[str | tuple[str, str], ...]] = ()
     #: JSON Schema ``properties`` for the rule's options (validated, additionalProperties false)
     options_schema: ClassVar[dict[str, Any]] = {}
     default_options: ClassVar[dict[str, Any]] = {}
@@ -66,7 +72,18 @@ class Rule:
         """Model-level check, called once per model."""
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        """Called for every node whose op type is in ``visits``."""
+        """Called for every node whose ``(domain, op_type)`` is in ``visits``."""
+
+    @classmethod
+    def visit_keys(cls) -> tuple[tuple[str, str], ...] | None:
+        """``visits`` as ``(domain, op_type)`` pairs, the domain normalised as the index
+        has it (``""`` is ``ai.onnx``); None when the rule visits every node."""
+        if "*" in cls.visits:
+            return None
+        return tuple(
+            (DEFAULT_DOMAIN, v) if isinstance(v, str) else (norm_domain(v[0]), v[1])
+            for v in cls.visits
+        )
 
     @classmethod
     def make(
@@ -144,7 +161,21 @@ class Rule:
             problems.append("status must be preview/stable/deprecated")
         if not _VERSION_RE.match(cls.since):
             problems.append("since must be a version like 0.1.0")
+        for a in cls.aliases:
+            if not (_CODE_RE.match(a) or _NAME_RE.match(a)):
+                problems.append(f"alias {a!r} is neither a code like OL123 nor a kebab-case name")
+        for v in cls.visits:
+            if not (isinstance(v, str) and v) and not (
+                isinstance(v, tuple) and len(v) == 2 and all(isinstance(x, str) and x for x in v)
+            ):
+                problems.append(f"visits entry {v!r} is neither an op type nor (domain, op)")
         return problems
+
+    @classmethod
+    def answers_to(cls, key: str) -> bool:
+        """Whether ``key`` names this rule exactly: its code, its name or one of its aliases."""
+        k = key.strip()
+        return k.upper() == cls.code or k.lower() == cls.name or k.lower() in _lower(cls.aliases)
 
     @classmethod
     def docs_markdown(cls) -> str:
@@ -154,6 +185,7 @@ class Rule:
             f"Category: `{cls.category.value}` · default severity: `{cls.severity.label}` · "
             f"status: {cls.status} · since: {cls.since} · machine-applicable fix: "
             f"{cls.fix_availability}"
+            + (f" · formerly: {', '.join(f'`{a}`' for a in cls.aliases)}" if cls.aliases else "")
         )
         for heading in ("What it does", "Why it matters"):
             if heading in sections:
@@ -182,6 +214,7 @@ class Rule:
             "severity": cls.severity.label,
             "status": cls.status,
             "since": cls.since,
+            "aliases": list(cls.aliases),
             "summary": cls.summary(),
             "fix_availability": cls.fix_availability,
             "messages": cls.messages,
@@ -196,10 +229,16 @@ _REGISTRY: dict[str, type[Rule]] = {}
 _loaded = False
 
 
+def _lower(names: Iterable[str]) -> set[str]:
+    return {n.lower() for n in names}
+
+
 def register(cls: type[Rule]) -> type[Rule]:
-    """Class decorator adding a rule to the registry; codes and names must be unique."""
+    """Class decorator adding a rule to the registry; codes, names and aliases must be unique
+    (an alias never names a current rule)."""
+    mine = _lower((cls.code, cls.name, *cls.aliases))
     for other in _REGISTRY.values():
-        if other is not cls and (other.code == cls.code or other.name == cls.name):
+        if other is not cls and mine & _lower((other.code, other.name, *other.aliases)):
             raise ValueError(f"duplicate rule {cls.code}/{cls.name} (also {other.__name__})")
     _REGISTRY[cls.code] = cls
     return cls
@@ -219,11 +258,23 @@ def all_rules() -> list[type[Rule]]:
 
 
 def get_rule(code_or_name: str) -> type[Rule] | None:
-    key = code_or_name.strip()
-    for cls in all_rules():
-        if key.upper() == cls.code or key.lower() == cls.name:
-            return cls
-    return None
+    """The rule a code, a name or an old code/name (alias) stands for."""
+    return next((cls for cls in all_rules() if cls.answers_to(code_or_name)), None)
+
+
+def code_table() -> list[dict[str, Any]]:
+    """The one table of codes: each rule's code, name, status, ``since`` and aliases (the
+    codes and names it had before it was renamed), by code."""
+    return [
+        {
+            "code": cls.code,
+            "name": cls.name,
+            "status": cls.status,
+            "since": cls.since,
+            "aliases": list(cls.aliases),
+        }
+        for cls in all_rules()
+    ]
 
 
 def rules_by_category(categories: Iterable[Category]) -> list[type[Rule]]:

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.suggest",
             "onnxlint.selection",
             "onnxlint.data",
+            "onnxlint.ep_names",
             "onnxlint.config",
         ),
     ),

@@ -1,7 +1,7 @@
 """The shipped CPU, QNN HTP and OpenVINO CPU profiles agree with the real EPs.
 
 ``onnxlint probe`` writes what a real EP claimed on ~1,800 single-node models to
-``rules/measured/<ep>.json``; ``rules/tools/agreement.py`` rebuilds the same
+``rules/measured/<ep>.json``; ``tools/agreement.py`` rebuilds the same
 models and evaluates them with the shipped profile. Claimed vs not claimed must
 agree on at least 98% of the comparable models. No EP session is created here,
 but ~1,800 models are built and shape-inferred, hence ``slow``.
@@ -20,7 +20,7 @@ import pytest
 from onnxlint.data import data_dir
 
 RULES = data_dir()
-TOOL = Path(__file__).resolve().parent.parent / "rules" / "tools" / "agreement.py"
+TOOL = Path(__file__).resolve().parent.parent / "tools" / "agreement.py"
 
 
 def _tool() -> ModuleType:
@@ -41,7 +41,7 @@ def test_profile_agrees_with_the_real_ep(measured: str, profile: str) -> None:
     if not path.exists():
         pytest.skip(f"no measurement at rules/measured/{measured}.json (run onnxlint probe)")
     if not TOOL.exists():
-        pytest.skip("rules/tools/agreement.py is not shipped in this installation")
+        pytest.skip("tools/agreement.py is not part of this installation")
     tool = _tool()
     result = tool.agreement(json.loads(path.read_text(encoding="utf-8")), profile)
     assert result.total > 1000, "the measurement should cover the ONNX node test cases"

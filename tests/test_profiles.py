@@ -42,7 +42,7 @@ def test_shipped_profile_validates(profile_id: str) -> None:
 
 def test_index_matches_the_profile_files() -> None:
     rows = {i.id: i for i in profiles.list_profiles()}
-    assert sorted(rows) == SHIPPED, "run: python rules/tools/gen_profiles.py index"
+    assert sorted(rows) == SHIPPED, "run: python tools/gen_profiles.py index"
     for pid, info in rows.items():
         data = json.loads((EPS_DIR / info.file).read_text())
         assert data["id"] == pid

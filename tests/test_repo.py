@@ -94,6 +94,50 @@ def test_demo_model_is_reproducible(tmp_path: Path) -> None:
     assert mod.build().SerializeToString() == (REPO / "examples" / "demo.onnx").read_bytes()
 
 
+def _wheel_data() -> dict[str, Path]:
+    """What the wheel's hatch configuration puts under ``onnxlint/_data``: wheel path ->
+    repository file."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    wheel = config["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["packages"] == ["onnxlint"]
+    out: dict[str, Path] = {}
+    for src, dest in wheel["force-include"].items():
+        path = REPO / src
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        assert files, f"force-include {src!r} names nothing"
+        for f in files:
+            out[(Path(dest) / f.relative_to(path)).as_posix() if f != path else dest] = f
+    return out
+
+
+def test_the_wheel_ships_the_profiles_and_not_the_developer_tools() -> None:
+    data = _wheel_data()
+    shipped = {f.relative_to(REPO).as_posix() for f in data.values()}
+    assert all(n.startswith("onnxlint/_data/") for n in data)
+    # every profile, schema and version table (what onnxlint.data reads) ships
+    profiles = {p.relative_to(REPO).as_posix() for p in (REPO / "rules" / "eps").glob("*.json")}
+    assert "rules/eps/index.json" in profiles and "rules/eps/qnn-htp.json" in profiles
+    assert profiles <= shipped
+    assert "onnxlint/_data/schema/ep-profile.schema.json" in data
+    assert "onnxlint/_data/ort_versions.json" in data
+    # so does everything else under rules/ but the facts the profiles are generated from
+    data_files = {
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "rules").rglob("*")
+        if p.is_file() and p.relative_to(REPO / "rules").parts[0] != "facts"
+    }
+    assert shipped == data_files
+    # the developer scripts and the facts stay out; the package holds no scripts either
+    assert not any(s.startswith(("tools/", "rules/facts/")) for s in shipped)
+    assert (REPO / "tools" / "gen_profiles.py").exists()
+    assert not (REPO / "rules" / "tools").exists()
+    assert not any((REPO / "onnxlint").rglob("gen_profiles.py"))
+
+
 @pytest.mark.slow
 def test_wheel_ships_the_data_folder_and_works(tmp_path: Path) -> None:
     """Build the wheel, install it alone into a folder, and lint with it from elsewhere."""
@@ -104,9 +148,9 @@ def test_wheel_ships_the_data_folder_and_works(tmp_path: Path) -> None:
         timeout=300,
     )
     wheel = next(wheel_dir.glob("onnxlint-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
-    shipped = {p.name for p in (REPO / "rules").rglob("*.json")}
-    assert {n.rsplit("/", 1)[-1] for n in names if n.startswith("onnxlint/_data/")} >= shipped
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {n for n in names if n.startswith("onnxlint/_data/")} == set(_wheel_data())
+    assert not any("gen_profiles" in n or "ep_facts" in n or "/facts/" in n for n in names)
     assert "onnxlint/py.typed" in names
     target = tmp_path / "site"
     subprocess.run(

@@ -1034,6 +1034,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
                 in_body_refused_by=static_cf,
             )
     _apply_fusions(lg, result)
+    _apply_requantized_failures(lg, result)
     for p in eps:
         if p.cpu_preferred_shape_nodes:
             _apply_cpu_preference(lg, result, p.ep)
@@ -1129,6 +1130,41 @@ def _apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
                 else v
             )
         result.nodes[n.path] = replace(na, verdicts=tuple(verdicts))
+
+
+def _apply_requantized_failures(lg: LevelGraph, result: LevelAssignment) -> None:
+    """Claimed nodes that a profile's ``requantized_constant_failures`` say fail to compile
+    (OpenVINO CPU): their verdict gets ``fails_after_claim`` (see analyses/requantized)."""
+    from dataclasses import replace
+
+    from onnxlint.analyses.requantized import match_node, requantized_failure_ops
+
+    wanted = [(p, requantized_failure_ops(p)) for p in result.profiles]
+    wanted = [(p, ops) for p, ops in wanted if ops]
+    if not wanted:
+        return
+    for na in list(result.nodes.values()):
+        hits = {}
+        for p, ops in wanted:
+            v = na.verdict_for(p.ep)
+            if na.node.op_type not in ops or v is None or not v.claimed or v.fails_after_claim:
+                continue
+            m = match_node(lg, na.node, p)
+            if m is not None:
+                hits[p.ep] = m
+        if not hits:
+            continue
+        verdicts = tuple(
+            replace(
+                v,
+                fails_after_claim=f"{v.reason} but session creation fails: {hits[v.ep].describe()}",
+                provenance=hits[v.ep].failure.provenance or v.provenance,
+            )
+            if v.ep in hits
+            else v
+            for v in na.verdicts
+        )
+        result.nodes[na.path] = replace(na, verdicts=verdicts)
 
 
 def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:

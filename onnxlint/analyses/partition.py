@@ -608,10 +608,11 @@ def ov_clusters(
         clusters, preds, succs, max(part.min_partition_nodes, 1), paths
     )
     kept: list[list[str]] = []
-    for cl in clusters:
+    for i, cl in enumerate(clusters):
         cset = set(cl)
         why: str | None = None
-        if len(cl) < max(part.min_partition_nodes, 1):
+        last_kept = part.keeps_last_small_cluster and i == len(clusters) - 1
+        if len(cl) < max(part.min_partition_nodes, 1) and not last_kept:
             why = f"{ep} drops clusters of fewer than {part.min_partition_nodes} nodes"
         else:
             for p in cl:

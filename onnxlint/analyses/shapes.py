@@ -31,12 +31,13 @@ import io
 import logging
 import re
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import onnx
+
+from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -160,18 +161,6 @@ def value_type_of(tp: onnx.TypeProto) -> ValueType:
         elem = value_type_of(tp.optional_type.elem_type)
         return ValueType(elem.dtype, elem.shape, "optional")
     return ValueType(None, None, "unknown")
-
-
-def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
-    """``graph`` and every If/Loop/Scan body nested in it, depth first."""
-    yield graph
-    for node in graph.node:
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                yield from iter_graphs(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    yield from iter_graphs(g)
 
 
 #: ops whose output sizes nobody can infer statically: ORT would only invent names for them

@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from onnxlint.ep_names import CPU_EP
+
 NAME = "compile"
 HELP = "compile a model for an EP into an EPContext model (ORT ModelCompiler, isolated worker)"
 
@@ -278,7 +280,7 @@ def _validate(output: Path, spec: Any, runner: str, timeout_s: float) -> dict[st
         res.ok
         and bool(run.get("ok"))
         and not blocking
-        and not (res.fallback.any and spec.provider != "CPUExecutionProvider")
+        and not (res.fallback.any and spec.provider != CPU_EP)
     )
     return {
         "ok": ok,

@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onnxlint.ep_names import CPU_EP
+
 if TYPE_CHECKING:
     import onnx
 
@@ -139,7 +141,7 @@ def collect(
             ri = runners_info[exe]
             row["runner"] = exe
             row["installed"] = bool(ri.ok and ri.has(info.ep))
-            if row["installed"] and info.ep != "CPUExecutionProvider":
+            if row["installed"] and info.ep != CPU_EP:
                 # the provider loads; whether its device exists only a session can tell
                 works, why = session_check(info.ep, dict(info.variant), exe, timeout_s)
                 row["installed"] = works

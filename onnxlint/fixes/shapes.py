@@ -32,11 +32,11 @@ from onnxlint.analyses.shapes import (
     collect_value_types,
     infer_model,
     is_generated_dim,
-    iter_graphs,
     symbolic_could_help,
     symbolic_infer,
     value_type_of,
 )
+from onnxlint.index import iter_graphs, subgraphs
 
 __all__ = [
     "DynamicInput",
@@ -520,13 +520,11 @@ def _captured(graph: onnx.GraphProto) -> set[str]:
     """Names read inside subgraphs of this graph's nodes (they keep their producers alive)."""
     names: set[str] = set()
     for node in graph.node:
-        for attr in node.attribute:
-            subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
-            for sub in subs:
-                for g in iter_graphs(sub):
-                    for n in g.node:
-                        names.update(i for i in n.input if i)
-                    names.update(o.name for o in g.output)
+        for _, sub in subgraphs(node):
+            for g in iter_graphs(sub):
+                for n in g.node:
+                    names.update(i for i in n.input if i)
+                names.update(o.name for o in g.output)
     return names
 
 
@@ -547,11 +545,9 @@ def _live(graph: onnx.GraphProto) -> set[int]:
         live.add(j)
         node = graph.node[j]
         needed += [x for x in node.input if x]
-        for attr in node.attribute:
-            subs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
-            for sub in subs:
-                for g in iter_graphs(sub):
-                    for n in g.node:
-                        needed += [x for x in n.input if x]
-                    needed += [o.name for o in g.output]
+        for _, sub in subgraphs(node):
+            for g in iter_graphs(sub):
+                for n in g.node:
+                    needed += [x for x in n.input if x]
+                needed += [o.name for o in g.output]
     return live

@@ -19,6 +19,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+from onnxlint.ep_names import CPU_EP, short_ep
 from onnxlint.report import Report
 from onnxlint.version import __version__
 
@@ -29,7 +30,7 @@ GAP_Y = 46
 SWEEPS = 4
 
 _PALETTE = {
-    "CPUExecutionProvider": "#b9bec7",
+    CPU_EP: "#b9bec7",
     "QNNExecutionProvider": "#4e9a5b",
     "OpenVINOExecutionProvider": "#4a78c2",
     "CUDAExecutionProvider": "#7aa83b",
@@ -47,10 +48,6 @@ def _color(ep: str, others: list[str]) -> str:
     if ep not in others:
         others.append(ep)
     return _EXTRA[others.index(ep) % len(_EXTRA)]
-
-
-def _short(ep: str) -> str:
-    return ep[: -len("ExecutionProvider")] if ep.endswith("ExecutionProvider") else ep
 
 
 # ---------------------------------------------------------------------------
@@ -160,7 +157,7 @@ def _plan_svg(plan: Any, others: list[str]) -> str:
         ep = plan.node_ep.get(n.path, "")
         p = part_of.get(n.path)
         why = plan.released.get(n.path, "")
-        tip = f"{n.label} ({n.op_type})\nEP: {_short(ep)}" + (f"\npartition {p.id}" if p else "")
+        tip = f"{n.label} ({n.op_type})\nEP: {short_ep(ep)}" + (f"\npartition {p.id}" if p else "")
         if why:
             tip += f"\n{why}"
         label = n.op_type if len(n.op_type) <= 16 else n.op_type[:15] + "…"
@@ -246,7 +243,7 @@ def render_html(reports: Sequence[Report]) -> str:
             parts.append(f'<p class="verdict">{lines}</p>')
             svg = _plan_svg(plan, others)
             legend = "".join(
-                f'<span><i style="background:{_color(ep, others)}"></i>{html.escape(_short(ep))}</span>'
+                f'<span><i style="background:{_color(ep, others)}"></i>{html.escape(short_ep(ep))}</span>'
                 for ep in plan.eps
             )
             parts.append(

@@ -11,6 +11,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from onnxlint.ep_names import short_ep
 from onnxlint.report import Report
 
 _WIDTHS: list[int | None] = [None, None, 24, None, 28, 28, 30, 30, 28, 50]
@@ -18,10 +19,6 @@ LEVEL_TITLES = {
     "exported": "graph as exported (optimizations disabled)",
     "optimized": "graph after ORT level-1 optimizations (default session)",
 }
-
-
-def _short(ep: str) -> str:
-    return ep[: -len("ExecutionProvider")] if ep.endswith("ExecutionProvider") else ep
 
 
 def _names(names: Sequence[str], limit: int = 3) -> str:
@@ -53,7 +50,7 @@ def plan_rows(plan: Any) -> list[list[Any]]:
         rows.append(
             [
                 p.id,
-                _short(p.ep),
+                short_ep(p.ep),
                 graph,
                 p.size,
                 _label(p.first),

@@ -145,7 +145,7 @@ class EpContextAttribute(_CompiledRule):
     code = "OL702"
     name = "epcontext-attribute"
     severity = Severity.ERROR
-    visits = ("EPContext",)
+    visits = (("com.microsoft", "EPContext"),)
     messages = {
         "missing": "EPContext node has no '{attr}' attribute",
         "bad_value": "EPContext attribute {attr}={value} is invalid (expected {expected})",
@@ -160,8 +160,6 @@ class EpContextAttribute(_CompiledRule):
     example_good = _ctx_model()
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        if node.domain != "com.microsoft":
-            return
         ep_node = next((n for n in self.facts(ctx).nodes if n.node is node), None)
         if ep_node is None:
             return

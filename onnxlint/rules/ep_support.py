@@ -431,7 +431,11 @@ class EpClaimedButFails(Rule):
         Reports nodes that the first EP to claim them is known to accept
         during partitioning and then reject while compiling (e.g. OpenVINO
         and opset-23 ``Attention``), from the ``fails_after_claim``
-        constraints of the EP's profile.
+        constraints of the EP's profile, and from its
+        ``requantized_constant_failures``: QDQ arrangements around the node
+        that the EP fails to compile (OpenVINO CPU: an 8-bit QDQ Add/Mul, or
+        a Pad's 16-bit ``constant_value``, fed by a QuantizeLinear of a float
+        constant, with optimizations disabled).
 
     Why it matters:
         There is no fallback: ``InferenceSession`` raises, often only on the

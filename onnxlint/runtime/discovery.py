@@ -11,8 +11,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from onnxlint.ep_names import CPU_EP, providers
 from onnxlint.runtime.batch import WorkerItem, run_items
-from onnxlint.runtime.runners import EP_ALIASES, EpSpec, provider_name, resolve_runner
+from onnxlint.runtime.runners import EpSpec, provider_name, resolve_runner
 
 
 @dataclass
@@ -46,7 +47,7 @@ def discover(python: str | None = None, *, timeout_s: float = 60.0) -> RunnerInf
     exe = python or sys.executable
     res = run_items(
         [WorkerItem(id="discover", kind="discover")],
-        spec=EpSpec("CPUExecutionProvider"),
+        spec=EpSpec(CPU_EP),
         runner=exe,
         timeout_s=timeout_s,
     )[0]
@@ -75,7 +76,7 @@ def discover_all(
 
     Returns interpreter path -> RunnerInfo; each interpreter is asked once.
     """
-    wanted = eps or sorted(set(EP_ALIASES.values()))
+    wanted = eps or providers()
     pythons: list[str] = []
     for ep in wanted:
         exe = resolve_runner(ep, runners, root=root)

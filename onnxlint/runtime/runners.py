@@ -15,29 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# Short EP names users type -> ORT provider name, default options, plugin package.
-EP_ALIASES: dict[str, str] = {
-    "cpu": "CPUExecutionProvider",
-    "qnn": "QNNExecutionProvider",
-    "qnn-htp": "QNNExecutionProvider",
-    "openvino": "OpenVINOExecutionProvider",
-    "openvino-cpu": "OpenVINOExecutionProvider",
-    "cuda": "CUDAExecutionProvider",
-    "tensorrt": "TensorrtExecutionProvider",
-    "trt": "TensorrtExecutionProvider",
-    "dml": "DmlExecutionProvider",
-    "directml": "DmlExecutionProvider",
-    "coreml": "CoreMLExecutionProvider",
-    "nnapi": "NnapiExecutionProvider",
-    "rocm": "ROCMExecutionProvider",
-    "migraphx": "MIGraphXExecutionProvider",
-    "vitisai": "VitisAIExecutionProvider",
-    "xnnpack": "XnnpackExecutionProvider",
-    "webgpu": "WebGpuExecutionProvider",
-    "cann": "CANNExecutionProvider",
-    "nvtensorrtrtx": "NvTensorRTRTXExecutionProvider",
-}
+from onnxlint import ep_names
+from onnxlint.ep_names import short_name
 
+# Default options and plugin package per ORT provider name; the names users type for an EP
+# are the profile index's (onnxlint.ep_names).
 DEFAULT_OPTIONS: dict[str, dict[str, str]] = {
     # soc_model is needed: without it the HTP simulator fails to finalize larger
     # float graphs with QNN_COMMON_ERROR_MEM_ALLOC (EP-BEHAVIOUR.md).
@@ -54,22 +36,12 @@ CONVENTIONAL_VENVS: dict[str, str] = {"OpenVINOExecutionProvider": ".venv-openvi
 
 def provider_name(ep: str) -> str:
     """``qnn`` -> ``QNNExecutionProvider``; provider names pass through."""
-    if ep.endswith("ExecutionProvider"):
-        return ep
-    try:
-        return EP_ALIASES[ep.lower()]
-    except KeyError:
+    provider = ep_names.provider_for(ep)
+    if provider is None:
         raise ValueError(
-            f"unknown execution provider {ep!r}; known: {', '.join(sorted(EP_ALIASES))}"
-        ) from None
-
-
-def short_name(provider: str) -> str:
-    """``QNNExecutionProvider`` -> ``qnn`` (the first alias that maps to it)."""
-    for alias, name in EP_ALIASES.items():
-        if name == provider:
-            return alias
-    return provider.removesuffix("ExecutionProvider").lower()
+            f"unknown execution provider {ep!r}; known: {', '.join(sorted(ep_names.alias_table()))}"
+        )
+    return provider
 
 
 @dataclass(frozen=True)
@@ -84,6 +56,7 @@ class EpSpec:
     def for_ep(cls, ep: str, options: dict[str, str] | None = None) -> EpSpec:
         prov = provider_name(ep)
         merged = dict(DEFAULT_OPTIONS.get(prov, {}))
+        merged.update(ep_names.variant_options(ep))
         merged.update(options or {})
         return cls(prov, merged, PLUGIN_PACKAGES.get(prov))
 
@@ -100,8 +73,7 @@ class EpSpec:
 
 
 def _runner_keys(provider: str) -> list[str]:
-    keys = [a for a, p in EP_ALIASES.items() if p == provider]
-    return [provider, *keys]
+    return [provider, *ep_names.names_for(provider)]
 
 
 def resolve_runner(

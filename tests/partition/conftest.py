@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import partition_agreement as agreement
 import partition_models
 
-__all__ = ["check_real", "context", "partition_models", "partitions"]
+__all__ = ["check_real", "context", "openvino_runner", "partition_models", "partitions"]
 
 
 def context(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) -> LintContext:
@@ -78,6 +78,14 @@ def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> N
             got = agreement.compare(plans[level], r, spec["provider"])
             assert got["diffs"] == [], (name, level, got["diffs"])
             assert got["real_partitions"] == got["predicted_partitions"], (name, level, got)
+
+
+def openvino_runner() -> Path:
+    """The OpenVINO runner's interpreter; skips the test where the venv is missing."""
+    runner = REPO / ".venv-openvino" / "bin" / "python"
+    if not runner.exists():
+        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
+    return runner
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ import pytest
 from onnxlint.analyses.partition import Partitions
 from onnxlint.rules.ep_support import EpClaimedBodyPartition, EpUnknownRankInput
 
-from ..conftest import REPO
-from .conftest import agreement, check_real, context, partitions
+from .conftest import agreement, check_real, context, openvino_runner, partitions
 
 OV = "OpenVINOExecutionProvider"
 
@@ -54,6 +53,24 @@ g (float[1,2,8,8] x) => (float[1,2,8,8] y) {
     y = Relu(b)
 }
 """
+
+# Single-node clusters: OpenVINO drops one only when a later cluster follows in ORT's order,
+# so the last stays (measured: Neg goes back to CPU, Sigmoid runs on OpenVINO; the Abs
+# between the float64 Casts is refused, which cuts the graph). With two Relus before the
+# cut both clusters stay.
+SINGLES = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] x) => (float[1,8] y) {{
+    a = Neg(x)
+    {extra}
+    d = Cast <to = 11> ({last})
+    e = Abs(d)
+    f = Cast <to = 1> (e)
+    y = Sigmoid(f)
+}}
+"""
+LAST_SINGLE = SINGLES.format(extra="", last="a")
+TWO_THEN_LAST_SINGLE = SINGLES.format(extra="r = Relu(a)", last="r")
 
 
 # GreaterOrEqual/LessOrEqual of opsets 12-15: a tensor computed from one in one OpenVINO
@@ -179,11 +196,14 @@ def test_cluster_of_constants_stays_on_openvino() -> None:
     assert sorted(_ov_partitions(CONSTANT_CLUSTER)) == [["Add", "Mul", "Relu"], ["Add", "Relu"]]
 
 
-def _openvino_runner() -> Path:
-    runner = REPO / ".venv-openvino" / "bin" / "python"
-    if not runner.exists():
-        pytest.skip("the OpenVINO runner venv (.venv-openvino, .ci/setup-openvino.sh) is missing")
-    return runner
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [(LAST_SINGLE, [["Sigmoid"]]), (TWO_THEN_LAST_SINGLE, [["Neg", "Relu"], ["Sigmoid"]])],
+)
+def test_the_last_single_node_cluster_stays_on_openvino(
+    text: str, expected: list[list[str]]
+) -> None:
+    assert sorted(_ov_partitions(text)) == expected
 
 
 @pytest.mark.slow
@@ -193,8 +213,10 @@ def test_partitioning_on_real_openvino() -> None:
         "order": onnx.parser.parse_model(ORDER_CUT),
         "constants": onnx.parser.parse_model(CONSTANT_CLUSTER),
         "if": onnx.parser.parse_model(IF_BRANCHES),
+        "last_single": onnx.parser.parse_model(LAST_SINGLE),
+        "two_then_last_single": onnx.parser.parse_model(TWO_THEN_LAST_SINGLE),
     }
-    check_real("openvino", str(_openvino_runner()), models)
+    check_real("openvino", str(openvino_runner()), models)
 
 
 def _real_sessions(models: dict[str, str], level: str) -> dict[str, dict[str, object]]:
@@ -215,7 +237,7 @@ def _real_sessions(models: dict[str, str], level: str) -> dict[str, dict[str, ob
                     "plugin": spec["plugin"],
                 }
             )
-        return agreement.run_real(jobs, str(_openvino_runner()), timeout_s=300)
+        return agreement.run_real(jobs, str(openvino_runner()), timeout_s=300)
 
 
 @pytest.mark.slow

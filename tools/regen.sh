@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Regenerate every shipped EP profile from its upstream sources.
 #
-#   rules/tools/regen.sh ORT_GIT_DIR TRT_GIT_DIR
+#   tools/regen.sh ORT_GIT_DIR TRT_GIT_DIR
 #
 # ORT_GIT_DIR: a clone (bare is fine) of onnxruntime/onnxruntime-qnn, which carries the ORT
 #              tree and its full history (the ROCm EP is read from the commit before its
 #              deletion); TRT_GIT_DIR: a clone of onnx/onnx-tensorrt.
 # Upstream files are extracted to a temporary folder with `git show` and deleted afterwards;
-# only the facts end up in rules/eps/. The QNN HTP overlay fitted to the measurement
-# (rules/tools/overlays/qnn-htp.measured.json) is made separately with:
+# only the facts they hold end up in rules/facts/sources/ (and the profiles built from them
+# in rules/eps/). Without the clones, `gen_profiles.py build` rebuilds every profile from
+# rules/facts/ alone. The QNN HTP overlay fitted to the measurement
+# (rules/facts/fitted/qnn-htp.json) is made separately with:
 #   gen_profiles.py fit --measured rules/measured/qnn.json --profile qnn-htp --skip-dtypes double
 set -euo pipefail
 ORT=${1:?ORT git dir}

@@ -6,7 +6,7 @@ lowered to the opsets the measuring ORT loads), evaluates each with the shipped
 profile and compares *claimed vs not claimed*. Cases the EP could not be
 measured on (claimed unknown) are left out.
 
-    python rules/tools/agreement.py rules/measured/qnn.json [--show 40]
+    python tools/agreement.py rules/measured/qnn.json [--show 40]
 
 Prints the agreement figure and the disagreements grouped by op, which is what
 one reads to correct a profile.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

@@ -1,6 +1,14 @@
 """Generate the EP capability profiles in ``rules/eps/`` from their upstream sources.
 
-Each sub-command reads one kind of source and writes one or more profiles:
+Generation has two steps. The extraction commands below read one kind of upstream source
+each and write what they read (op entries, provenance, source-derived header fields) to
+``rules/facts/sources/<id>.json``; every one of them then builds the profile. ``build``
+makes ``rules/eps/<id>.json`` from the committed facts alone (the extracted sources plus
+the curated facts of ``rules/facts/``, see ``ep_facts.py``), with no upstream clone;
+``check`` says which field of which committed profile differs from what ``build`` makes
+(``tests/test_profile_facts.py`` runs it).
+
+Extraction commands:
 
     cpu          the installed onnxruntime (get_all_opkernel_def) + ONNX function bodies
     kernels-md   ORT docs/OperatorKernels.md (CUDA, DML sections)
@@ -10,21 +18,27 @@ Each sub-command reads one kind of source and writes one or more profiles:
     registry     C++ kernel registrations (WebGPU, XNNPACK, CANN, ROCm)
     migraphx     MIGraphX EP supported-op set
     qnn          QNN EP op-builder factory (HTP, CPU, GPU backends) + curated constraints
-    vitisai      the VitisAI op list (curated, see ep_facts.py)
+    vitisai      the VitisAI op list (curated, rules/facts/names.json)
     index        rules/eps/index.json from the profiles present
+    build        rules/eps/<id>.json from rules/facts/ (all profiles, or the ids given)
+    check        compare the committed profiles with what ``build`` makes
+    adopt        take a hand-edited profile's changes over into rules/facts/
 
 Upstream files are read from paths given on the command line (a local checkout or
 ``git show`` output); they are never copied into this repository. Only facts
 (op names, revision ranges, element types) are written, each op entry pointing
 at a provenance record naming the file and commit it came from. Curated
-EP-wide facts and per-op constraints live in ``ep_facts.py`` next to this file.
+EP-wide facts and per-op constraints are JSON in ``rules/facts/`` (read by ``ep_facts.py``
+next to this file).
 
 Examples::
 
-    python rules/tools/gen_profiles.py cpu
-    python rules/tools/gen_profiles.py kernels-md --src OperatorKernels.md \\
+    python tools/gen_profiles.py cpu
+    python tools/gen_profiles.py kernels-md --src OperatorKernels.md \\
         --repo onnxruntime/onnxruntime-qnn --commit cee6c0d91e58
-    python rules/tools/gen_profiles.py index
+    python tools/gen_profiles.py build
+    python tools/gen_profiles.py check
+    python tools/gen_profiles.py index
 """
 
 from __future__ import annotations
@@ -39,11 +53,17 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-RULES = HERE.parent
+REPO = HERE.parent
+RULES = REPO / "rules"
 EPS = RULES / "eps"
-sys.path.insert(0, str(HERE))
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
-import ep_facts  # noqa: E402  (sibling module with the curated facts)
+import ep_facts  # noqa: E402  (sibling module that reads the curated facts)
+
+# What rules/eps/index.json records as its generator: the script's path before it moved to
+# tools/, kept until the index may be rewritten (rules/eps/ is edited by others this wave).
+INDEX_GENERATED_BY = "rules/tools/gen_profiles.py index"
 
 DOMAIN_MAP = {
     "": "ai.onnx",
@@ -213,30 +233,128 @@ def _merge_overlaps(versions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def write_profile(
-    profile_id: str, ops: list[dict[str, Any]], extra_prov: list[dict[str, Any]]
+    profile_id: str,
+    ops: list[dict[str, Any]],
+    extra_prov: list[dict[str, Any]],
+    extras: dict[str, Any] | None = None,
 ) -> Path:
-    header = json.loads(json.dumps(ep_facts.HEADERS[profile_id]))  # deep copy
-    header["provenance"] = header.get("provenance", []) + extra_prov
-    extras = ep_facts.header_extras(profile_id)
+    """Record what an extraction read (``rules/facts/sources/<id>.json``), then build the
+    profile from it. ``extras``: header fields computed from the source (OpenVINO's dtype
+    sets and scalar rules) and ``only_in_model`` ops."""
+    source = {"provenance": extra_prov, "extras": extras or {}, "ops": ops}
+    path = ep_facts.source_path(profile_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_dump(source) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(REPO)} ({len(ops)} ops)")
+    return write_built(profile_id)
+
+
+def build_profile(profile_id: str, parts: list[str] | None = None) -> dict[str, Any]:
+    """The profile that the committed facts make: no upstream source is read. ``parts``:
+    the overlay parts to apply (default: those the profile's facts name)."""
+    source = json.loads(ep_facts.source_path(profile_id).read_text(encoding="utf-8"))
+    header = ep_facts.header(profile_id)
+    header["provenance"] = header.get("provenance", []) + source["provenance"]
+    extras = source.get("extras", {})
     if "tensor_dtypes" in extras:
         header["tensor_dtypes"] = extras["tensor_dtypes"]
     if extras.get("global_constraints"):
         header["global_constraints"] = (
             header.get("global_constraints", []) + extras["global_constraints"]
         )
-    ops = ep_facts.apply_overlay(profile_id, ops)
-    doc = {
+    ops = ep_facts.apply_overlay(profile_id, source["ops"], extras, parts)
+    return {
         "$schema": "../schema/ep-profile.schema.json",
         "schema_version": 1,
         "id": profile_id,
         **header,
         "ops": sorted(ops, key=lambda o: (o["domain"] != "ai.onnx", o["domain"], o["op"])),
     }
+
+
+def render(doc: Any) -> str:
+    """A generated file's text, as written to ``rules/``."""
+    return _dump(doc) + "\n"
+
+
+def write_built(profile_id: str) -> Path:
+    doc = build_profile(profile_id)
     path = EPS / f"{profile_id}.json"
     EPS.mkdir(parents=True, exist_ok=True)
-    path.write_text(_dump(doc) + "\n", encoding="utf-8")
-    print(f"wrote {path.relative_to(RULES.parent)} ({len(doc['ops'])} ops)")
+    path.write_text(render(doc), encoding="utf-8")
+    print(f"wrote {path.relative_to(REPO)} ({len(doc['ops'])} ops)")
     return path
+
+
+def drift(made: Any, committed: Any, where: str = "") -> list[str]:
+    """Where ``committed`` differs from ``made``: one line per field, named by its path
+    (ops by ``domain::op``, other list items by index)."""
+    if isinstance(made, dict) and isinstance(committed, dict):
+        out = []
+        for k in [*made, *(k for k in committed if k not in made)]:
+            if k not in committed:
+                out.append(f"{where}.{k}: missing from the committed file")
+            elif k not in made:
+                out.append(f"{where}.{k}: in the committed file only")
+            else:
+                out += drift(made[k], committed[k], f"{where}.{k}")
+        if not out and list(made) != list(committed):
+            out.append(f"{where}: keys in another order")
+        return out
+    if isinstance(made, list) and isinstance(committed, list):
+        if where == ".ops" and all(isinstance(o, dict) and "op" in o for o in made + committed):
+            a = {f"{o['domain']}::{o['op']}": o for o in made}
+            b = {f"{o['domain']}::{o['op']}": o for o in committed}
+            out = drift(a, b, where)
+            if not out and list(a) != list(b):
+                out.append(f"{where}: ops in another order")
+            return out
+        if all(isinstance(o, dict) and isinstance(o.get("id"), str) for o in made + committed):
+            # records named by id (provenance): an inserted record is one line, not a shift
+            a = {o["id"]: o for o in made}
+            b = {o["id"]: o for o in committed}
+            if len(a) == len(made) and len(b) == len(committed):
+                out = [
+                    line.replace(f"{where}.{k}", f"{where}[{k}]", 1)
+                    for k in [*a, *(k for k in b if k not in a)]
+                    for line in drift(
+                        {k: a.get(k)} if k in a else {}, {k: b[k]} if k in b else {}, where
+                    )
+                ]
+                if not out and list(a) != list(b):
+                    out.append(f"{where}: records in another order")
+                return out
+        out = [f"{where}[{i}]: {d}" for i, d in _list_drift(made, committed)]
+        for i, (x, y) in enumerate(zip(made, committed, strict=False)):
+            out += drift(x, y, f"{where}[{i}]")
+        return out
+    return [] if made == committed else [f"{where}: {committed!r} != {made!r} (made)"]
+
+
+def _list_drift(made: list[Any], committed: list[Any]) -> list[tuple[int, str]]:
+    if len(made) == len(committed):
+        return []
+    n = min(len(made), len(committed))
+    if len(made) > n:
+        return [(n, f"missing from the committed file: {made[n]!r}")]
+    return [(n, f"in the committed file only: {committed[n]!r}")]
+
+
+def check(profile_ids: Iterable[str], layout: bool = False) -> list[str]:
+    """Every drift between the committed profiles (and the index) and what ``build`` makes
+    from the facts, as ``<file><path>: ...`` lines. The data is compared (values and key
+    order); ``layout``: also report a file whose text is laid out otherwise (a hand-edited
+    file may break an array over lines, which changes no fact)."""
+    made = {f"{pid}.json": build_profile(pid) for pid in profile_ids}
+    made["index.json"] = build_index()
+    out = []
+    for name, doc in made.items():
+        text = (EPS / name).read_text(encoding="utf-8")
+        lines = [f"{name}{d}" for d in drift(doc, json.loads(text))]
+        if layout and not lines and text != render(doc):
+            lines.append(f"{name}: same data, other layout (gen_profiles.py build rewrites it)")
+        out += lines
+    return out
 
 
 def _dump(doc: Any) -> str:
@@ -348,7 +466,7 @@ def cmd_cpu(args: argparse.Namespace) -> None:
     # ORT inlines an op that has no kernel but an ONNX function body; the CPU EP then
     # runs the expanded nodes, so those revisions count as claimed.
     have = {(o["domain"], o["op"]): o for o in ops}
-    max_opset = ep_facts.HEADERS["cpu"]["opsets"]["ai.onnx"]["max"]
+    max_opset = ep_facts.header("cpu")["opsets"]["ai.onnx"]["max"]
     function_ops: list[dict[str, Any]] = []
     by_name: dict[str, list[Any]] = defaultdict(list)
     for s in onnx.defs.get_all_schemas_with_history():
@@ -584,7 +702,7 @@ def cmd_openvino(args: argparse.Namespace) -> None:
         # data_ops matches op types by name in any domain; list the contrib ops too.
         ops += [
             {"domain": "com.microsoft", "op": op, "provenance": "ov-data-ops"}
-            for op in sorted(devices[device] & ep_facts.OV_CONTRIB_OPS)
+            for op in sorted(devices[device] & ep_facts.ov_contrib_ops())
         ]
         dev_key = "cpu" if device in ("CPU", "NPU") else "gpu"
         allowed = sorted(sets[dev_key] | {"int16", "uint16"})
@@ -618,8 +736,7 @@ def cmd_openvino(args: argparse.Namespace) -> None:
             ],
             "only_in_model": only_in_model,
         }
-        ep_facts.OV_EXTRAS[pid] = extras
-        write_profile(pid, ops, prov)
+        write_profile(pid, ops, prov, extras)
 
 
 # ---------------------------------------------------------------------------
@@ -735,9 +852,10 @@ def cmd_migraphx(args: argparse.Namespace) -> None:
     start = text.index("mgx_supported_ops")
     block = text[start : text.index("};", start)]
     names = sorted(set(re.findall(r'"(\w+)"', block)))
+    contrib = ep_facts.ms_contrib_names()
     ops = []
     for n in names:
-        domain = "com.microsoft" if n in ep_facts.MS_CONTRIB_NAMES else "ai.onnx"
+        domain = "com.microsoft" if n in contrib else "ai.onnx"
         ops.append({"domain": domain, "op": n, "provenance": "migraphx-ep"})
     prov = [
         source_prov(
@@ -764,18 +882,18 @@ def cmd_qnn(args: argparse.Namespace) -> None:
             note="ops with a QNN op builder; per-op checks read from builder/opbuilder/*.cc",
         )
     ]
+    contrib = ep_facts.ms_contrib_names()
     for pid in ("qnn-htp", "qnn-cpu", "qnn-gpu"):
         ops = []
         for n in names:
-            domain = "com.microsoft" if n in ep_facts.MS_CONTRIB_NAMES else "ai.onnx"
+            domain = "com.microsoft" if n in contrib else "ai.onnx"
             ops.append({"domain": domain, "op": n, "provenance": "qnn-op-builders"})
         write_profile(pid, ops, prov)
 
 
 def cmd_vitisai(args: argparse.Namespace) -> None:
     ops = [
-        {"domain": "ai.onnx", "op": n, "provenance": "vitisai-docs"}
-        for n in sorted(ep_facts.VITISAI_OPS)
+        {"domain": "ai.onnx", "op": n, "provenance": "vitisai-docs"} for n in ep_facts.vitisai_ops()
     ]
     write_profile("vitisai", ops, [])
 
@@ -783,7 +901,6 @@ def cmd_vitisai(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------------
 # Fitting a profile to a measurement (rules/measured/<ep>.json)
 
-OVERLAY_DIR = HERE / "overlays"
 ALL_DTYPES = [
     "bfloat16", "bool", "complex128", "complex64", "double", "float", "float16",
     "float4e2m1", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz",
@@ -811,7 +928,7 @@ NO_OP_REASON_RE = re.compile(
 
 def cmd_fit(args: argparse.Namespace) -> None:
     """Derive op additions/removals and per-slot element types from a measurement."""
-    sys.path.insert(0, str(RULES.parent))
+    sys.path.insert(0, str(REPO))
     from agreement import _cases
 
     from onnxlint.analyses.capability import facts_from_model
@@ -866,7 +983,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
         if fitted_io:
             io_types[f"{domain}::{op}"] = fitted_io
     out = {
-        "generated_by": "rules/tools/gen_profiles.py fit",
+        "generated_by": "tools/gen_profiles.py fit",
         "measured": {
             "file": f"rules/measured/{Path(args.measured).name}",
             "date": data.get("date"),
@@ -878,11 +995,11 @@ def cmd_fit(args: argparse.Namespace) -> None:
         "types": types,
         "graph_io_types": io_types,
     }
-    OVERLAY_DIR.mkdir(exist_ok=True)
-    path = OVERLAY_DIR / f"{args.profile}.measured.json"
+    path = ep_facts.fitted_path(args.profile)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_dump(out) + "\n", encoding="utf-8")
     print(
-        f"wrote {path.relative_to(RULES.parent)}: {len(add_ops)} claimed ops, "
+        f"wrote {path.relative_to(REPO)}: {len(add_ops)} claimed ops, "
         f"{len(remove_ops)} refused ops, {len(types)} type fits"
     )
 
@@ -902,7 +1019,7 @@ def _slots(f: Any) -> list[tuple[str, str]]:
 # index.json
 
 
-def cmd_index(args: argparse.Namespace) -> None:
+def build_index() -> dict[str, Any]:
     rows = []
     for path in sorted(EPS.glob("*.json")):
         if path.name == "index.json":
@@ -919,9 +1036,103 @@ def cmd_index(args: argparse.Namespace) -> None:
             row["variant"] = d["variant"]
         row["describes"] = d["describes"]
         rows.append(row)
-    out = {"generated_by": "rules/tools/gen_profiles.py index", "profiles": rows}
-    (EPS / "index.json").write_text(_dump(out) + "\n", encoding="utf-8")
-    print(f"wrote rules/eps/index.json ({len(rows)} profiles)")
+    return {"generated_by": INDEX_GENERATED_BY, "profiles": rows}
+
+
+def cmd_index(args: argparse.Namespace) -> None:
+    out = build_index()
+    (EPS / "index.json").write_text(render(out), encoding="utf-8")
+    print(f"wrote rules/eps/index.json ({len(out['profiles'])} profiles)")
+
+
+def cmd_build(args: argparse.Namespace) -> None:
+    for pid in args.profiles or ep_facts.profile_ids():
+        write_built(pid)
+
+
+def _without_tail(items: list[Any], tail: list[Any], what: str) -> list[Any]:
+    if not tail:
+        return items
+    if items[-len(tail) :] != tail:
+        raise SystemExit(f"{what} no longer ends with what the source gives; edit the source")
+    return items[: -len(tail)]
+
+
+def adopt(profile_id: str) -> list[str]:
+    """Make the facts say what a hand-edited ``rules/eps/<id>.json`` says, so that ``build``
+    reproduces it: its header fields become the curated header, and each op entry that
+    differs from what the other facts make becomes a whole-entry ``replace`` (or a
+    ``remove``) in the overlay part ``adopted-<id>``, applied last. Returns the adopted
+    changes, as ``check`` names them."""
+    committed = json.loads((EPS / f"{profile_id}.json").read_text(encoding="utf-8"))
+    before = check([profile_id])
+    source = json.loads(ep_facts.source_path(profile_id).read_text(encoding="utf-8"))
+    extras = source.get("extras", {})
+    header = {
+        k: v for k, v in committed.items() if k not in ("$schema", "schema_version", "id", "ops")
+    }
+    header["provenance"] = _without_tail(
+        header.get("provenance", []), source["provenance"], "provenance"
+    )
+    if extras.get("global_constraints"):
+        header["global_constraints"] = _without_tail(
+            header.get("global_constraints", []),
+            extras["global_constraints"],
+            "global_constraints",
+        )
+    if "tensor_dtypes" in extras and header.get("tensor_dtypes") != extras["tensor_dtypes"]:
+        raise SystemExit("tensor_dtypes is read from the source; edit the source")
+    part = f"adopted-{profile_id}"
+    parts = [p for p in ep_facts.overlay_parts(profile_id) if p != part]
+    facts_path = ep_facts.FACTS / "profiles" / f"{profile_id}.json"
+    facts = json.loads(facts_path.read_text(encoding="utf-8"))
+    base = ep_facts.base_header(facts["base"]) if "base" in facts else {}
+    gone = [k for k in base if k not in header]
+    if gone:
+        raise SystemExit(f"{profile_id}: {gone} come from rules/facts/bases/{facts['base']}.json")
+    facts["header"] = {k: v for k, v in header.items() if k not in base or base[k] != v}
+    made = {(o["domain"], o["op"]): o for o in build_profile(profile_id, parts)["ops"]}
+    want = {(o["domain"], o["op"]): o for o in committed["ops"]}
+    rows: list[dict[str, Any]] = [
+        {"domain": d, "op": op, "replace": entry}
+        for (d, op), entry in want.items()
+        if made.get((d, op)) != entry
+    ]
+    rows += [{"domain": d, "op": op, "remove": True} for d, op in made if (d, op) not in want]
+    part_path = ep_facts.FACTS / "overlays" / f"{part}.json"
+    if rows:
+        about = (
+            f"edits of rules/eps/{profile_id}.json taken over by gen_profiles.py adopt; move "
+            "each into the overlay part it belongs to"
+        )
+        part_path.write_text(render({"about": about, "ops": rows}), encoding="utf-8")
+        parts.append(part)
+    elif part_path.exists():
+        part_path.unlink()
+    if parts:
+        facts["overlays"] = parts
+    else:
+        facts.pop("overlays", None)
+    facts_path.write_text(render(facts), encoding="utf-8")
+    left = check([profile_id])
+    if left:
+        raise SystemExit("adopt could not reproduce the profile:\n" + "\n".join(left))
+    return before
+
+
+def cmd_adopt(args: argparse.Namespace) -> None:
+    for pid in args.profiles:
+        for line in adopt(pid):
+            print(f"adopted {line}")
+
+
+def cmd_check(args: argparse.Namespace) -> None:
+    problems = check(args.profiles or ep_facts.profile_ids(), layout=args.layout)
+    for line in problems:
+        print(line)
+    if problems:
+        sys.exit(1)
+    print("the committed profiles are what the facts make")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -943,6 +1154,11 @@ def main(argv: list[str] | None = None) -> None:
     sub.add_parser("mobile")
     sub.add_parser("index")
     sub.add_parser("vitisai")
+    sub.add_parser("build").add_argument("profiles", nargs="*")
+    sub.add_parser("adopt").add_argument("profiles", nargs="+")
+    p = sub.add_parser("check")
+    p.add_argument("profiles", nargs="*")
+    p.add_argument("--layout", action="store_true", help="also report text layout differences")
     src_cmd("kernels-md")
     p = src_cmd("openvino")
     p.add_argument("--ov-version", default="V_2025_4")
@@ -976,6 +1192,9 @@ def main(argv: list[str] | None = None) -> None:
         "vitisai": cmd_vitisai,
         "fit": cmd_fit,
         "index": cmd_index,
+        "build": cmd_build,
+        "check": cmd_check,
+        "adopt": cmd_adopt,
     }[args.cmd](args)
 
 

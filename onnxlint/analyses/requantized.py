@@ -1,0 +1,160 @@
+"""QDQ arrangements an EP claims and then fails to compile: requantized constants.
+
+``onnxruntime.quantization`` quantizes a float constant that the model computes with
+(attention's scale, a GELU's ``0.5``, a Pad's ``constant_value``) with a QuantizeLinear of
+the constant followed by a DequantizeLinear, both left in the graph. ORT's level-1 constant
+folding (on by default) turns the QuantizeLinear into a quantized initializer before any EP
+sees it; with optimizations disabled the EP gets the QuantizeLinear itself. OpenVINO's CPU
+plug-in fails to compile some of these arrangements (its low-precision transformations on
+an 8-bit Add/Mul, Pad's shape check with a 16-bit ``constant_value``). Which ones is data,
+``requantized_constant_failures`` in the EP's profile; this module matches it against the
+graph of one level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from onnxlint.profiles import Profile, RequantizedConstantFailure
+
+if TYPE_CHECKING:
+    from onnxlint.analyses.assignment import LevelGraph
+    from onnxlint.index import GraphRef, NodeRef
+
+__all__ = ["RequantizedMatch", "match_node", "requantized_failure_ops"]
+
+#: the domains onnxruntime.quantization writes QuantizeLinear/DequantizeLinear in
+_QDQ_DOMAINS = frozenset({"ai.onnx", "com.microsoft"})
+
+
+@dataclass(frozen=True)
+class RequantizedMatch:
+    """One node that meets an entry of the profile's ``requantized_constant_failures``."""
+
+    failure: RequantizedConstantFailure
+    #: the input slot fed by the requantized constant
+    slot: int
+    #: the QuantizeLinear of the constant, and the constant it quantizes
+    quantize: NodeRef
+    constant: str
+    #: the element type the constant is quantized to
+    dtype: str
+
+    def describe(self) -> str:
+        """Why the node fails, with the arrangement that makes it fail."""
+        return (
+            f"{self.failure.reason}: input {self.slot} is dequantized from "
+            f"{self.quantize.label}, a {self.dtype} QuantizeLinear of the constant "
+            f"'{self.constant}' (ORT's constant folding, on at the default optimization "
+            "level, quantizes it ahead of time)"
+        )
+
+
+def requantized_failure_ops(profile: Profile) -> frozenset[str]:
+    """The op types the profile's entries are about (cheap pre-filter)."""
+    return frozenset(f.op for f in profile.requantized_constant_failures)
+
+
+def _qdq(node: NodeRef | None, op: str) -> bool:
+    return node is not None and node.op_type == op and node.domain in _QDQ_DOMAINS
+
+
+def _quantized_type(lg: LevelGraph, g: GraphRef, q: NodeRef) -> str | None:
+    """The element type ``q`` quantizes to: its output's type, else its zero point's
+    (ONNX inference knows no com.microsoft schema), else uint8 (the default)."""
+    got = lg.value_type(g, q.outputs[0]).dtype if q.outputs else None
+    if got is None and len(q.inputs) > 2 and q.inputs[2]:
+        got = lg.value_type(g, q.inputs[2]).dtype
+    if got is None and (len(q.inputs) < 3 or not q.inputs[2]):
+        got = "uint8"
+    return got
+
+
+def _dequantized_from(g: GraphRef, name: str) -> NodeRef | None:
+    """The QuantizeLinear whose DequantizeLinear computes ``name``, or None."""
+    dq = g.producers.get(name)
+    if not _qdq(dq, "DequantizeLinear") or dq is None or not dq.inputs:
+        return None
+    q = g.producers.get(dq.inputs[0])
+    return q if _qdq(q, "QuantizeLinear") and q is not None and q.inputs else None
+
+
+def _constant_derived(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """Whether ``name`` is computed from initializers and Constant nodes alone."""
+    seen: set[str] = set()
+    stack = [name]
+    while stack:
+        t = stack.pop()
+        if not t or t in seen or lg.is_initializer(g, t):
+            continue
+        seen.add(t)
+        p = g.producers.get(t)
+        if p is None:
+            return False  # a graph input, or a value from an outer graph
+        stack.extend(p.inputs)
+    return True
+
+
+def _activation_ok(
+    lg: LevelGraph, g: GraphRef, names: Iterable[str], failure: RequantizedConstantFailure
+) -> bool:
+    """Whether one of ``names`` is dequantized from a QuantizeLinear of a computed tensor of
+    the entry's types (and, when it lists producers, computed by one of them)."""
+    for name in names:
+        q = _dequantized_from(g, name) if name else None
+        if q is None or _quantized_type(lg, g, q) not in failure.quantized_types:
+            continue
+        x = q.inputs[0]
+        if _constant_derived(lg, g, x):
+            continue
+        producer = g.producers.get(x)
+        if failure.activation_producers and (
+            producer is None or producer.op_type not in failure.activation_producers
+        ):
+            continue
+        if failure.activation_producer_computed and (
+            producer is None or any(_constant_derived(lg, g, i) for i in producer.inputs if i)
+        ):
+            continue
+        return True
+    return False
+
+
+def _rank_fits(constant: str, shape: tuple[object, ...] | None) -> bool:
+    if constant == "any":
+        return True
+    if shape is None:
+        return False  # an unknown rank is not predicted
+    return (len(shape) == 0) is (constant == "scalar")
+
+
+def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMatch | None:
+    """The first entry of ``profile.requantized_constant_failures`` that ``node`` meets."""
+    g = node.graph
+    for failure in profile.requantized_constant_failures:
+        if node.op_type != failure.op or node.domain != failure.domain:
+            continue
+        if failure.except_consumers:
+            consumers = [c for o in node.outputs if o for c in g.consumers.get(o, [])]
+            if consumers and all(c.op_type in failure.except_consumers for c in consumers):
+                continue
+        for slot in failure.inputs:
+            if slot >= len(node.inputs) or not node.inputs[slot]:
+                continue
+            q = _dequantized_from(g, node.inputs[slot])
+            if q is None or not lg.is_initializer(g, q.inputs[0]):
+                continue
+            dtype = _quantized_type(lg, g, q)
+            if dtype is None or dtype not in failure.quantized_types:
+                continue
+            if lg.value_type(g, q.inputs[0]).dtype not in (None, "float", "float16"):
+                continue
+            if not _rank_fits(failure.constant, lg.value_type(g, q.inputs[0]).shape):
+                continue
+            others = [n for k, n in enumerate(node.inputs) if k != slot]
+            if failure.activation_input and not _activation_ok(lg, g, others, failure):
+                continue
+            return RequantizedMatch(failure, slot, q, q.inputs[0], dtype)
+    return None
