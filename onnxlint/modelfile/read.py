@@ -73,7 +73,9 @@ def read(
     limits: Limits | None = None,
     root: str | os.PathLike[str] | None = None,
 ) -> LoadedModel:
-    """Load a model from a path, bytes or a ModelProto; never raises for bad input.
+    """Read a model from a path, bytes or a ModelProto; never raises for bad input.
+
+    What was wrong is in ``problems`` (records); ``diagnostics`` stays empty here.
 
     ``root`` (paths only) is the folder being linted: a model path whose real file lies
     outside it (a symlink leading elsewhere) is reported and never read. It defaults to
