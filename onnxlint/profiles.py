@@ -231,6 +231,53 @@ class RefusedQdqUnit:
 
 
 @dataclass(frozen=True)
+class LayoutPassFailure:
+    """A layout-sensitive op the EP claims before ORT's layout transform without validating
+    it, and then refuses once rewritten to its layout: session creation fails.
+
+    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0) or
+    ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
+    is computed by a node that is not a DequantizeLinear)."""
+
+    op: str
+    condition: str
+    reason: str
+    slot: int | None = None
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
+    one-element constant input it must have."""
+
+    op: str
+    constant: float | None = None
+
+
+@dataclass(frozen=True)
+class FinalizeFailure:
+    """A chain of nodes (each feeding the next) that the EP claims and then fails to
+    compile when all of them fall in one of its partitions: session creation fails."""
+
+    chain: tuple[ChainLink, ...]
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class BoundaryTensorFailure:
+    """A tensor of ``dtype`` and ``rank`` entering (``direction`` "input") or leaving
+    ("output") one of the EP's partitions, which the EP then fails to compile."""
+
+    dtype: str
+    rank: int
+    direction: str
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class RequantizedConstantFailure:
     """A QDQ arrangement the EP claims and then fails to compile: a QuantizeLinear of a float
     constant, quantized to one of ``quantized_types``, whose DequantizeLinear feeds one of
@@ -268,6 +315,12 @@ class Partitioning:
     #: the last cluster is kept below min_partition_nodes
     keeps_last_small_cluster: bool = False
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
+    layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
+    finalize_failures: tuple[FinalizeFailure, ...] = ()
+    boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
+    #: the EP groups its nodes blind to values If/Loop bodies capture, and ORT refuses its
+    #: whole answer for a graph when a group is then not fusable
+    grouping_ignores_captured_inputs: bool = False
     notes: tuple[str, ...] = ()
 
 
@@ -659,6 +712,39 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     provenance=u.get("provenance"),
                 )
                 for u in part.get("refused_qdq_units", [])
+            ),
+            layout_pass_failures=tuple(
+                LayoutPassFailure(
+                    op=u["op"],
+                    condition=u["condition"],
+                    reason=u["reason"],
+                    slot=u.get("slot"),
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("layout_pass_failures", [])
+            ),
+            finalize_failures=tuple(
+                FinalizeFailure(
+                    chain=tuple(
+                        ChainLink(op=c["op"], constant=c.get("constant")) for c in u["chain"]
+                    ),
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("finalize_failures", [])
+            ),
+            grouping_ignores_captured_inputs=bool(
+                part.get("grouping_ignores_captured_inputs", False)
+            ),
+            boundary_tensor_failures=tuple(
+                BoundaryTensorFailure(
+                    dtype=u["dtype"],
+                    rank=int(u["rank"]),
+                    direction=u["direction"],
+                    reason=u["reason"],
+                    provenance=u.get("provenance"),
+                )
+                for u in part.get("boundary_tensor_failures", [])
             ),
             notes=tuple(part.get("notes", [])),
         ),

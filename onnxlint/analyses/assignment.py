@@ -513,6 +513,13 @@ def _constant_shapes(
                 and all(i in values and i not in scalars for i in n.input if i)
             ):
                 dims = [d for i in n.input if i for d in values[i]]
+            elif n.op_type == "Squeeze" and n.input and n.input[0] in values:
+                dims, scalar = _squeezed_shape_value(g, n, values, scalars)
+            elif n.op_type == "Range" and _range_of_values(g, n, values, scalars, table):
+                originals[(gi, ni)] = _copy_node(n)
+                g.node[ni].CopyFrom(_range_constant(g, n, values, scalars))
+                changed = True
+                continue
             if dims is None:
                 continue
             values[n.output[0]] = dims
@@ -526,6 +533,67 @@ def _constant_shapes(
             )
             changed = True
     return changed
+
+
+#: longest Range whose output ORT's graph resolution sizes that is replaced by its value
+_MAX_RANGE = 4096
+
+
+def _squeezed_shape_value(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> tuple[list[int] | None, bool]:
+    """A Squeeze (no axes, or axis 0) of a one-element shape value: that element, a scalar.
+
+    Measured with ORT 1.32 (QNN's validation log, optimizations disabled, named dims
+    fixed): ``Range(0, Squeeze(Shape(x)[0:1]), 1)`` of a dynamo attention mask has a
+    static output, so ORT knows the squeezed element."""
+    data = values[n.input[0]]
+    if n.input[0] in scalars or len(data) != 1:
+        return None, False
+    axes = _const_ints(g, n.input[1]) if len(n.input) > 1 and n.input[1] else ([0], False)
+    if axes is None or axes[0] not in ([0], [-1]):
+        return None, False
+    return list(data), True
+
+
+def _scalar_of(
+    g: onnx.GraphProto, name: str, values: dict[str, list[int]], scalars: set[str]
+) -> int | None:
+    if name in scalars:
+        return values[name][0]
+    got = _const_ints(g, name)
+    return got[0][0] if got is not None and got[1] else None
+
+
+def _range_of_values(
+    g: onnx.GraphProto,
+    n: onnx.NodeProto,
+    values: dict[str, list[int]],
+    scalars: set[str],
+    table: dict[str, Any],
+) -> bool:
+    """Whether ``n`` is an integer Range whose start, limit and delta are scalar shape
+    values or constants, one of them a shape value (ORT sizes its output; same
+    measurement as :func:`_squeezed_shape_value`), of at most :data:`_MAX_RANGE` elements."""
+    if len(n.input) != 3 or not any(i in scalars for i in n.input):
+        return False
+    if any(getattr(table.get(i), "dtype", "int64") not in (None, "int64") for i in n.input):
+        return False
+    got = [_scalar_of(g, i, values, scalars) for i in n.input]
+    if any(v is None for v in got) or got[2] == 0:
+        return False
+    start, limit, delta = (int(v) for v in got if v is not None)
+    return 0 <= len(range(start, limit, delta)) <= _MAX_RANGE
+
+
+def _range_constant(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> onnx.NodeProto:
+    """The Constant a Range of :func:`_range_of_values` evaluates to (int64)."""
+    start, limit, delta = (int(_scalar_of(g, i, values, scalars) or 0) for i in n.input)
+    seq = list(range(start, limit, delta))
+    value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(seq)], seq)
+    return onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)
 
 
 def build_level_graph(
@@ -1281,15 +1349,16 @@ def _apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> N
 
 
 def node_edges(
-    g: GraphRef, nodes: Sequence[NodeRef]
+    g: GraphRef, nodes: Sequence[NodeRef], captured: bool = True
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them."""
+    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them;
+    without ``captured``, the explicit inputs only."""
     paths = {n.path for n in nodes}
     preds: dict[str, list[str]] = {n.path: [] for n in nodes}
     succs: dict[str, list[str]] = {n.path: [] for n in nodes}
     for n in nodes:
         names = list(n.inputs)
-        for sub in n.subgraphs.values():
+        for sub in n.subgraphs.values() if captured else ():
             names += sorted(sub.captured)
         for name in names:
             if not name:

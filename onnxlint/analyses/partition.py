@@ -42,11 +42,11 @@ from onnxlint.analyses.assignment import (
     node_edges,
 )
 from onnxlint.index import GraphRef, NodeRef
-from onnxlint.tensors import inline_scalar_int
+from onnxlint.tensors import inline_array, inline_scalar_int
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
-    from onnxlint.profiles import Profile
+    from onnxlint.profiles import ChainLink, LayoutPassFailure, Profile
 
 __all__ = [
     "ByteCount",
@@ -283,6 +283,13 @@ class PartitionPlan:
     crossings: list[Crossing] = field(default_factory=list)
     #: node path -> EP device memory kind ("host" or "device")
     memory: dict[str, str] = field(default_factory=dict)
+    #: node path -> why its EP, which claimed it, refuses it after ORT's layout transform
+    #: (session creation fails; ``partitioning.layout_pass_failures``)
+    layout_failures: dict[str, str] = field(default_factory=dict)
+    #: node path -> why its EP fails to compile the partition holding it (session creation
+    #: fails): the first node of a ``partitioning.finalize_failures`` chain, or the node at
+    #: a ``boundary_tensor_failures`` tensor
+    finalize_failures: dict[str, str] = field(default_factory=dict)
     note: str | None = None
     graph: LevelGraph | None = field(default=None, repr=False)
 
@@ -736,6 +743,141 @@ def _dequantized_type(
     return dtypes.get(dq.inputs[0])
 
 
+def _layout_pass_failures(
+    kept: set[str],
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    la: LevelAssignment,
+    profile: Profile,
+) -> dict[str, str]:
+    """Node path -> why the EP refuses the claimed node after ORT's layout transform.
+
+    The profile's ``partitioning.layout_pass_failures`` name the layout-sensitive ops the
+    EP takes in its first capability pass without validating them; a node that meets one
+    of their conditions is refused when the EP sees it again in its own layout, and
+    session creation fails (no EP is left for the rewritten node).
+    """
+    rules = profile.partitioning.layout_pass_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for path in kept:
+        n = by_path[path]
+        for rule in rules:
+            if rule.op != n.op_type:
+                continue
+            problem = _layout_problem(rule, n, units.get(path), la)
+            if problem is not None:
+                out[path] = (
+                    f"{short_ep(profile.ep)} takes this {n.op_type} before ORT rewrites it to "
+                    f"{profile.layout} and refuses it afterwards ({problem}): {rule.reason}"
+                )
+                break
+    return out
+
+
+def _layout_problem(
+    rule: LayoutPassFailure, n: NodeRef, unit: Sequence[str] | None, la: LevelAssignment
+) -> str | None:
+    """What about ``n`` meets ``rule``'s condition; None when it does not."""
+    if rule.condition == "zero_sized_output":
+        na = la.get(n.path)
+        for i, shape in enumerate(na.facts.output_shapes if na is not None else ()):
+            if shape is not None and 0 in shape:
+                return f"output {i} has a zero-sized dimension {list(shape)}"
+        return None
+    if rule.condition == "computed_bias_in_qdq_unit" and unit is not None:
+        slot = rule.slot if rule.slot is not None else 2
+        if slot >= len(n.inputs) or not n.inputs[slot]:
+            return None
+        prod = n.graph.producers.get(n.inputs[slot])
+        if prod is None or prod.path in unit or prod.op_type == "DequantizeLinear":
+            return None
+        return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
+    return None
+
+
+def _finalize_failures(
+    g: GraphRef, group: Sequence[str], by_path: Mapping[str, NodeRef], profile: Profile
+) -> dict[str, str]:
+    """First node path of each chain of ``partitioning.finalize_failures`` found inside one
+    partition ``group`` -> why the EP fails to compile that partition."""
+    rules = profile.partitioning.finalize_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    members = set(group)
+    for path in group:
+        n = by_path[path]
+        for rule in rules:
+            found = _chain_from(g, n, rule.chain, members)
+            if found is not None:
+                ops = " -> ".join(m.op_type for m in found)
+                out[path] = (
+                    f"{short_ep(profile.ep)} fails to compile a partition holding the chain "
+                    f"{ops} from {n.label}: {rule.reason}"
+                )
+                break
+    return out
+
+
+def _chain_from(
+    g: GraphRef, n: NodeRef, chain: Sequence[ChainLink], members: set[str]
+) -> list[NodeRef] | None:
+    """The nodes of ``chain`` starting at ``n``, each feeding the next, all in ``members``."""
+    link = chain[0]
+    if n.op_type != link.op or n.path not in members:
+        return None
+    if link.constant is not None and not any(
+        _scalar_constant(g, name) == link.constant for name in n.inputs if name
+    ):
+        return None
+    if len(chain) == 1:
+        return [n]
+    for name in n.outputs:
+        for c in g.consumers.get(name, []) if name else []:
+            rest = _chain_from(g, c, chain[1:], members)
+            if rest is not None:
+                return [n, *rest]
+    return None
+
+
+def _scalar_constant(g: GraphRef, name: str) -> float | None:
+    """The value of a one-element inline constant (initializer or Constant node)."""
+    t = g.initializers.get(name)
+    if t is None:
+        p = g.producers.get(name)
+        if p is None or p.op_type != "Constant":
+            return None
+        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
+    arr = inline_array(t, max_elements=1) if t is not None else None
+    if arr is None or arr.size != 1 or arr.dtype.kind not in "fiu":
+        return None
+    return float(arr.reshape(-1)[0])
+
+
+def _unfusable_group(
+    groups: Sequence[list[str]], edges: tuple[dict[str, list[str]], dict[str, list[str]]]
+) -> str | None:
+    """The first node of a group that a path leaving the group re-enters, over all edges
+    (captured values included); None when every group can be fused."""
+    _preds, succs = edges
+    for grp in groups:
+        members = set(grp)
+        stack = [s for m in grp for s in succs.get(m, []) if s not in members]
+        seen: set[str] = set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for s in succs.get(x, []):
+                if s in members:
+                    return s
+                stack.append(s)
+    return None
+
+
 def _keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
     """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
     part = profile.partitioning
@@ -809,13 +951,39 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                             claimed.discard(p)
                             plan.released.setdefault(p, why)
                 groups = []
-                for grp in greedy_groups(g, order, claimed, units, edges):
+                blind = profile.partitioning.grouping_ignores_captured_inputs
+                found = greedy_groups(
+                    g,
+                    order,
+                    claimed,
+                    units,
+                    node_edges(g, order, captured=False) if blind else edges,
+                )
+                unfusable = _unfusable_group(found, edges) if blind else None
+                if unfusable is not None:
+                    # ORT's plugin host refuses the EP's whole answer for this graph
+                    why = (
+                        f"ORT refuses {short_ep(ep)}'s capability for this graph: "
+                        f"{short_ep(ep)} groups nodes across a value an If/Loop body "
+                        f"captures ({unfusable}), and a group with an unsupported node on "
+                        "a path between its nodes cannot be fused"
+                    )
+                    for p in claimed:
+                        plan.released.setdefault(p, why)
+                    found = []
+                for grp in found:
                     refusal = _keep_group(grp, by_path, profile)
                     if refusal is None:
                         groups.append(grp)
                     else:
                         for p in grp:
                             plan.released.setdefault(p, refusal)
+                kept = {p for grp in groups for p in grp}
+                plan.layout_failures.update(
+                    _layout_pass_failures(kept, units, by_path, la, profile)
+                )
+                for grp in groups:
+                    plan.finalize_failures.update(_finalize_failures(g, grp, by_path, profile))
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep
@@ -831,6 +999,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
     _number_partitions(plan, lg, groups_all)
     _crossings(plan, lg, assume)
     _constant_only(plan, la)
+    _boundary_failures(plan, la)
     return plan
 
 
@@ -973,6 +1142,51 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
                 vt = lg.value_type(g, name)
                 src.outputs.append(name)
                 src.bytes = src.bytes + ByteCount.of(vt.dtype, vt.shape, assume)
+
+
+def _boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
+    """Mark the node at each boundary tensor of a partition that the EP's
+    ``partitioning.boundary_tensor_failures`` say it fails to compile (in
+    ``plan.finalize_failures``: the consumer of an entering tensor, the producer of a
+    leaving one)."""
+    rules = {p.ep: p.partitioning.boundary_tensor_failures for p in la.profiles}
+    graphs = {g.path: g for g in la.graph.graphs()}
+    for part in plan.partitions:
+        g = graphs.get(part.graph)
+        if not rules.get(part.ep) or g is None:
+            continue
+        members = set(part.nodes)
+        for direction, names in (("input", part.inputs), ("output", part.outputs)):
+            for name in names:
+                vt = la.graph.value_type(g, name)
+                rule = next(
+                    (
+                        r
+                        for r in rules[part.ep]
+                        if r.direction == direction
+                        and r.dtype == vt.dtype
+                        and vt.shape is not None
+                        and len(vt.shape) == r.rank
+                    ),
+                    None,
+                )
+                node = _boundary_node(g, name, direction, members)
+                if rule is None or node is None:
+                    continue
+                plan.finalize_failures.setdefault(
+                    node.path,
+                    f"{short_ep(part.ep)} fails to compile partition {part.id}, which "
+                    f"{'receives' if direction == 'input' else 'produces'} {name!r} "
+                    f"({vt.dtype}, rank {rule.rank}) at its boundary: {rule.reason}",
+                )
+
+
+def _boundary_node(g: GraphRef, name: str, direction: str, members: set[str]) -> NodeRef | None:
+    """The partition's node that reads (``input``) or writes (``output``) tensor ``name``."""
+    if direction == "output":
+        p = g.producers.get(name)
+        return p if p is not None and p.path in members else None
+    return next((c for c in g.consumers.get(name, []) if c.path in members), None)
 
 
 def _constant_only(plan: PartitionPlan, la: LevelAssignment) -> None:

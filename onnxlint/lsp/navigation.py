@@ -12,7 +12,8 @@ from lsprotocol import types as lsp
 from onnxlint import causes
 from onnxlint.diagnostics import Diagnostic
 from onnxlint.index import NodeRef
-from onnxlint.lsp.sourcemap import Token, tensor_elements
+from onnxlint.lsp.printer import tensor_elements
+from onnxlint.lsp.sourcemap import Token
 from onnxlint.lsp.workspace import ModelState
 
 if sys.version_info >= (3, 11):

@@ -25,14 +25,9 @@ from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load
+from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import (
-    SourceMap,
-    map_text_source,
-    render_graph_view,
-    tensor_type_text,
-    type_text,
-)
+from onnxlint.lsp.sourcemap import SourceMap, map_text_source
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"

@@ -24,9 +24,10 @@ import onnxlint.lsp.service as service_mod
 from benchmarks import corpus
 from onnxlint import cli
 from onnxlint.lsp import features
+from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.service import VIEW_CACHE_SIZE, LintService
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import SourceMap, Token, render_graph_view
+from onnxlint.lsp.sourcemap import SourceMap, Token
 from onnxlint.lsp.workspace import ModelState, analyse, build_view, path_to_uri
 from tests.lsp.models import BAD, GOOD, NESTED, write_model
 
@@ -480,7 +481,7 @@ def test_the_server_collects_garbage_less_often(monkeypatch: pytest.MonkeyPatch)
 def test_graph_view_diagnostics_only_for_the_current_result(tmp_path: Path, current: bool) -> None:
     """An open view gets the diagnostics of the result still current; a superseded result
     (a burst of changes) is neither rendered nor published."""
-    from onnxlint.lsp.server import OnnxLintServer
+    from onnxlint.lsp.host import OnnxLintServer
     from onnxlint.lsp.workspace import graph_uri
 
     model = write_model(tmp_path / "m.onnx", BAD)
@@ -560,7 +561,7 @@ def test_diagnostics_on_the_wire_equal_pyglss_own_serialization(tmp_path: Path) 
     """The server's fast JSON for diagnostics is byte for byte what pygls would send."""
     from pygls.protocol import default_converter
 
-    from onnxlint.lsp.server import make_converter
+    from onnxlint.lsp.host import make_converter
 
     model = write_model(tmp_path / "m.onnx", NESTED)
     state = analyse(path_to_uri(model), model, model.read_bytes(), Settings())

@@ -17,9 +17,10 @@ from onnx import helper, numpy_helper
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex
 from onnxlint.lsp import features
+from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.service import LintService
 from onnxlint.lsp.settings import Settings, parse_settings
-from onnxlint.lsp.sourcemap import map_text_source, render_graph_view
+from onnxlint.lsp.sourcemap import map_text_source
 from onnxlint.lsp.workspace import analyse, graph_uri, path_to_uri, scan, uri_to_path
 from tests.lsp.models import BAD, GOOD, NESTED, write_model
 

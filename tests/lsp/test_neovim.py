@@ -1,9 +1,10 @@
 """A second real client: Debian's Neovim (0.7.x) headless on an ``.onnxtxt`` file (slow).
 
-Neovim starts with the ``init.lua`` snippet of docs/editor.md, verbatim, as its
-configuration (``onnxlint`` on ``PATH`` is this Python's); the Lua script opens
-the file and writes the diagnostics Neovim received; the test checks the unknown
-operator is reported on its exact line.
+The ``init.lua`` snippet of docs/editor.md, verbatim, is the user's configuration
+(``$XDG_CONFIG_HOME/nvim/init.lua``, where Neovim reads it; ``onnxlint`` on ``PATH``
+is this Python's); Neovim opens the file given on its command line, as a user starts
+it, and the Lua script writes the diagnostics Neovim received; the test checks the
+unknown operator is reported on its exact line.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def test_neovim_receives_diagnostics_for_onnxtxt(tmp_path: Path) -> None:
     model.write_text(BAD)
     (tmp_path / "onnxlint.toml").write_text('select = ["OL2"]\n')
     out = tmp_path / "received.tsv"
-    init = tmp_path / "init.lua"
+    init = tmp_path / "cfg" / "nvim" / "init.lua"
+    init.parent.mkdir(parents=True)
     init.write_text(docs_snippet())
     # the snippet runs `onnxlint lsp`: this Python's onnxlint
     bindir = tmp_path / "bin"
@@ -66,7 +68,7 @@ def test_neovim_receives_diagnostics_for_onnxtxt(tmp_path: Path) -> None:
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     proc = subprocess.run(
-        ["nvim", "--headless", "-n", "-u", str(init), "-i", "NONE", "-c", f"luafile {SCRIPT}"],
+        ["nvim", "--headless", "-n", "-i", "NONE", str(model), "-c", f"luafile {SCRIPT}"],
         env=env,
         capture_output=True,
         text=True,

@@ -481,3 +481,35 @@ async def test_fix_dynamic_dims_writes_a_new_model(client: LanguageClient) -> No
         lsp.ExecuteCommandParams(command=cmd.command, arguments=cmd.arguments)
     )
     assert Path(again["path"]) == ws / "good.static-2.onnx"
+
+
+async def test_a_saved_configuration_rechecks_once_however_often_it_is_announced(
+    client: LanguageClient,
+) -> None:
+    """The VS Code extension announces a saved configuration file at once and the file
+    watcher again later: the models are re-checked once per change of the file."""
+    ws = await scanned(client)
+    uri = path_to_uri(ws / "bad.onnx")
+    statuses: list[Any] = client.seen.statuses  # type: ignore[attr-defined]
+    await wait_until(lambda: statuses)  # the scan's
+    config = ws / "onnxlint.toml"
+
+    def announce() -> None:
+        client.workspace_did_change_watched_files(
+            lsp.DidChangeWatchedFilesParams(
+                [lsp.FileEvent(uri=path_to_uri(config), type=lsp.FileChangeType.Changed)]
+            )
+        )
+
+    before = len(statuses)
+    config.write_text(CONFIG + 'ignore = ["OL204"]\n')
+    announce()  # the extension, on save
+    await wait_until(lambda: "OL204" not in codes(client, uri))
+    await wait_until(lambda: len(statuses) > before)  # the re-check's report
+    announce()  # the watcher, later: the same file
+    await asyncio.sleep(1.0)
+    assert len(statuses) == before + 1
+    config.write_text(CONFIG)  # a real change is re-checked
+    announce()
+    await wait_until(lambda: "OL204" in codes(client, uri))
+    await wait_until(lambda: len(statuses) == before + 2)

@@ -24,7 +24,14 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import partition_agreement as agreement
 import partition_models
 
-__all__ = ["check_real", "context", "openvino_runner", "partition_models", "partitions"]
+__all__ = [
+    "check_real",
+    "context",
+    "openvino_runner",
+    "partition_models",
+    "partitions",
+    "real_sessions",
+]
 
 
 def context(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) -> LintContext:
@@ -49,9 +56,11 @@ def qnn_cpu_nodes(model: onnx.ModelProto) -> set[str]:
     return {p for p, ep in plan.node_ep.items() if ep == "CPUExecutionProvider"}
 
 
-def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> None:
-    """Real sessions on ``ep`` (``runner``'s interpreter) at both levels agree with the
-    prediction node for node and in the number of accelerator partitions."""
+def real_sessions(
+    ep: str, runner: str, models: Mapping[str, onnx.ModelProto]
+) -> dict[str, dict[str, Any]]:
+    """Real sessions on ``ep`` (``runner``'s interpreter) of every model at both levels,
+    keyed ``name|disabled`` and ``name|basic``."""
     spec = agreement.EPS[ep]
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
@@ -69,7 +78,14 @@ def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> N
                         "plugin": spec["plugin"],
                     }
                 )
-        real = agreement.run_real(jobs, runner, timeout_s=300)
+        return agreement.run_real(jobs, runner, timeout_s=300)
+
+
+def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> None:
+    """Real sessions on ``ep`` (``runner``'s interpreter) at both levels agree with the
+    prediction node for node and in the number of accelerator partitions."""
+    spec = agreement.EPS[ep]
+    real = real_sessions(ep, runner, models)
     for name, model in models.items():
         plans = agreement.predict(model, ep)
         for level in ("disabled", "basic"):

@@ -9,19 +9,22 @@ import * as path from "path";
 import * as vscode from "vscode";
 import {
   CloseAction,
+  DidChangeWatchedFilesNotification,
   ErrorAction,
+  FileChangeType,
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
   State,
 } from "vscode-languageclient/node";
+import { GRAPH_SCHEME, ModelProblems, modelPathOf, viewPathOf } from "./problems";
 import { ServerCommand, ServerProcess, StartFailure, StatusItem, showStartFailure } from "./startup";
 
-const GRAPH_SCHEME = "onnx-graph";
-const GRAPH_SUFFIX = ".onnxtxt";
 const GRAPH_VIEW_REQUEST = "onnxlint/graphView";
 const GRAPH_VIEW_CLOSED = "onnxlint/graphViewClosed";
 const STATUS_NOTIFICATION = "onnxlint/status";
+/** configuration files the server reads (a save re-checks every model) */
+const CONFIG_FILES = ["onnxlint.toml", "pyproject.toml"];
 /** restarts after a crash allowed within RESTART_WINDOW_MS before the server is left stopped */
 const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
@@ -41,19 +44,27 @@ interface GraphViewResult {
 
 let client: LanguageClient | undefined;
 let status: StatusItem | undefined;
+const problems = new ModelProblems();
 const output = vscode.window.createOutputChannel("onnxlint", { log: true });
+
+/** The language client, quiet while the server starts: a failed start gets the extension's
+ * own message (startup.ts), not also the client's "couldn't create connection to server". */
+class OnnxLintClient extends LanguageClient {
+  /** true once the server answered `initialize`: the client's messages are shown again */
+  running = false;
+
+  override error(message: string, data?: unknown, showNotification: boolean | "force" = true): void {
+    super.error(message, data, this.running ? showNotification : false);
+  }
+}
 
 /** The model file a graph view stands for: onnx-graph:/a/b.onnx.onnxtxt -> file:///a/b.onnx */
 export function modelUriOf(graphUri: vscode.Uri): vscode.Uri {
-  let p = graphUri.path;
-  if (p.endsWith(GRAPH_SUFFIX)) {
-    p = p.slice(0, -GRAPH_SUFFIX.length);
-  }
-  return vscode.Uri.file(p);
+  return vscode.Uri.file(modelPathOf(graphUri.path));
 }
 
 export function graphUriOf(model: vscode.Uri): vscode.Uri {
-  return vscode.Uri.from({ scheme: GRAPH_SCHEME, path: model.path + GRAPH_SUFFIX });
+  return vscode.Uri.from({ scheme: GRAPH_SCHEME, path: viewPathOf(model.path) });
 }
 
 /** Serves the graph view's text from the server; refreshed when the model changes on disk. */
@@ -194,6 +205,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: settingsObject(),
     synchronize: { configurationSection: "onnxlint" },
     outputChannel: output,
+    // ServerProcess logs the server's stderr at each line's own level; the client's
+    // default would log every line a second time, as an error
+    stdioOptions: { stdout: () => undefined, stderr: () => undefined },
     // the extension's own message explains a failed start; the client's would only repeat it
     initializationFailedHandler: () => false,
     errorHandler: {
@@ -225,17 +239,23 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
       },
     },
     middleware: {
+      // a binary model's problems are listed under its graph view: opening one opens the
+      // view at the node's line (the custom editor for the file is never told a range)
+      handleDiagnostics: problems.handleDiagnostics,
+      provideCodeActions: async (document, range, context, token, next) =>
+        withConfigSave(await next(document, range, context, token)),
       // Diagnostics are pushed for every model (open or not); pulling them as well
       // would list each finding twice in the Problems panel.
       provideDiagnostics: async () => ({ kind: "full", items: [] }) as never,
     },
   };
-  const started = new LanguageClient("onnxlint", "onnxlint", serverOptions, clientOptions);
+  const started = new OnnxLintClient("onnxlint", "onnxlint", serverOptions, clientOptions);
   client = started;
   context.subscriptions.push(
     started.onDidChangeState((e) => {
       if (e.newState === State.Running) {
         initialized = true;
+        started.running = true;
         const info = started.initializeResult?.serverInfo;
         status?.running(info?.version, configuredEps(), undefined);
       }
@@ -299,6 +319,66 @@ function watchGraphTabs(context: vscode.ExtensionContext): void {
   );
 }
 
+const CONFIG_EDITED_COMMAND = "onnxlint.configEdited";
+
+function isConfigFile(uri: vscode.Uri): boolean {
+  return uri.scheme === "file" && CONFIG_FILES.includes(path.basename(uri.fsPath));
+}
+
+/** Tell the server a configuration file changed on disk, now. */
+function announceConfig(uri: vscode.Uri): void {
+  if (!client) {
+    return;
+  }
+  void client.sendNotification(DidChangeWatchedFilesNotification.type, {
+    changes: [{ uri: client.code2ProtocolConverter.asUri(uri), type: FileChangeType.Changed }],
+  });
+}
+
+/** A saved configuration file re-checks the models at once: the file watcher's event
+ * comes a second or two later (the server re-checks once per change of the file). An
+ * "Ignore" quick fix saves the configuration file it edits and announces it, so the
+ * lenses and problems follow within a second, whatever `files.refactoring.autoSave` says. */
+function watchConfigSaves(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(
+    vscode.workspace.onDidSaveTextDocument((doc) => {
+      if (isConfigFile(doc.uri)) {
+        announceConfig(doc.uri);
+      }
+    }),
+    vscode.commands.registerCommand(CONFIG_EDITED_COMMAND, async (...uris: string[]) => {
+      for (const raw of uris) {
+        const uri = vscode.Uri.parse(raw);
+        const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+        if (doc?.isDirty) {
+          await doc.save(); // announced by onDidSaveTextDocument
+        } else {
+          announceConfig(uri);
+        }
+      }
+    }),
+  );
+}
+
+/** The quick fixes that edit a configuration file save it after the edit (see above). */
+async function withConfigSave(
+  actions: (vscode.Command | vscode.CodeAction)[] | null | undefined,
+): Promise<(vscode.Command | vscode.CodeAction)[] | null | undefined> {
+  for (const action of actions ?? []) {
+    if (action instanceof vscode.CodeAction && action.edit && !action.command) {
+      const configs = action.edit.entries().map(([uri]) => uri).filter(isConfigFile);
+      if (configs.length) {
+        action.command = {
+          title: action.title,
+          command: CONFIG_EDITED_COMMAND,
+          arguments: configs.map((u) => u.toString()),
+        };
+      }
+    }
+  }
+  return actions;
+}
+
 /** A changed server command or interpreter takes effect at once, as in Pylance and ruff. */
 async function watchServerCommand(context: vscode.ExtensionContext): Promise<void> {
   context.subscriptions.push(
@@ -343,8 +423,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("onnxlint.showOutput", () => output.show()),
   );
   status = new StatusItem();
-  context.subscriptions.push(status);
+  context.subscriptions.push(status, problems, vscode.window.registerFileDecorationProvider(problems));
   watchGraphTabs(context);
+  watchConfigSaves(context);
   await watchServerCommand(context);
   // "onnxlint.relint" and "onnxlint.applyFix" are server commands: the language client
   // registers them itself. Refresh open graph views when their model changes on disk

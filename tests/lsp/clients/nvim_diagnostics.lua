@@ -1,12 +1,14 @@
 -- A second real LSP client: Neovim 0.7 (Debian) headless on an .onnxtxt file.
--- Run after the init.lua snippet of docs/editor.md (nvim -u SNIPPET): opens
--- $ONNXLINT_NVIM_FILE, so the snippet starts and attaches the server, waits for its
--- diagnostics and writes them, one line each, to $ONNXLINT_NVIM_OUT
--- ("line<TAB>code<TAB>message"), then quits.
+-- Run with the init.lua snippet of docs/editor.md as the user's init.lua and
+-- $ONNXLINT_NVIM_FILE on Neovim's command line (opened if it is not): the snippet
+-- starts and attaches the server; this waits for its diagnostics and writes them, one
+-- line each, to $ONNXLINT_NVIM_OUT ("line<TAB>code<TAB>message"), then quits.
 local file = os.getenv("ONNXLINT_NVIM_FILE")
 local out = os.getenv("ONNXLINT_NVIM_OUT")
 
-vim.cmd("edit " .. vim.fn.fnameescape(file))
+if vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ":p") ~= vim.fn.fnamemodify(file, ":p") then
+  vim.cmd("edit " .. vim.fn.fnameescape(file))
+end
 local ok = vim.wait(60000, function() return #vim.diagnostic.get(0) > 0 end, 50)
 local fh = io.open(out, "w")
 if ok then

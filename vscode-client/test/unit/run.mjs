@@ -1,19 +1,25 @@
 // Bundles the unit tests (with a stub for the `vscode` module) and runs them with node:test.
 import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const outfile = path.join(here, "../../out/unit/startup.test.js");
+const outdir = path.join(here, "../../out/unit");
+const tests = fs.readdirSync(here).filter((f) => f.endsWith(".test.ts")).sort();
 await esbuild.build({
-  entryPoints: [path.join(here, "startup.test.ts")],
+  entryPoints: tests.map((f) => path.join(here, f)),
   bundle: true,
-  outfile,
+  outdir,
   platform: "node",
   format: "cjs",
   target: "node20",
   alias: { vscode: path.join(here, "vscode-stub.js") },
   logLevel: "warning",
 });
-execFileSync(process.execPath, ["--test", outfile], { stdio: "inherit" });
+execFileSync(
+  process.execPath,
+  ["--test", ...tests.map((f) => path.join(outdir, f.replace(/\.ts$/, ".js")))],
+  { stdio: "inherit" },
+);

@@ -1,0 +1,102 @@
+"""QNN groups the nodes it claims without seeing the values If bodies capture from the
+outer graph. When a group then has a CPU node on a path between its nodes (through the
+captured value), ORT's plugin host refuses QNN's whole answer for the graph ("set nodes
+that cannot be fused together") and every node runs on CPU, silently (issue #16: the
+silero-vad exports with their named dims fixed, 0 QNN partitions where 3 were predicted).
+The profile says so with ``partitioning.grouping_ignores_captured_inputs``.
+
+Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
+``soc_model=60``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from .conftest import partitions, real_sessions
+
+QNN = "QNNExecutionProvider"
+
+
+def _body(name: str, op: str) -> onnx.GraphProto:
+    return helper.make_graph(
+        [helper.make_node(op, ["s"], [f"o_{name}"], f"{name}_op")],
+        name,
+        [],
+        [helper.make_tensor_value_info(f"o_{name}", TensorProto.FLOAT, [1, 8])],
+    )
+
+
+def relu_sinh_sigmoid(captured: bool) -> onnx.ModelProto:
+    """Relu (QNN) -> Sinh (CPU) -> Sigmoid (QNN); with ``captured`` the Sinh's output
+    reaches the Sigmoid only through an If whose branches (Sinh, Cosh) capture it."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], "relu"),
+        helper.make_node("Sinh", ["a"], ["s"], "sinh"),
+    ]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])]
+    if captured:
+        nodes.append(
+            helper.make_node(
+                "If",
+                ["cond"],
+                ["u"],
+                "if",
+                then_branch=_body("then", "Sinh"),
+                else_branch=_body("else", "Cosh"),
+            )
+        )
+        inputs.append(helper.make_tensor_value_info("cond", TensorProto.BOOL, [1]))
+    nodes.append(helper.make_node("Sigmoid", ["u" if captured else "s"], ["y"], "sigmoid"))
+    graph = helper.make_graph(
+        nodes,
+        "captured" if captured else "explicit",
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        value_info=[helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, 8])]
+        if captured
+        else [],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+#: name -> (model, QNN partitions the session really has)
+CASES = {
+    "captured": (relu_sinh_sigmoid(captured=True), 0),
+    "explicit": (relu_sinh_sigmoid(captured=False), 2),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_group_across_a_captured_value_loses_the_whole_graph(name: str) -> None:
+    model, real = CASES[name]
+    plan = partitions(model, ["qnn"]).plan("exported")
+    assert plan is not None
+    assert len(plan.partitions_on(QNN)) == real
+    released = [why for p, why in plan.released.items() if p == "main/relu"]
+    if real == 0:
+        assert released and "cannot be fused" in released[0]
+    else:
+        assert plan.node_ep["main/relu"] == QNN
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_captured_grouping_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    from .conftest import agreement
+
+    real = real_sessions("qnn", sys.executable, {n: m for n, (m, _) in CASES.items()})
+    for name, (model, partitions_real) in CASES.items():
+        r = real[f"{name}|disabled"]
+        assert r.get("ok"), r
+        got = agreement.compare(agreement.predict(model, "qnn")["disabled"], r, QNN)
+        assert got["real_partitions"] == partitions_real, (name, got)
+        assert got["predicted_partitions"] == partitions_real, (name, got)
