@@ -245,8 +245,6 @@ OVERSIZE_ALLOWED: dict[str, str] = {
     "onnxlint/analyses/capability.py": "being split in another branch",
     "onnxlint/rules/ep_support.py": "being split in another branch",
     "onnxlint/profiles.py": "being split in another branch",
-    "onnxlint/lsp/server.py": "being split in another branch",
-    "onnxlint/lsp/sourcemap.py": "being split in another branch",
 }
 
 
