@@ -176,7 +176,7 @@ def evaluate_model(
     truth: dict[str, Any], path: Path, family: str, targets: Iterable[str]
 ) -> list[Row]:
     """Every row of one model (the lints run here)."""
-    from onnxlint.confirm import _reasons_by_path, _reported_to_paths
+    from onnxlint.confirm.diff import reasons_by_path, reported_to_paths
     from onnxlint.runtime.results import SessionResult
 
     rows: list[Row] = []
@@ -213,9 +213,9 @@ def evaluate_model(
             plan, la = got
             index = plan.graph.index
             nodes, verdicts = _real(truth, s)
-            actual, _inserted, _unreported = _reported_to_paths(index, nodes)
+            actual, _inserted, _unreported = reported_to_paths(index, nodes)
             res = SessionResult(request_id="", status="ok", provider=ep, verdicts=verdicts)
-            reasons = _reasons_by_path(index, res)
+            reasons = reasons_by_path(index, res)
             for path_, real_ep in actual.items():
                 pred_ep = plan.node_ep.get(path_)
                 if pred_ep is None:

@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxlint.analyses.level1 import count_nodes
+from onnxlint.analyses.level1.eligibility import count_nodes
 from onnxlint.fsutil import atomic_write_bytes
 
 #: bump when a generator changes, so stale cached files are rebuilt

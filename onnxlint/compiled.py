@@ -12,7 +12,7 @@ checks cache-key hygiene against a source model (:func:`source_match`).
 
 Sidecar files are never opened: they are ``stat``-ed, and only when their
 location is a plain relative path that resolves inside the model's folder
-(``onnxlint.loader.unsafe_location``).
+(``onnxlint.modelfile.external.unsafe_location``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from onnxlint.loader import unsafe_location
+from onnxlint.modelfile.external import unsafe_location
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -336,7 +336,8 @@ def check_compatibility(
     language server re-linting the same file does not start a worker each time.
     """
     from onnxlint.ep_names import providers
-    from onnxlint.runtime.client import WorkerItem, private_temp_dir, remove_temp_dir, run_items
+    from onnxlint.runtime.batch import WorkerItem, run_items
+    from onnxlint.runtime.processes import private_temp_dir, remove_temp_dir
     from onnxlint.runtime.runners import EpSpec, resolve_runner
 
     if provider not in providers():

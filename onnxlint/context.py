@@ -13,7 +13,7 @@ import onnx
 from onnxlint.config import Config
 from onnxlint.diagnostics import Diagnostic
 from onnxlint.index import ModelIndex
-from onnxlint.loader import LoadedModel
+from onnxlint.modelfile.read import LoadedModel
 
 T = TypeVar("T")
 

@@ -140,7 +140,7 @@ def limits_of(runner: str | None = None, *, timeout_s: float = 60.0) -> dict[str
 
     ``max_opset``, ``ml_opset``, ``max_ir`` (ints) and ``providers`` (its built-in EPs).
     """
-    from onnxlint.runtime.client import WorkerItem, run_items
+    from onnxlint.runtime.batch import WorkerItem, run_items
     from onnxlint.runtime.runners import EpSpec
 
     res = run_items(

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from onnxlint import cli
+from onnxlint.cli import output as cli_output
 
 from .conftest import REPO
 
@@ -188,7 +189,7 @@ def test_colour_switches(
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    assert cli.use_color(_Tty() if tty else io.StringIO()) is expected
+    assert cli_output.use_color(_Tty() if tty else io.StringIO()) is expected
 
 
 def test_force_color_colours_a_pipe(
@@ -236,7 +237,7 @@ def test_a_closed_pipe_in_a_real_process() -> None:
 def test_progress_notes_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
     from onnxlint import progress
 
-    progress.set_listener(cli._progress_line)
+    progress.set_listener(cli_output.progress_line)
     try:
         progress.note("confirming m.onnx on qnn-htp: 2 sessions (disabled, basic)")
         with progress.listening(lambda m: (_ for _ in ()).throw(RuntimeError(m))):

@@ -8,14 +8,15 @@ import that runs up the layers is still an upward dependency.
 ``KNOWN_UPWARD`` lists the upward imports that existed when this test was written
 (issue #15 tracks their removal). The test fails on any upward import that is not in
 the list, and on a listed one that no longer exists (so the list only shrinks).
+
+A module holds one job: none may exceed ``MAX_MODULE_LINES`` except those in
+``OVERSIZE_ALLOWED``, which says why for each and also only shrinks.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-
-import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "onnxlint"
 
@@ -40,7 +41,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "model",
-        ("onnxlint.tensors", "onnxlint.loader", "onnxlint.index", "onnxlint.rewrites"),
+        ("onnxlint.tensors", "onnxlint.modelfile", "onnxlint.index", "onnxlint.rewrites"),
     ),
     ("ort", ("onnxlint.runtime", "onnxlint.ort_versions", "onnxlint.analyses.level1")),
     ("profiles", ("onnxlint.profiles", "onnxlint.signatures")),
@@ -59,7 +60,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.partition_summary",
         ),
     ),
-    ("engine", ("onnxlint.engine", "onnxlint.what_if", "onnxlint.baseline")),
+    ("engine", ("onnxlint.loader", "onnxlint.engine", "onnxlint.what_if", "onnxlint.baseline")),
     ("render", ("onnxlint.render",)),
     (
         "front",
@@ -81,10 +82,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 #: (importer, imported) pairs that run upward today; remove a pair when it is fixed
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    # the loader builds its diagnostics from the load rules' classes (messages by id)
-    ("onnxlint.loader", "onnxlint.rules.load"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def module_name(path: Path) -> str:
@@ -229,6 +227,45 @@ def _cycle_is_known(cycle: list[str]) -> bool:
     return any(a in members and b in members for a, b in KNOWN_UPWARD)
 
 
-@pytest.mark.parametrize("importer,target", sorted(KNOWN_UPWARD))
-def test_known_pairs_are_upward(importer: str, target: str) -> None:
-    assert layer_of(target) > layer_of(importer)
+def test_known_pairs_are_upward() -> None:
+    assert [(a, b) for a, b in sorted(KNOWN_UPWARD) if layer_of(b) <= layer_of(a)] == []
+
+
+#: a module holds one job; past this many lines it almost always holds several
+MAX_MODULE_LINES = 600
+
+#: modules allowed past MAX_MODULE_LINES, each with why (the list only shrinks)
+OVERSIZE_ALLOWED: dict[str, str] = {
+    # runs in the runner's interpreter with the standard library only, so it cannot
+    # share code with the package and is one file by design
+    "onnxlint/runtime/_worker.py": "stdlib-only worker",
+    # owned by other engineers in the current wave (issue #15); split after merging
+    "onnxlint/analyses/assignment.py": "being split in another branch",
+    "onnxlint/analyses/partition.py": "being split in another branch",
+    "onnxlint/analyses/capability.py": "being split in another branch",
+    "onnxlint/rules/ep_support.py": "being split in another branch",
+    "onnxlint/profiles.py": "being split in another branch",
+}
+
+
+def _module_lines() -> dict[str, int]:
+    root = PACKAGE.parent
+    return {
+        p.relative_to(root).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for p in PACKAGE.rglob("*.py")
+    }
+
+
+def test_no_module_over_the_line_limit() -> None:
+    over = sorted(
+        f"{path} ({n} lines)"
+        for path, n in _module_lines().items()
+        if n > MAX_MODULE_LINES and path not in OVERSIZE_ALLOWED
+    )
+    assert over == [], f"modules over {MAX_MODULE_LINES} lines; split them along their jobs: {over}"
+
+
+def test_oversize_allowances_are_still_needed() -> None:
+    lines = _module_lines()
+    stale = sorted(p for p in OVERSIZE_ALLOWED if lines.get(p, 0) <= MAX_MODULE_LINES)
+    assert stale == [], f"remove these from OVERSIZE_ALLOWED: {stale}"

@@ -18,11 +18,14 @@ from typing import Any
 import onnx
 import pytest
 
-from onnxlint import engine, rewrites
+from onnxlint import cli, engine, rewrites
 from onnxlint.analyses import level1
+from onnxlint.analyses.level1 import cache as level1_cache
+from onnxlint.analyses.level1 import eligibility
+from onnxlint.cli import lint as cli_lint
 from onnxlint.config import Config
 from onnxlint.render import render
-from onnxlint.runtime import client
+from onnxlint.runtime import client, processes
 from tests.conftest import light_models, parse
 
 MODEL = """\
@@ -77,10 +80,10 @@ def test_miss_then_hit_gives_the_same_graph(cache_dir: Path) -> None:
 
 
 def test_cache_root_is_the_confirm_cache_root(cache_dir: Path) -> None:
-    from onnxlint.confirm import default_cache_dir
+    from onnxlint.confirm.cache import default_cache_dir
 
-    assert level1.default_cache_dir() == cache_dir
-    assert level1.default_cache_dir().parent == default_cache_dir().parent
+    assert level1_cache.default_cache_dir() == cache_dir
+    assert level1_cache.default_cache_dir().parent == default_cache_dir().parent
 
 
 @pytest.mark.parametrize(
@@ -93,23 +96,23 @@ def test_key_changes_with_what_ort_output_depends_on(
     model = parse(
         MODEL.replace("float[1,4] x", "float[N,4] x").replace("float[1,4] y", "float[N,4] y")
     )
-    before = level1.key_material(model.SerializeToString())
+    before = level1_cache.key_material(model.SerializeToString())
     assert before is not None
     if change == "model bytes":
-        after = level1.key_material(small_model(2).SerializeToString())
+        after = level1_cache.key_material(small_model(2).SerializeToString())
     elif change == "assumed dims":
         fixed = rewrites.override_dims(model, {"N": 2})
-        after = level1.key_material(fixed.SerializeToString())
+        after = level1_cache.key_material(fixed.SerializeToString())
     else:
         ident = dict(level1.ort_identity() or {})
         if change == "ort version":
             ident["version"] = "0.0.1"
         else:
             ident["libs"] = [[n, size + 1, t] for n, size, t in ident["libs"]]
-        monkeypatch.setattr(level1, "ort_identity", lambda: ident)
-        after = level1.key_material(model.SerializeToString())
+        monkeypatch.setattr(level1_cache, "ort_identity", lambda: ident)
+        after = level1_cache.key_material(model.SerializeToString())
     assert after is not None
-    assert level1.cache_key(before) != level1.cache_key(after)
+    assert level1_cache.cache_key(before) != level1_cache.cache_key(after)
 
 
 def test_ort_identity_names_the_installed_package_without_importing_it() -> None:
@@ -329,7 +332,7 @@ def test_no_worker_where_the_graph_is_never_built(
         t.external_data.add(key="location", value="w.bin")
         model.graph.initializer.append(t)
     else:
-        monkeypatch.setattr(level1, "OPTIMIZED_MAX_NODES", 2)
+        monkeypatch.setattr(eligibility, "OPTIMIZED_MAX_NODES", 2)
     calls: list[Any] = []
     monkeypatch.setattr(client, "start_optimize", lambda *a, **k: calls.append(a))
     j = job(model, cache_dir)
@@ -379,7 +382,7 @@ def test_no_worker_outlives_a_lint_that_fails(
     [run] = started
     assert run.worker is None and not run.log_dir.exists()
     assert pids and not _alive(pids[0])
-    assert level1._ACTIVE == {} and not client._LIVE
+    assert level1._ACTIVE == {} and not processes._LIVE
 
 
 def test_a_pending_worker_is_ended_at_exit(tmp_path: Path) -> None:
@@ -388,10 +391,10 @@ def test_a_pending_worker_is_ended_at_exit(tmp_path: Path) -> None:
     run = client.start_optimize(src, tmp_path / "out.onnx")
     assert run.worker is not None
     pid = run.worker.proc.pid
-    assert run in client._LIVE
-    client._cancel_live()  # what atexit runs
+    assert run in processes._LIVE
+    processes._cancel_live()  # what atexit runs
     assert not _alive(pid)
-    assert not client._LIVE
+    assert not processes._LIVE
 
 
 def test_a_started_worker_gives_the_same_result_as_a_synchronous_one(tmp_path: Path) -> None:
@@ -509,25 +512,25 @@ def test_prewarm_only_when_a_cold_lint_is_likely(
     if cached:
         engine.lint(path, eps=["qnn"])  # fills the cache and writes the hint
     spawned: list[Any] = []
-    monkeypatch.setattr(client, "prewarm", lambda *a, **k: spawned.append(a) or True)
-    assert level1.prewarm_from_args(_args(path, *extra)) is started
+    monkeypatch.setattr(processes, "prewarm", lambda *a, **k: spawned.append(a) or True)
+    assert cli_lint.prewarm_from_args(_args(path, *extra)) is started
     assert bool(spawned) is started
 
 
 def test_the_prewarmed_worker_is_the_one_that_builds_the_graph(
     cache_dir: Path, tmp_path: Path
 ) -> None:
-    assert client.prewarm()
-    assert client._SPARE is not None
-    spare = client._SPARE[0]
+    assert processes.prewarm()
+    assert processes._SPARE is not None
+    spare = processes._SPARE[0]
     try:
         j = job(small_model(), cache_dir)
-        assert client._SPARE is None  # taken by the job's worker run
+        assert processes._SPARE is None  # taken by the job's worker run
         assert j._pending is not None and j._pending.worker is spare
         graph, note = j.result()
         assert graph is not None and note == level1.NOTE_OK
     finally:
-        client.drop_spare()
+        processes.drop_spare()
     assert not _alive(spare.proc.pid)
 
 
@@ -535,24 +538,22 @@ def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) ->
     path = tmp_path / "m.onnx"
     onnx.save(small_model(), path)
     pids: list[int] = []
-    real = client.prewarm
+    real = processes.prewarm
 
     def prewarm(*args: Any, **kwargs: Any) -> bool:
         ok = real(*args, **kwargs)
-        assert client._SPARE is not None
-        pids.append(client._SPARE[0].proc.pid)
+        assert processes._SPARE is not None
+        pids.append(processes._SPARE[0].proc.pid)
         return ok
 
-    from onnxlint import cli
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(client, "prewarm", prewarm)
+        mp.setattr(processes, "prewarm", prewarm)
         # the graph-level option makes the lint not need the worker the CLI started
         config = tmp_path / "onnxlint.toml"
         config.write_text('[partition]\ngraph-level = "exported"\n')
         assert cli.main([str(path), "--ep", "qnn", "--config", str(config)]) in (0, 1)
     assert pids and not _alive(pids[0])
-    assert client._SPARE is None
+    assert processes._SPARE is None
 
 
 @pytest.mark.parametrize(
@@ -563,9 +564,9 @@ def test_an_unused_prewarmed_worker_is_ended(tmp_path: Path, cache_dir: Path) ->
 def test_the_cache_keeps_the_newest_entries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_entries: int, max_bytes: int, kept: int
 ) -> None:
-    monkeypatch.setattr(level1, "MAX_ENTRIES", max_entries)
-    monkeypatch.setattr(level1, "MAX_BYTES", max_bytes)
-    cache = level1.Level1Cache(tmp_path)
+    monkeypatch.setattr(level1_cache, "MAX_ENTRIES", max_entries)
+    monkeypatch.setattr(level1_cache, "MAX_BYTES", max_bytes)
+    cache = level1_cache.Level1Cache(tmp_path)
     for i in range(5):
         path = tmp_path / f"k{i}.level1"
         path.write_bytes(b"x" * 10)

@@ -12,7 +12,8 @@ from onnx import helper, numpy_helper
 
 import onnxlint
 from onnxlint.limits import Limits
-from onnxlint.loader import load, unsafe_location
+from onnxlint.loader import load
+from onnxlint.modelfile.external import unsafe_location
 
 from .conftest import light_models, parse
 

@@ -15,6 +15,7 @@ OPS = ["ConstantOfShape", "NonZero", "Relu", "Clip", "CumSum", "ArgMax", "Gemm",
 
 def _probe_or_skip(ep: str) -> tuple[float, list[object]]:
     from onnxlint import probe
+    from onnxlint.probe.compare import compare_with_profile
     from onnxlint.runtime.discovery import discover
     from onnxlint.runtime.runners import EpSpec, resolve_runner
 
@@ -28,7 +29,7 @@ def _probe_or_skip(ep: str) -> tuple[float, list[object]]:
         pytest.skip(f"{spec.provider} is not installed here")
     report = probe.probe(spec, runner=exe, ops=OPS, variants=False, timeout_s=120)
     assert sum(m.claimed is not None for m in report.measurements) > 30
-    result = probe.compare_with_profile(report)
+    result = compare_with_profile(report)
     assert result is not None
     return result
 

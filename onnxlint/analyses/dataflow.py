@@ -27,15 +27,22 @@ Everything is linear in the size of the model.
 from __future__ import annotations
 
 import enum
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import onnx
-
+from onnxlint.analyses.elements import (
+    MAX_TRACKED_ELEMENTS,
+    UNKNOWN_SYMBOL,
+    Elem,
+    constant_elems,
+    elem_symbols,
+    evaluate,
+    int_attr,
+    symbols_of,
+    tensor_elems,
+)
 from onnxlint.analyses.shapes import Shapes
-from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -50,14 +57,7 @@ __all__ = [
     "ValueFacts",
 ]
 
-Elem = int | str | None
 """One element of a small integer tensor: known int, symbolic expression, or unknown."""
-
-#: a value is evaluated element-wise only when it has at most this many elements
-MAX_TRACKED_ELEMENTS = 64
-
-#: marker in :meth:`Dataflow.symbols` for an unknown dim or a loop counter
-UNKNOWN_SYMBOL = "?"
 
 
 class Constness(enum.Enum):
@@ -116,19 +116,6 @@ _RANDOM_OPS = frozenset(
         "Bernoulli",
     }
 )
-_INT_TYPES = frozenset(
-    {
-        onnx.TensorProto.INT64,
-        onnx.TensorProto.INT32,
-        onnx.TensorProto.INT16,
-        onnx.TensorProto.INT8,
-        onnx.TensorProto.UINT8,
-        onnx.TensorProto.UINT16,
-        onnx.TensorProto.UINT32,
-        onnx.TensorProto.UINT64,
-    }
-)
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +228,7 @@ class Dataflow:
     def _graph(self, g: GraphRef, table: dict[str, ValueFacts]) -> None:
         for name, init in g.initializers.items():
             if name not in table:
-                table[name] = ValueFacts(Constness.CONSTANT, value=_tensor_elems(init))
+                table[name] = ValueFacts(Constness.CONSTANT, value=tensor_elems(init))
         for node in _topological(g):
             self._node(node, table)
 
@@ -260,7 +247,7 @@ class Dataflow:
         if node.subgraphs:
             outs = self._control_flow(node, ins, table)
         elif op == "Constant":
-            outs = [ValueFacts(Constness.CONSTANT, value=_constant_elems(n))]
+            outs = [ValueFacts(Constness.CONSTANT, value=constant_elems(n))]
         elif op in _RANDOM_OPS:
             outs = [
                 ValueFacts(Constness.DATA_DEPENDENT, origin=node, source=f"{n.op_type} (random)")
@@ -270,7 +257,7 @@ class Dataflow:
         else:
             outs = [self._generic(node, ins)] * max(1, len(n.output))
             if op is not None and outs[0].kind is not Constness.DATA_DEPENDENT:
-                value = _evaluate(op, node, ins)
+                value = evaluate(op, node, [f.value if f is not None else None for f in ins])
                 if value is not None:
                     outs[0] = _with_value(outs[0], value)
         fn = self._index.functions.get((n.domain, n.op_type))
@@ -306,13 +293,13 @@ class Dataflow:
                 for d in shape:
                     total *= int(d)  # type: ignore[arg-type]
                 return ValueFacts(Constness.SHAPE_DERIVED, value=(total,))
-            syms = _symbols_of(shape) if shape is not None else frozenset({UNKNOWN_SYMBOL})
+            syms = symbols_of(shape) if shape is not None else frozenset({UNKNOWN_SYMBOL})
             return ValueFacts(Constness.SHAPE_DERIVED, symbols=syms or frozenset({UNKNOWN_SYMBOL}))
         if shape is None:
             return ValueFacts(Constness.SHAPE_DERIVED, symbols=frozenset({UNKNOWN_SYMBOL}))
         rank = len(shape)
-        start = _int_attr(node, "start", 0)
-        end = _int_attr(node, "end", rank)
+        start = int_attr(node, "start", 0)
+        end = int_attr(node, "end", rank)
         start = max(0, min(rank, start + rank if start < 0 else start))
         end = max(0, min(rank, end + rank if end < 0 else end))
         dims = tuple(shape[start:end])
@@ -448,7 +435,7 @@ class Dataflow:
         self, node: NodeRef, ins: Sequence[ValueFacts | None], table: dict[str, ValueFacts]
     ) -> list[ValueFacts]:
         body = node.subgraphs["body"]
-        n_scan = _int_attr(node, "num_scan_inputs", 0)
+        n_scan = int_attr(node, "num_scan_inputs", 0)
         n_state = max(0, len(body.inputs) - n_scan)
         state = [ins[j] or _CONST if j < len(ins) else _CONST for j in range(n_state)]
         scanned = [ins[j] or _CONST if j < len(ins) else _CONST for j in range(n_state, len(ins))]
@@ -531,7 +518,7 @@ def _with_value(facts: ValueFacts, value: tuple[Elem, ...]) -> ValueFacts:
     if len(value) > MAX_TRACKED_ELEMENTS:
         return facts
     if facts.kind is Constness.SHAPE_DERIVED:
-        symbols = _elem_symbols(value)
+        symbols = elem_symbols(value)
         return ValueFacts(
             facts.kind,
             facts.origin,
@@ -550,43 +537,6 @@ def _with_value(facts: ValueFacts, value: tuple[Elem, ...]) -> ValueFacts:
         facts.shape_dependent,
         facts.shape_origin,
     )
-
-
-def _elem_symbols(value: Sequence[Elem]) -> frozenset[str]:
-    out: set[str] = set()
-    for e in value:
-        if e is None:
-            out.add(UNKNOWN_SYMBOL)
-        elif isinstance(e, str):
-            out |= set(_IDENT.findall(e)) or {UNKNOWN_SYMBOL}
-    return frozenset(out)
-
-
-def _symbols_of(shape: Sequence[Elem]) -> frozenset[str]:
-    return _elem_symbols([d for d in shape if not isinstance(d, int)])
-
-
-def _int_attr(node: NodeRef, name: str, default: int) -> int:
-    a = node.attr(name)
-    return int(a.i) if a is not None and a.type == onnx.AttributeProto.INT else default
-
-
-def _tensor_elems(t: onnx.TensorProto) -> tuple[Elem, ...] | None:
-    if t.data_type not in _INT_TYPES:
-        return None
-    arr = inline_array(t, max_elements=MAX_TRACKED_ELEMENTS)  # never external data
-    return None if arr is None else tuple(int(v) for v in arr.reshape(-1).tolist())
-
-
-def _constant_elems(n: onnx.NodeProto) -> tuple[Elem, ...] | None:
-    for a in n.attribute:
-        if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-            return _tensor_elems(a.t)
-        if a.name == "value_int":
-            return (int(a.i),)
-        if a.name == "value_ints":
-            return tuple(int(v) for v in a.ints) if len(a.ints) <= MAX_TRACKED_ELEMENTS else None
-    return None
 
 
 def _topological(g: GraphRef) -> list[NodeRef]:
@@ -620,103 +570,3 @@ def _topological(g: GraphRef) -> list[NodeRef]:
         done = {id(n) for n in out}
         out += [n for n in g.nodes if id(n) not in done]
     return out
-
-
-# -- symbolic evaluation of small integer tensors ----------------------------------------
-
-
-def _evaluate(op: str, node: NodeRef, ins: Sequence[ValueFacts | None]) -> tuple[Elem, ...] | None:
-    fn = _EVALUATORS.get(op)
-    if fn is None:
-        return None
-    vals = [f.value if f is not None else None for f in ins]
-    try:
-        return fn(node, vals)
-    except (ValueError, IndexError, TypeError, ZeroDivisionError, OverflowError):
-        return None
-
-
-def _passthrough(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-    return vals[0] if vals else None
-
-
-def _cast(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-    to = node.attr("to")
-    if to is None or to.i not in _INT_TYPES:
-        return None
-    return vals[0] if vals else None
-
-
-def _gather(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-    if _int_attr(node, "axis", 0) != 0 or len(vals) < 2:
-        return None
-    data, idx = vals[0], vals[1]
-    if data is None or idx is None or any(not isinstance(i, int) for i in idx):
-        return None
-    return tuple(data[int(i)] for i in idx)  # type: ignore[arg-type]
-
-
-def _concat(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-    if any(v is None for v in vals):
-        return None
-    return tuple(e for v in vals for e in v)  # type: ignore[union-attr]
-
-
-def _slice(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-    data = vals[0] if vals else None
-    if data is None or len(vals) < 3:
-        return None
-    params = [vals[i] if i < len(vals) else None for i in range(1, 5)]
-    starts, ends, axes, steps = params
-    if starts is None or ends is None or len(starts) != 1 or len(ends) != 1:
-        return None
-    if axes is not None and tuple(axes) not in ((0,), (-1,)):
-        return None
-    start, end, step = starts[0], ends[0], steps[0] if steps else 1
-    if not (isinstance(start, int) and isinstance(end, int) and isinstance(step, int)) or step == 0:
-        return None
-    return tuple(data[start:end:step])
-
-
-def _arith(symbol: str, fn: Callable[[int, int], int]) -> Callable[..., tuple[Elem, ...] | None]:
-    def run(node: NodeRef, vals: list[tuple[Elem, ...] | None]) -> tuple[Elem, ...] | None:
-        if len(vals) != 2 or vals[0] is None or vals[1] is None:
-            return None
-        a, b = vals[0], vals[1]
-        if len(a) != len(b):
-            if len(a) == 1:
-                a = a * len(b)
-            elif len(b) == 1:
-                b = b * len(a)
-            else:
-                return None
-        out: list[Elem] = []
-        for x, y in zip(a, b, strict=True):
-            if isinstance(x, int) and isinstance(y, int):
-                out.append(fn(x, y))
-            elif x is None or y is None:
-                out.append(None)
-            else:
-                out.append(f"({x}){symbol}({y})" if symbol else None)
-        return tuple(out)
-
-    return run
-
-
-_EVALUATORS: dict[
-    str, Callable[[NodeRef, list[tuple[Elem, ...] | None]], tuple[Elem, ...] | None]
-] = {
-    "Identity": _passthrough,
-    "Squeeze": _passthrough,
-    "Unsqueeze": _passthrough,
-    "Reshape": _passthrough,
-    "Flatten": _passthrough,
-    "Cast": _cast,
-    "Gather": _gather,
-    "Concat": _concat,
-    "Slice": _slice,
-    "Add": _arith("+", lambda x, y: x + y),
-    "Sub": _arith("-", lambda x, y: x - y),
-    "Mul": _arith("*", lambda x, y: x * y),
-    "Div": _arith("/", lambda x, y: x // y),
-}

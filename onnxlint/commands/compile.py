@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from onnxlint.compiled import COMPILE_OPTIONS_KEY, SOURCE_HASH_KEY
     from onnxlint.fsutil import check_writable, write_error
     from onnxlint.loader import load
-    from onnxlint.runtime.client import WorkerItem, run_items
+    from onnxlint.runtime.batch import WorkerItem, run_items
     from onnxlint.runtime.runners import EpSpec, resolve_runner
 
     source = Path(args.model)
@@ -245,7 +245,7 @@ def _record_metadata(
 def _validate(output: Path, spec: Any, runner: str, timeout_s: float) -> dict[str, Any]:
     """Lint the compiled model and run one inference on it with random inputs."""
     from onnxlint.engine import lint
-    from onnxlint.runtime.client import WorkerItem, run_items
+    from onnxlint.runtime.batch import WorkerItem, run_items
 
     report = lint(output, eps=[spec.short] if spec.short != "cpu" else [], path_label=str(output))
     # what fails validation: the file itself (load) and the compiled-model checks; other

@@ -73,7 +73,9 @@ def _configured_runners() -> tuple[dict[str, str], Path | None]:
 
 def run(args: argparse.Namespace) -> int:
     from onnxlint.fsutil import check_writable, write_error
-    from onnxlint.probe import compare_with_profile, probe, write_report
+    from onnxlint.probe import probe
+    from onnxlint.probe.compare import compare_with_profile
+    from onnxlint.probe.report import write_report
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)

@@ -399,7 +399,7 @@ def _fold_size_inputs(model: onnx.ModelProto) -> tuple[list[str], int]:
     from onnxlint.config import Config
     from onnxlint.context import LintContext
     from onnxlint.index import ModelIndex
-    from onnxlint.loader import LoadedModel
+    from onnxlint.modelfile.read import LoadedModel
 
     ctx = LintContext(loaded=LoadedModel(model=model), index=ModelIndex(model), config=Config())
     df = ctx.analysis(Dataflow)

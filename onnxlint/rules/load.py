@@ -1,14 +1,21 @@
 """Load diagnostics (OL0xx): the file could not be read, or it points somewhere it must not.
 
-These rules are emitted by the loader, not by the graph walk; they are rules
-all the same, so that ``onnxlint rule OL002`` documents them and ``--ignore``
+These rules are emitted by the loader, not by the graph walk: the reader reports
+records by code and message id, and :func:`load_diagnostics` turns them into these
+rules' diagnostics. They are rules all the same, so that ``onnxlint rule OL002`` documents them and ``--ignore``
 can silence the non-fatal ones.
 """
 
 from __future__ import annotations
 
-from onnxlint.diagnostics import Category, Severity
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from onnxlint.diagnostics import Category, Diagnostic, Severity
 from onnxlint.rule import Rule, register
+
+if TYPE_CHECKING:
+    from onnxlint.modelfile.problem import LoadProblem
 
 
 class LoadRule(Rule):
@@ -315,3 +322,9 @@ class ExternalDataTooShort(LoadRule):
         "default": "external data '{location}' has {size} bytes; the tensor needs offset {offset} + length {length}",
         "bad_numbers": "external data '{location}' has a non-numeric offset or length",
     }
+
+
+def load_diagnostics(problems: Iterable[LoadProblem]) -> list[Diagnostic]:
+    """The reader's records as the diagnostics of the load rules that own their codes."""
+    by_code = {rule.code: rule for rule in LoadRule.__subclasses__()}
+    return [by_code[p.code].make(p.location, p.message_id, **p.args) for p in problems]

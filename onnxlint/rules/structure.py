@@ -1,172 +1,23 @@
-"""Structure rules (OL1xx): is the graph well-formed before anything runs it?"""
+"""Structure rules (OL1xx): is the graph well-formed before anything runs it?
+
+OL101, the checker's verdict, is :mod:`onnxlint.rules.checker`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import onnx
-
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
-from onnxlint.index import GraphRef, NodeRef, is_unknown_standard_op
+from onnxlint.index import GraphRef, NodeRef
 from onnxlint.rule import Rule, register
-from onnxlint.tensors import data_mismatch, without_external_data
+from onnxlint.tensors import data_mismatch
 
-_VALID_MODEL = """\
+#: a model every structure rule accepts (their ``example_good``)
+VALID_MODEL = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,4] x) => (float[1,4] y) {
     y = Relu(x)
 }
 """
-
-
-@register
-class CheckerError(Rule):
-    """``onnx.checker`` rejects the model.
-
-    What it does:
-        Runs ``onnx.checker.check_model`` and reports its finding as a diagnostic instead of
-        an exception; the checker stops at its first error. The other half of the checker's
-        ``full_check`` (strict shape inference) runs once in the shared shape analysis and is
-        reported as OL300, so together they are the full check without inferring twice.
-        An operator that does not exist at the imported opset is OL204's finding, reported
-        there once: the checker is given a copy in which such nodes sit in a private
-        domain, so it reports what else is wrong, if anything.
-        Severity means consequence: when the only violation is one ONNX Runtime does not
-        enforce (below IR version 4, initializers that are not also graph inputs; the
-        checker accepts the model once they are listed), the session loads and the
-        finding is a warning.
-
-    Why it matters:
-        A model the checker rejects may still load in some runtimes, but it is malformed:
-        exporters and optimizers disagree about what it means, and EPs fail in odd ways.
-
-    Fix:
-        Read the checker's message; the usual causes are a wrong attribute type, an
-        operator used at an opset where it does not exist, or inconsistent shapes.
-
-    Execution providers:
-        All.
-    """
-
-    code = "OL101"
-    name = "checker-error"
-    category = Category.STRUCTURE
-    severity = Severity.ERROR
-    messages = {
-        "default": "onnx.checker rejects the model: {error}",
-        "ir3_initializers": "onnx.checker rejects the model: below IR version 4 every "
-        "initializer must also be a graph input, and {count} are not (first: '{first}'); "
-        "ONNX Runtime loads it anyway",
-    }
-    example_bad = """\
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4] x) => (float[1,4] y) {
-    y = Relu <alpha: float = 0.5> (x)
-}
-"""
-    example_good = _VALID_MODEL
-
-    def check_model(self, ctx: LintContext) -> None:
-        # the loaded proto, never the path: a second open could meet another file (or a
-        # FIFO swapped in since); external tensors get inline placeholders, so the
-        # checker stats no location (the loader checks those, OL010-OL012)
-        model = _unknown_ops_set_aside(ctx, without_external_data(ctx.model))
-        try:
-            onnx.checker.check_model(model)
-        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-            missing = _ir3_initializers_not_inputs(model)
-            if missing and _passes_with_inputs(model, missing):
-                # the only violation is one ORT does not enforce: the session loads
-                ctx.emit(
-                    self.make(
-                        Location(),
-                        "ir3_initializers",
-                        severity=Severity.WARNING,
-                        count=len(missing),
-                        first=missing[0].name,
-                        fix=Fix(
-                            title="list the initializers as graph inputs, or re-save the "
-                            "model with ir_version 4 or later"
-                        ),
-                    )
-                )
-                return
-            ctx.emit(self.make(Location(), error=_trim(" ".join(str(exc).split()))))
-        except Exception as exc:
-            ctx.emit(self.make(Location(), error=_trim(f"{type(exc).__name__}: {exc}")))
-
-
-#: the domain unknown standard operators are moved to in the checker's copy
-_SET_ASIDE_DOMAIN = "onnxlint.unknown-operator"
-
-
-def _unknown_ops_set_aside(ctx: LintContext, model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model``, or a copy whose nodes with no schema in a standard domain (OL204's
-    findings) are in a private domain the checker does not validate."""
-    protos = {id(n.node) for n in ctx.index.nodes if is_unknown_standard_op(n, ctx.index.functions)}
-    if not protos:
-        return model
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    # the copy keeps the node order of the original: walk both together
-    moved = _set_aside(_all_node_lists(model), _all_node_lists(copy), protos)
-    if moved and not any(o.domain == _SET_ASIDE_DOMAIN for o in copy.opset_import):
-        copy.opset_import.add(domain=_SET_ASIDE_DOMAIN, version=1)
-        for fn in copy.functions:
-            fn.opset_import.add(domain=_SET_ASIDE_DOMAIN, version=1)
-    return copy if moved else model
-
-
-def _all_node_lists(model: onnx.ModelProto) -> list[Sequence[onnx.NodeProto]]:
-    """Every node list of the model (graph, bodies, functions), in a fixed order."""
-    out: list[Sequence[onnx.NodeProto]] = []
-    graphs = [model.graph]
-    while graphs:
-        g = graphs.pop()
-        out.append(g.node)
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    graphs.append(attr.g)
-                graphs.extend(attr.graphs)
-    out.extend(fn.node for fn in model.functions)
-    return out
-
-
-def _set_aside(
-    originals: list[Sequence[onnx.NodeProto]],
-    copies: list[Sequence[onnx.NodeProto]],
-    protos: set[int],
-) -> int:
-    moved = 0
-    for orig, dup in zip(originals, copies, strict=True):
-        for o, c in zip(orig, dup, strict=True):
-            if id(o) in protos:
-                c.domain = _SET_ASIDE_DOMAIN
-                moved += 1
-    return moved
-
-
-def _ir3_initializers_not_inputs(model: onnx.ModelProto) -> list[onnx.TensorProto]:
-    """Initializers of the main graph that IR < 4 wants listed as graph inputs, and aren't."""
-    if model.ir_version >= 4:
-        return []
-    inputs = {i.name for i in model.graph.input}
-    return [t for t in model.graph.initializer if t.name not in inputs]
-
-
-def _passes_with_inputs(model: onnx.ModelProto, missing: list[onnx.TensorProto]) -> bool:
-    """Whether the checker accepts a copy with ``missing`` added as graph inputs."""
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    for t in missing:
-        copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
-    try:
-        onnx.checker.check_model(copy)
-    except Exception:
-        return False
-    return True
 
 
 @register
@@ -200,7 +51,7 @@ g (float[1,4] x) => (float[1,4] z) {
     z = Relu(y)
 }
 """.replace("y = Relu(x)", "[act] y = Relu(x)").replace("z = Relu(y)", "[act] z = Relu(y)")
-    example_good = _VALID_MODEL
+    example_good = VALID_MODEL
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
@@ -310,7 +161,7 @@ g (float[1,4] x) => (float[1,4] y) {
     y = Add(x, bias)
 }
 """
-    example_good = _VALID_MODEL
+    example_good = VALID_MODEL
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
         for i, name in enumerate(node.node.input):
@@ -358,7 +209,7 @@ g (float[1,4] x) => (float[1,4] y) <float[4] unused = {1.0, 2.0, 3.0, 4.0}> {
     y = Relu(x)
 }
 """
-    example_good = _VALID_MODEL
+    example_good = VALID_MODEL
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
@@ -459,7 +310,7 @@ g (float[1,4] x) => (float[1,4] y) {
     unused = Sigmoid(x)
 }
 """
-    example_good = _VALID_MODEL
+    example_good = VALID_MODEL
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
@@ -526,7 +377,7 @@ g (float[1,4] x) => (float[1,4] z) {
     y = Relu(x)
 }
 """
-    example_good = _VALID_MODEL
+    example_good = VALID_MODEL
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
@@ -652,7 +503,3 @@ g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
                                 )
                             )
                             break
-
-
-def _trim(text: str, limit: int = 400) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from onnxlint.ep_names import CPU_EP, providers
-from onnxlint.runtime.client import WorkerItem, run_items
+from onnxlint.runtime.batch import WorkerItem, run_items
 from onnxlint.runtime.runners import EpSpec, provider_name, resolve_runner
 
 

@@ -98,9 +98,9 @@ def test_qnn_refusal_reason_reaches_the_diagnostic(
 ) -> None:
     """A profile that wrongly claims dynamic-shape nodes: the real QNN says why not."""
     require_ep("qnn")
-    import onnxlint.confirm as confirm
+    from onnxlint.confirm import diff
 
-    real_predict = confirm.predict
+    real_predict = diff.predict
 
     def overclaiming(ctx, profile, level):  # type: ignore[no-untyped-def]
         pred = real_predict(ctx, profile, level)
@@ -108,7 +108,7 @@ def test_qnn_refusal_reason_reaches_the_diagnostic(
         pred.node_ep = dict.fromkeys(pred.node_ep, profile.ep)
         return pred
 
-    monkeypatch.setattr(confirm, "predict", overclaiming)
+    monkeypatch.setattr(diff, "predict", overclaiming)
     report, levels = _confirm(_dynamic(tmp_path / "dyn.onnx"), "qnn", tmp_path / "c", cache=False)
     refused = [d for d in report.diagnostics if d.code == "OL901" and d.graph_level == "exported"]
     assert {d.location.node_name for d in refused} == {"conv0", "relu0"}

@@ -11,17 +11,11 @@ import onnx
 import pytest
 
 from onnxlint.config import Config
-from onnxlint.confirm import (
-    CACHE_SCHEMA,
-    ConfirmSettings,
-    EpConfirmation,
-    LevelDiff,
-    Prediction,
-    ResultCache,
-    diagnostics_for,
-    result_from_json,
-    result_to_json,
-)
+from onnxlint.confirm.cache import CACHE_SCHEMA, ResultCache
+from onnxlint.confirm.diff import EpConfirmation, LevelDiff, Prediction
+from onnxlint.confirm.messages import diagnostics_for
+from onnxlint.confirm.serialize import result_from_json, result_to_json
+from onnxlint.confirm.settings import ConfirmSettings
 from onnxlint.context import LintContext
 from onnxlint.engine import lint
 from onnxlint.index import ModelIndex
@@ -70,7 +64,7 @@ def _result(
 def _diff(
     ctx: LintContext, predicted: dict[str, str], res: SessionResult, level: str = "disabled"
 ) -> LevelDiff:
-    from onnxlint.confirm import _reasons_by_path, _reported_to_paths
+    from onnxlint.confirm.diff import reasons_by_path, reported_to_paths
 
     pred = Prediction(
         node_ep={f"main/{n}": ep for n, ep in predicted.items()},
@@ -81,8 +75,8 @@ def _diff(
     diff.predicted = pred.node_ep
     diff.predicted_partitions = {QNN: 1}
     if res.ok:
-        diff.actual, diff.inserted, diff.unreported = _reported_to_paths(ctx.index, res.assignment)
-    diff.reasons = _reasons_by_path(ctx.index, res)
+        diff.actual, diff.inserted, diff.unreported = reported_to_paths(ctx.index, res.assignment)
+    diff.reasons = reasons_by_path(ctx.index, res)
     return diff
 
 
@@ -354,10 +348,11 @@ def test_fake_runner_failures_become_diagnostics(
     ids=["nothing", "confirm", "no-cache", "source"],
 )
 def test_cli_flags_map_to_confirm_settings(argv: list[str], expected: dict | None) -> None:  # type: ignore[type-arg]
-    from onnxlint.cli import _command_modules, _confirm_settings, build_parser
+    from onnxlint.cli import _command_modules, build_parser
+    from onnxlint.cli.settings import confirm_settings
 
     args = build_parser(_command_modules()).parse_args(["m.onnx", *argv])
-    assert _confirm_settings(args, Config()) == expected
+    assert confirm_settings(args, Config()) == expected
 
 
 def test_settings_from_config_resolve_the_cache_dir(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from onnxlint.runtime import client
+from onnxlint.runtime import processes
 from tests.fuzz import corpus
 from tests.fuzz.test_fuzz_models import ARTIFACTS, EXAMPLES, LAST_CODES, check_input
 from tests.hostile.support import own_peak_rss_mb
@@ -73,10 +73,10 @@ def test_fuzzed_models_through_confirm() -> None:
         for code in LAST_CODES:
             if code.startswith("OL9"):
                 stats["confirm_codes"][code] = stats["confirm_codes"].get(code, 0) + 1
-        client.drop_spare()  # a prewarmed worker nobody took is not a leak, but not ours to keep
+        processes.drop_spare()  # a prewarmed worker nobody took is not a leak, but not ours to keep
         assert _children() == [], "a worker outlived its lint"
         assert _our_temp_dirs() == [], "a private temp folder outlived its lint"
-        assert not client._WORKERS
+        assert not processes._WORKERS
         stats["inputs"] += 1
         stats["exit_codes"][str(rc)] = stats["exit_codes"].get(str(rc), 0) + 1
     stats["seconds"] = round(time.perf_counter() - start, 1)

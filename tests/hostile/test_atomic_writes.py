@@ -164,7 +164,7 @@ ALLOWED_DIRECT_WRITES = {
     # fresh files in a private tempfile.mkdtemp() folder, handed to an ORT worker
     "compiled.py": "temp model for the compatibility worker, in a private mkdtemp folder",
     "runtime/client.py": "temp models for session workers, in a private mkdtemp folder",
-    "analyses/level1.py": "the model handed to the level-1 optimize worker, in a private mkdtemp folder",
+    "analyses/level1/__init__.py": "the model handed to the level-1 worker, in a private mkdtemp",
     "fsutil.py": "the atomic writer itself",
 }
 

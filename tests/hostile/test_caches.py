@@ -17,8 +17,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from onnxlint import cachefs, confirm
+from onnxlint import cachefs
 from onnxlint.analyses import level1
+from onnxlint.analyses.level1 import cache as level1_cache
+from onnxlint.confirm import cache as confirm_cache
 from onnxlint.runtime.results import SessionResult
 from tests.hostile import support as s
 
@@ -31,15 +33,15 @@ def _small() -> onnx.ModelProto:
 
 
 def _level1_key(model: onnx.ModelProto) -> tuple[str, dict[str, object]]:
-    material = level1.key_material(model.SerializeToString())
+    material = level1_cache.key_material(model.SerializeToString())
     if material is None:
         pytest.skip("onnxruntime is not installed")
-    return level1.cache_key(material), material
+    return level1_cache.cache_key(material), material
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink", "folder"])
 def test_level1_entry_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
-    cache = level1.Level1Cache(tmp_path / "cache")
+    cache = level1_cache.Level1Cache(tmp_path / "cache")
     cache.folder.mkdir()
     key, material = _level1_key(_small())
     entry = cache.path(key)
@@ -60,10 +62,10 @@ def test_level1_entry_that_is_not_a_regular_file(tmp_path: Path, kind: str) -> N
 
 
 def _forge(
-    cache: level1.Level1Cache, key: str, material: dict[str, object], payload: bytes
+    cache: level1_cache.Level1Cache, key: str, material: dict[str, object], payload: bytes
 ) -> None:
     header = {
-        "schema": level1.CACHE_SCHEMA,
+        "schema": level1_cache.CACHE_SCHEMA,
         "key": material,
         "status": "ok",
         "note": level1.NOTE_OK,
@@ -76,7 +78,7 @@ def _forge(
 def test_a_cached_graph_goes_through_the_loader(tmp_path: Path) -> None:
     """An entry whose checksum matches but whose graph the loader refuses (nested past
     protobuf's decode depth) is discarded, not decoded."""
-    cache = level1.Level1Cache(tmp_path / "cache")
+    cache = level1_cache.Level1Cache(tmp_path / "cache")
     key, material = _level1_key(_small())
     _forge(cache, key, material, s.nested_if_model(40))
     hit = cache.get(key, material)
@@ -86,7 +88,7 @@ def test_a_cached_graph_goes_through_the_loader(tmp_path: Path) -> None:
 
 
 def test_a_valid_cached_graph_is_used(tmp_path: Path) -> None:
-    cache = level1.Level1Cache(tmp_path / "cache")
+    cache = level1_cache.Level1Cache(tmp_path / "cache")
     key, material = _level1_key(_small())
     _forge(cache, key, material, _small().SerializeToString())
     hit = cache.get(key, material)
@@ -96,7 +98,7 @@ def test_a_valid_cached_graph_is_used(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
 def test_an_entry_of_another_user_is_not_read(tmp_path: Path) -> None:
-    cache = level1.Level1Cache(tmp_path / "cache")
+    cache = level1_cache.Level1Cache(tmp_path / "cache")
     key, material = _level1_key(_small())
     _forge(cache, key, material, _small().SerializeToString())
     os.chown(cache.path(key), 12345, 12345)
@@ -109,9 +111,9 @@ def test_cache_folders_are_private_and_follow_the_environment(
 ) -> None:
     monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "c"))
     assert cachefs.cache_root() == tmp_path / "c"
-    assert confirm.default_cache_dir() == tmp_path / "c" / "confirm"
-    assert level1.default_cache_dir() == tmp_path / "c" / "level1"
-    cache = confirm.ResultCache(confirm.default_cache_dir())
+    assert confirm_cache.default_cache_dir() == tmp_path / "c" / "confirm"
+    assert level1_cache.default_cache_dir() == tmp_path / "c" / "level1"
+    cache = confirm_cache.ResultCache(confirm_cache.default_cache_dir())
     cache.put("k", {"m": 1}, [SessionResult(request_id="r", status="ok", provider="CPU")])
     assert (cache.folder.stat().st_mode & 0o777) == 0o700
 
@@ -131,8 +133,8 @@ def test_rule_docs_follow_the_cache_environment(
 
 
 def test_confirm_cache_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(confirm, "CACHE_MAX_ENTRIES", 2)
-    cache = confirm.ResultCache(tmp_path)
+    monkeypatch.setattr(confirm_cache, "CACHE_MAX_ENTRIES", 2)
+    cache = confirm_cache.ResultCache(tmp_path)
     result = [SessionResult(request_id="r", status="ok", provider="CPU")]
     for i in range(3):
         cache.put(f"k{i}", {"m": i}, result)
@@ -142,7 +144,7 @@ def test_confirm_cache_prunes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_confirm_entry_that_is_a_fifo(tmp_path: Path) -> None:
-    cache = confirm.ResultCache(tmp_path)
+    cache = confirm_cache.ResultCache(tmp_path)
     os.mkfifo(cache.path("k"))
     got = cache.get("k", {"m": 1})
     assert got.results is None and got.discarded is not None
@@ -150,7 +152,7 @@ def test_confirm_entry_that_is_a_fifo(tmp_path: Path) -> None:
 
 def test_confirm_key_names_the_interpreter_and_ep_libraries(tmp_path: Path) -> None:
     """Two environments with the same package versions must not share confirm results."""
-    ident = confirm._runner_versions_uncached(sys.executable)
+    ident = confirm_cache._runner_versions_uncached(sys.executable)
     assert ident is not None
     assert ident["executable"] == os.path.realpath(sys.executable)
     assert ident["prefix"] == os.path.realpath(sys.prefix)
@@ -158,4 +160,4 @@ def test_confirm_key_names_the_interpreter_and_ep_libraries(tmp_path: Path) -> N
         libs = ident["libs"]["onnxruntime"]
         assert libs and all(lib[2] for lib in libs)  # each native library by its hash
     other = dict(ident, prefix=str(tmp_path / "another-venv"))
-    assert confirm.cache_key({"runner": ident}) != confirm.cache_key({"runner": other})
+    assert confirm_cache.cache_key({"runner": ident}) != confirm_cache.cache_key({"runner": other})

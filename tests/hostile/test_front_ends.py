@@ -22,7 +22,7 @@ from onnxlint.config import Config
 from onnxlint.context import LintContext
 from onnxlint.index import ModelIndex
 from onnxlint.loader import load
-from onnxlint.rules.structure import CheckerError
+from onnxlint.rules.checker import CheckerError
 from tests.hostile import support as s
 
 SECRET = "SECRETTOKEN42"

@@ -19,7 +19,8 @@ from onnx import TensorProto, helper
 
 import onnxlint
 from onnxlint.limits import Limits
-from onnxlint.loader import load, text_nesting
+from onnxlint.loader import load
+from onnxlint.modelfile.prescan import text_nesting
 from tests.hostile import support as s
 
 X = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])

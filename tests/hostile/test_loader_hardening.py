@@ -1,6 +1,6 @@
 """Regression cases for crashes and unbounded work found while hardening the loader.
 
-Each test fails without its fix in ``onnxlint/loader.py`` / ``onnxlint/limits.py``:
+Each test fails without its fix in ``onnxlint/modelfile/`` / ``onnxlint/limits.py``:
 - 10,000-deep ONNX text crashed the process (SIGSEGV in ``onnx.parser``);
 - protobuf's depth error ("Exceeded upb_DecodeOptions_MaxDepth") came out as OL002;
 - a string field holding invalid UTF-8 crashed the model index (TypeError on bytes);
@@ -21,13 +21,10 @@ import pytest
 
 import onnxlint
 from onnxlint.limits import MAX_SUBGRAPH_DEPTH_CAP, Limits
-from onnxlint.loader import (
-    _read_regular_file,
-    count_nodes_on_wire,
-    first_non_utf8_string,
-    load,
-    text_nesting,
-)
+from onnxlint.loader import load
+from onnxlint.modelfile.measure import first_non_utf8_string
+from onnxlint.modelfile.prescan import count_nodes_on_wire, text_nesting
+from onnxlint.modelfile.read import _read_regular_file
 from tests.hostile import support as s
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from onnxlint.limits import Limits
-from onnxlint.loader import load, over_limits_on_wire
+from onnxlint.loader import load
+from onnxlint.modelfile.prescan import over_limits_on_wire
 from tests.hostile import support as s
 
 #: the budget for any input file under 100 MB

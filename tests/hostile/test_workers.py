@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from onnx import TensorProto, helper
 
-from onnxlint.runtime import client
+from onnxlint.runtime import client, processes
 from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 from tests.hostile import support as s
 
@@ -107,7 +107,7 @@ def test_worker_limit_respects_the_hard_limit() -> None:
     """The worker's (soft, hard) never exceeds the parent's hard limit."""
     script = (
         "import resource, sys\n"
-        "from onnxlint.runtime.client import worker_address_limit\n"
+        "from onnxlint.runtime.processes import worker_address_limit\n"
         f"resource.setrlimit(resource.RLIMIT_AS, ({HARD_LIMIT}, {HARD_LIMIT}))\n"
         "print(worker_address_limit(8192), worker_address_limit(1024), worker_address_limit(None))\n"
     )
@@ -124,13 +124,13 @@ def test_worker_limit_respects_the_hard_limit() -> None:
 _HUNG_SESSION = """
 import signal, sys, threading, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from onnxlint.runtime import client
+from onnxlint.runtime import client, processes
 from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 
 def report():
-    while not client._WORKERS or not client._TEMP_DIRS:
+    while not processes._WORKERS or not processes._TEMP_DIRS:
         time.sleep(0.05)
-    print(next(iter(client._WORKERS)).proc.pid, flush=True)
+    print(next(iter(processes._WORKERS)).proc.pid, flush=True)
 
 threading.Thread(target=report, daemon=True).start()
 model = open(sys.argv[1], "rb").read()
@@ -191,7 +191,7 @@ def test_sigkill_ends_the_worker_and_the_next_run_sweeps(tmp_path: Path) -> None
     assert _gone(worker), "PR_SET_PDEATHSIG should end the worker with its parent"
     left = _ours(tmpdir)
     assert left, "a SIGKILLed process cannot clean up; the next one sweeps"
-    client._sweep_stale_temp_dirs(tmpdir)
+    processes._sweep_stale_temp_dirs(tmpdir)
     assert _ours(tmpdir) == []
 
 
@@ -201,7 +201,7 @@ def test_sweep_keeps_folders_of_live_processes_and_others(tmp_path: Path) -> Non
     other = tmp_path / "onnxlint-unrelated-1-abc"
     for p in (mine, live, other):
         p.mkdir()
-    client._sweep_stale_temp_dirs(tmp_path)
+    processes._sweep_stale_temp_dirs(tmp_path)
     assert mine.exists() and live.exists() and other.exists()
 
 

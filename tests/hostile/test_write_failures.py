@@ -20,7 +20,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxlint import fsutil
-from onnxlint.probe import ProbeReport, write_report
+from onnxlint.probe.report import ProbeReport, write_report
 from tests.hostile import support as s
 
 

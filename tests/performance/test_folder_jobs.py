@@ -10,8 +10,9 @@ import pytest
 
 from onnxlint import cli, engine
 from onnxlint.analyses import level1
+from onnxlint.cli import lint as cli_lint
 from onnxlint.config import Config
-from onnxlint.runtime import client
+from onnxlint.runtime import processes
 from tests.conftest import parse
 
 MODEL = """\
@@ -28,13 +29,13 @@ def restore() -> Iterator[None]:
     yield
     level1.set_early_start(True)
     level1.set_keep_spare(False)
-    client.drop_spare()
+    processes.drop_spare()
 
 
 def test_lint_processes_of_jobs_wait_for_their_worker(
     restore: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cli._lint_process_init()
+    cli_lint.lint_process_init()
     seen: list[bool] = []
     model = parse(MODEL)
     assert level1.inert_reason(model) is not None  # Relu and Identity: the worker is needed
@@ -58,13 +59,13 @@ def test_a_serial_run_keeps_one_spare_worker_and_ends_it(restore: None) -> None:
     job = level1.Level1Job(parse(MODEL), use_cache=False).start()
     try:
         assert job.source == "worker"
-        assert client._SPARE is not None  # the next file's worker, importing onnxruntime
+        assert processes._SPARE is not None  # the next file's worker, importing onnxruntime
         graph, note = job.result()
         assert graph is not None, note
     finally:
         job.close()
-    client.drop_spare()
-    assert client._SPARE is None
+    processes.drop_spare()
+    assert processes._SPARE is None
 
 
 def test_a_folder_run_leaves_no_spare_and_the_same_output(
@@ -78,7 +79,7 @@ def test_a_folder_run_leaves_no_spare_and_the_same_output(
     args = [str(tmp_path), "--ep", "qnn", "--isolated", "--no-progress", "--no-cache"]
     serial = cli.main(args)
     out_serial = capsys.readouterr().out
-    assert client._SPARE is None
+    assert processes._SPARE is None
     assert level1._KEEP_SPARE is False
     parallel = cli.main([*args, "-j", "2"])
     assert (serial, out_serial) == (parallel, capsys.readouterr().out)

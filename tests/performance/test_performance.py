@@ -19,7 +19,8 @@ from tabulate import tabulate
 
 from benchmarks import corpus
 from benchmarks.__main__ import Measurement, markdown, ratios, run_child, scaling, targets
-from onnxlint.analyses import assignment, level1
+from onnxlint.analyses import assignment
+from onnxlint.analyses.level1 import eligibility
 from onnxlint.index import ModelIndex
 from onnxlint.render import text
 
@@ -143,7 +144,7 @@ def test_symbolic_inference_loads_without_onnxruntime_or_torch() -> None:
 
 def test_level1_graph_is_not_built_above_the_node_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     model = corpus.synthetic(120, seed=5)
-    monkeypatch.setattr(level1, "OPTIMIZED_MAX_NODES", 100)
+    monkeypatch.setattr(eligibility, "OPTIMIZED_MAX_NODES", 100)
     got, note = assignment.optimized_model(model)
     assert got is None
     assert "limit 100" in note

@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from onnxlint import signatures
-from onnxlint.probe import signature_cases
+from onnxlint.probe.cases import signature_cases
 
 ROOT = Path(__file__).resolve().parents[2]
 

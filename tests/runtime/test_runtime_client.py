@@ -19,8 +19,8 @@ import onnx
 from runtime_helpers import relu_model
 
 from onnxlint.runtime import SessionRequest, optimize_model, run_sessions
-from onnxlint.runtime.client import WORKER_PATH
 from onnxlint.runtime.discovery import discover, discover_all
+from onnxlint.runtime.processes import WORKER_PATH
 from onnxlint.runtime.results import (
     STATUS_CRASH,
     STATUS_OK,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from onnxlint.probe import (
+from onnxlint.probe.cases import build_cases
+from onnxlint.probe.measure import measure
+from onnxlint.probe.report import (
     Measurement,
     ProbeCase,
     ProbeReport,
-    _measure,
-    build_cases,
     load_measured,
     merge_remeasured,
     write_report,
@@ -72,7 +72,7 @@ def _res(**kw: object) -> SessionResult:
 
 def test_claimed_from_the_assignment(add_cases: list[ProbeCase]) -> None:
     res = _res(assignment=[AssignedNode("", "Add", "", QNN)], create_s=0.1)
-    m = _measure(_case(add_cases), res, QNN)
+    m = measure(_case(add_cases), res, QNN)
     assert (m.claimed, m.status, m.nodes_on_ep, m.create_s) == (True, "ok", 1, 0.1)
 
 
@@ -81,7 +81,7 @@ def test_refused_with_the_eps_reason(add_cases: list[ProbeCase]) -> None:
         assignment=[AssignedNode("", "Add", "", CPU)],
         verdicts=[NodeVerdict("Add", "", 0, False, "Failed to add node.")],
     )
-    m = _measure(_case(add_cases), res, QNN)
+    m = measure(_case(add_cases), res, QNN)
     assert (m.claimed, m.reason) == (False, "Failed to add node.")
 
 
@@ -91,7 +91,7 @@ def test_claimed_then_failed_from_the_log(add_cases: list[ProbeCase]) -> None:
         error="EPFail: [ONNXRuntimeError] : 11 : EP_FAIL : Failed to compose Qnn graph.",
         verdicts=[NodeVerdict("Add", "", 0, True, None)],
     )
-    m = _measure(_case(add_cases), res, QNN)
+    m = measure(_case(add_cases), res, QNN)
     assert (m.claimed, m.status) == (True, "session-error")
     assert "Failed to compose Qnn graph" in (m.error or "")
 
@@ -133,14 +133,14 @@ def test_claimed_then_failed_from_the_log(add_cases: list[ProbeCase]) -> None:
 def test_session_errors_are_classified(
     add_cases: list[ProbeCase], provider: str, error: str, claimed: bool | None, status: str
 ) -> None:
-    m = _measure(_case(add_cases), _res(status="error", error=error, provider=provider), provider)
+    m = measure(_case(add_cases), _res(status="error", error=error, provider=provider), provider)
     assert (m.claimed, m.status) == (claimed, status)
     # Machine-specific paths never reach the measured file.
     assert "/tmp/" not in (m.error or "") and "/onnxruntime_src/" not in (m.error or "")
 
 
 def test_worker_failures_are_unknown_not_refused(add_cases: list[ProbeCase]) -> None:
-    m = _measure(_case(add_cases), _res(status="crash", error="worker killed by SIGSEGV"), QNN)
+    m = measure(_case(add_cases), _res(status="crash", error="worker killed by SIGSEGV"), QNN)
     assert (m.claimed, m.status) == (None, "crash")
 
 

@@ -1,0 +1,333 @@
+"""ORT's level-1 graph for partition prediction: built once, cached on disk, started early.
+
+The partition rules predict on the graph ORT partitions in a default session:
+the model after ORT's basic (level-1) optimizations. Only ORT itself can produce
+that graph, so an isolated CPU worker (:mod:`onnxlint.runtime.client`) creates a
+basic-level session that writes it. That worker costs a Python start-up, an
+``import onnxruntime`` and a session: about 0.5-0.8 s on ``light_resnet50``, most
+of a static lint. Two things keep it off the critical path:
+
+- **The cache.** ORT's output depends only on the bytes it is given and on the
+  ORT build, so the graph is stored in the user's cache folder (next to the
+  ``--confirm`` cache: ``$ONNXLINT_CACHE_DIR/level1`` or
+  ``$XDG_CACHE_HOME/onnxlint/level1``), keyed by the SHA-256 of the exact model
+  bytes given to ORT (free-dimension overrides from ``--assume-dim`` are already
+  written into them), the ORT package (version, location, size and mtime of its
+  native libraries), the optimization level and the worker options. Only the
+  graph is kept: initializers of 1 KiB or more go to a side file the linter never
+  reads. An entry whose header, key or checksum does not match is deleted and
+  rebuilt, never trusted. ``--no-cache`` (``[tool.onnxlint.confirm] cache =
+  false``) and ``ONNXLINT_NO_CACHE=1`` bypass it: no read, no write.
+- **The early start.** :func:`prefetch` is called by the engine right after the
+  model is loaded; when the lint will need the graph (an EP other than the CPU,
+  the partition level not set to ``exported`` or ``--confirm``) and the cache has
+  no entry, the worker is started in the background, so that it runs while this
+  process builds the index and runs the other rules. The assignment analysis
+  collects it (:func:`graph_for`); the engine closes it after the lint, which
+  kills a worker nobody collected; ``atexit`` covers Ctrl-C.
+
+Nothing is ever written next to the user's model: the worker reads a copy in a
+private temporary folder, which is removed when the job is closed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from onnxlint.analyses.level1.cache import (
+    WEIGHTS_FILE,
+    Graph,
+    Level1Cache,
+    cache_key,
+    dims_key,
+    hint_key,
+    key_material,
+)
+from onnxlint.analyses.level1.eligibility import (
+    inert_reason,
+    skip_reason,
+    with_default_attributes,
+)
+
+# re-exported: the cache switch and ORT's identity are part of what this module answers by
+from onnxlint.runtime.identity import NO_CACHE_ENV as NO_CACHE_ENV
+from onnxlint.runtime.identity import cache_enabled as cache_enabled
+from onnxlint.runtime.identity import ort_identity as ort_identity
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import onnx
+
+    from onnxlint.config import Config
+    from onnxlint.modelfile.read import LoadedModel
+    from onnxlint.runtime.client import PendingRun
+
+NOTE_OK = "ORT level-1 (basic), CPU only"
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class WorkerFailure:
+    """Why the level-1 worker gave no graph, when the worker itself failed (it hung and
+    was killed, crashed, ran out of memory), not ORT's refusal."""
+
+    status: str  # a runtime.results STATUS_*: timeout, crash or oom
+    detail: str
+    timeout_s: float
+
+
+def needed(config: Config, profiles: Sequence[Any]) -> bool:
+    """Whether a lint with this configuration and these EPs asks for the level-1 graph.
+
+    Mirrors its consumers: the partition rules and the report's partition hook
+    (any EP but the CPU, unless ``[tool.onnxlint.partition] graph-level`` is
+    ``exported``) and ``--confirm`` (whose default-level sessions are compared with
+    it). ``tests/test_level1_cache.py`` checks this against what a lint really asks for.
+    """
+    if not profiles:
+        return False
+    if str((config.confirm or {}).get("mode", "off")) == "run":
+        return True
+    if str((config.partition or {}).get("graph-level", "optimized")) == "exported":
+        return False
+    return any(getattr(p, "ep", None) != "CPUExecutionProvider" for p in profiles)
+
+
+# ---------------------------------------------------------------------------
+# One level-1 graph, from the cache or a background worker
+
+
+class Level1Job:
+    """The level-1 graph of one model: ``start()`` (cache lookup or worker), ``result()``, ``close()``."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        *,
+        use_cache: bool = True,
+        cache_dir: Path | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        hint: str | None = None,
+    ) -> None:
+        self.model = model
+        self.use_cache = use_cache
+        self.hint = hint  # written once the cache has this model's entry
+        self.cache = Level1Cache(cache_dir)
+        self.timeout_s = timeout_s
+        #: how the graph was obtained: "skipped", "inert" (nothing for ORT to change: the
+        #: model itself), "cache", "worker" (None: not started)
+        self.source: str | None = None
+        self.discarded: str | None = None
+        #: set when the worker failed (None: a graph, a cache hit, or ORT's own refusal)
+        self.failure: WorkerFailure | None = None
+        self._graph: Graph | None = None
+        self._pending: PendingRun | None = None
+        self._tmp: Path | None = None
+        self._key: str | None = None
+        self._material: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> Level1Job:
+        reason = skip_reason(self.model)
+        if reason is not None:
+            self._graph, self.source = (None, reason), "skipped"
+            return self
+        if inert_reason(self.model) is None:
+            # nothing ORT's level-1 optimizers match: their graph is this one (a copy,
+            # as a worker's would be: the lint's own model is never handed out twice)
+            graph = with_default_attributes(self.model)
+            self._graph, self.source = (graph, NOTE_OK), "inert"
+            if self.use_cache and self.hint:
+                self.cache.put_hint(self.hint)  # no prewarmed worker next time either
+            return self
+        data = self.model.SerializeToString()
+        if self.use_cache:
+            self._material = key_material(data)
+            if self._material is not None:
+                self._key = cache_key(self._material)
+                hit = self.cache.get(self._key, self._material)
+                self.discarded = hit.discarded
+                if hit.graph is not None:
+                    self._graph, self.source = hit.graph, "cache"
+                    if self.hint:
+                        self.cache.put_hint(self.hint)
+                    return self
+        from onnxlint.runtime.client import start_optimize
+        from onnxlint.runtime.processes import private_temp_dir
+
+        self._tmp = private_temp_dir("level1")
+        src = self._tmp / "exported.onnx"
+        src.write_bytes(data)  # private mkdtemp folder, removed by close()
+        # in an isolated worker: an ORT crash on a hostile model must not end the linter;
+        # folded weights go to a side file that is never read: only the graph is needed
+        self._pending = start_optimize(
+            src,
+            self._tmp / "level1.onnx",
+            timeout_s=self.timeout_s,
+            external_initializers=WEIGHTS_FILE,
+        )
+        self.source = "worker"
+        if _KEEP_SPARE:
+            from onnxlint.runtime.processes import prewarm
+
+            prewarm()  # the next file's worker; a spare never taken is ended by the caller
+        return self
+
+    def result(self) -> Graph:
+        """The graph (None and why when ORT cannot produce it); waits for the worker."""
+        with self._lock:
+            if self._graph is None:
+                if self._pending is None:
+                    self.start()  # not started, or closed before anyone collected it
+                if self._graph is None:
+                    try:
+                        self._graph = self._collect()
+                    finally:
+                        self.close()
+            return self._graph
+
+    def _collect(self) -> Graph:
+        from onnxlint.runtime.results import STATUS_CRASH, STATUS_OOM, STATUS_TIMEOUT
+
+        assert self._pending is not None and self._tmp is not None
+        res = self._pending.result()[0]
+        out = self._tmp / "level1.onnx"
+        if not res.ok:
+            first = (res.error or res.status).strip().splitlines()
+            reason = first[0][:300] if first else res.status
+            note = f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
+            if res.status == "error":  # ORT's own refusal: as deterministic as its output
+                self._store(None, note)
+            elif res.status in (STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM):
+                # the worker's failure, not the model's: reported on its own (OL605); a
+                # runner without onnxruntime is the confirm rules' business, not a finding
+                self.failure = WorkerFailure(res.status, reason, self.timeout_s)
+            return None, note
+        if not out.exists():
+            return None, "ONNX Runtime wrote no optimized model"
+        import onnx
+
+        try:
+            payload = out.read_bytes()
+            graph = onnx.load_model_from_string(payload)
+        except Exception as exc:  # whatever ORT wrote, the lint goes on
+            return None, f"could not read ORT's optimized model: {exc}"
+        self._store(payload, NOTE_OK)
+        return graph, NOTE_OK
+
+    def _store(self, payload: bytes | None, note: str) -> None:
+        if self.use_cache and self._key is not None and self._material is not None:
+            self.cache.put(self._key, self._material, payload, note)
+            if self.hint:
+                self.cache.put_hint(self.hint)
+
+    def close(self) -> None:
+        """End a worker nobody collected and remove the temporary folder (idempotent)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.cancel()
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            from onnxlint.runtime.processes import remove_temp_dir
+
+            remove_temp_dir(tmp)
+
+
+# ---------------------------------------------------------------------------
+# Jobs started by the engine, found by the assignment analysis
+
+_ACTIVE: dict[int, tuple[onnx.ModelProto, tuple[tuple[str, int], ...], Level1Job]] = {}
+_ACTIVE_LOCK = threading.Lock()
+#: whether :func:`prefetch` starts a worker beside the lint (off in ``-j N``'s lint
+#: processes: there the worker runs while its lint waits, so N processes use N cores)
+_EARLY_START = True
+#: whether a job that starts a worker also readies the next one (a serial run over
+#: several files: the next worker imports onnxruntime while this lint runs)
+_KEEP_SPARE = False
+
+
+def set_keep_spare(enabled: bool) -> None:
+    """Ready a spare worker after each one a job takes (the CLI, for several files in
+    one process); the caller ends the last spare (``runtime.processes.drop_spare``)."""
+    global _KEEP_SPARE
+    _KEEP_SPARE = enabled
+
+
+def set_early_start(enabled: bool) -> None:
+    """Let :func:`prefetch` start workers beside the lint (default) or not (``-j N``)."""
+    global _EARLY_START
+    _EARLY_START = enabled
+
+
+def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Level1Job | None:
+    """Start the level-1 graph of ``loaded`` now if the lint will need it (None: it will not,
+    or early starts are off: the assignment analysis then builds it when it asks).
+
+    The caller must ``release()`` the job when the lint ends, whatever happens.
+    """
+    if loaded.fatal or loaded.model is None or not needed(config, profiles):
+        return None
+    if not _EARLY_START:
+        return None
+    from onnxlint.rewrites import override_dims
+
+    source = override_dims(loaded.model, config.assume_dims)
+    use_cache = cache_enabled(config)
+    hint = hint_key(loaded.content_hash, config.assume_dims) if use_cache and loaded.path else None
+    job = Level1Job(source, use_cache=use_cache, hint=hint)
+    with _ACTIVE_LOCK:
+        _ACTIVE[id(loaded.model)] = (loaded.model, dims_key(config.assume_dims), job)
+    try:
+        job.start()
+    except Exception:
+        # no early start, then: the assignment analysis builds it when asked, and
+        # reports there (as a rule crash, not a traceback) whatever went wrong
+        release(job)
+        return None
+    except BaseException:
+        release(job)
+        raise
+    return job
+
+
+def release(job: Level1Job | None) -> None:
+    """Forget a job started by :func:`prefetch` and end its worker if nobody collected it."""
+    if job is None:
+        return
+    with _ACTIVE_LOCK:
+        for k, (_, _, j) in list(_ACTIVE.items()):
+            if j is job:
+                del _ACTIVE[k]
+    job.close()
+
+
+def graph_for(
+    base: onnx.ModelProto,
+    config: Config,
+    source: onnx.ModelProto,
+    failures: list[WorkerFailure] | None = None,
+) -> Graph:
+    """The level-1 graph of ``source`` (``base`` with ``config.assume_dims`` applied).
+
+    Collects the job :func:`prefetch` started for ``base`` when there is one;
+    otherwise builds it now (through the cache). A worker failure is appended to
+    ``failures`` when given.
+    """
+    with _ACTIVE_LOCK:
+        found = _ACTIVE.get(id(base))
+    if found is not None and found[0] is base and found[1] == dims_key(config.assume_dims):
+        job = found[2]
+        got = job.result()
+    else:
+        job = Level1Job(source, use_cache=cache_enabled(config))
+        try:
+            got = job.result()
+        finally:
+            job.close()
+    if failures is not None and job.failure is not None:
+        failures.append(job.failure)
+    return got

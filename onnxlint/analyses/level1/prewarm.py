@@ -1,0 +1,67 @@
+"""The CLI's head start: an ORT worker started before onnx is imported, when it will be needed.
+
+The front end passes what it was asked for as plain values; nothing here reads CLI
+arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from onnxlint.analyses.level1.cache import Level1Cache, hint_key
+from onnxlint.runtime.identity import cache_enabled
+
+#: the CLI reads and hashes a model this large at most to decide on prewarming a worker
+PREWARM_MAX_BYTES = 64 * 2**20
+
+
+def prewarm_for(
+    paths: Sequence[str],
+    eps: Sequence[str],
+    *,
+    jobs: int = 1,
+    no_cache: bool = False,
+    assume_dims: Sequence[str] = (),
+) -> bool:
+    """Start an ORT worker before the linter imports onnx, when a cold lint is likely.
+
+    For ``onnxlint MODEL.onnx --ep <accelerator>`` (one file, one job) whose graph the
+    cache does not hint at, a worker is started at once: it imports onnxruntime (about
+    0.2 s) while this process imports onnx and the rules and loads the model, and the
+    level-1 job sends it its request (:func:`onnxlint.runtime.processes.prewarm`). Anything
+    unusual (folders, several files, EPs from a config file only, large files) gets no
+    head start. ``assume_dims`` are ``NAME=VALUE`` as given to ``--assume-dim``. Never
+    raises; returns whether a worker was started.
+    """
+    try:
+        return _prewarm(list(paths), [str(e).lower() for e in eps], jobs, no_cache, assume_dims)
+    except Exception:  # a head start is an optimization: the lint goes on without it
+        return False
+
+
+def _prewarm(
+    paths: list[str], eps: list[str], jobs: int, no_cache: bool, assume_dims: Sequence[str]
+) -> bool:
+    if len(paths) != 1 or jobs > 1:
+        return False
+    if not eps or all(e in ("cpu", "cpuexecutionprovider") for e in eps):
+        return False
+    path = Path(paths[0])
+    if path.suffix.lower() != ".onnx" or not path.is_file():
+        return False
+    if path.stat().st_size > PREWARM_MAX_BYTES:
+        return False
+    if not (no_cache or not cache_enabled()):
+        dims: dict[str, int] = {}
+        for item in assume_dims:
+            name, _, value = str(item).partition("=")
+            if value.strip().isdigit():
+                dims[name.strip()] = int(value)
+        hint = hint_key(hashlib.sha256(path.read_bytes()).hexdigest(), dims)
+        if hint is None or Level1Cache().has_hint(hint):
+            return False  # no onnxruntime, or the graph is (very likely) cached
+    from onnxlint.runtime.processes import prewarm
+
+    return prewarm()

@@ -1,0 +1,286 @@
+"""The lint command: every model file under the paths, one job or several, then the report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from onnxlint.cli.arguments import parse_dims
+from onnxlint.cli.files import check_outputs, iter_model_files
+from onnxlint.cli.output import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    append_step_summary,
+    progress_line,
+    quiet_broken_pipe,
+    sarif_size_problem,
+    show_progress,
+    terminal_width,
+    use_color,
+)
+from onnxlint.cli.settings import ConfigCache
+
+
+def _lint_one(path: Path, config: Any) -> Any:
+    from onnxlint.engine import lint
+
+    # every output format shows the partition verdicts, whatever rules are selected
+    return lint(path, config=config, path_label=str(path), partition_summary=True)
+
+
+def run_lint(args: argparse.Namespace) -> int:
+    # before anything imports onnx: a worker for ORT's level-1 graph starts importing
+    # onnxruntime now (only for one model file with an accelerator EP and no cached graph)
+    prewarmed = prewarm_from_args(args)
+    try:
+        return _run_lint(args)
+    finally:
+        if prewarmed:
+            from onnxlint.runtime.processes import drop_spare
+
+            drop_spare()  # the lint did not need it after all
+
+
+def prewarm_from_args(args: argparse.Namespace) -> bool:
+    """The level-1 head start (:func:`onnxlint.analyses.level1.prewarm.prewarm_for`) for
+    what the command line asks; returns whether a worker was started."""
+    from onnxlint.analyses.level1.prewarm import prewarm_for
+
+    return prewarm_for(
+        list(getattr(args, "paths", None) or []),
+        [str(e) for e in getattr(args, "eps", None) or []],
+        jobs=int(getattr(args, "jobs", 1) or 1),
+        no_cache=bool(getattr(args, "no_cache", False)),
+        assume_dims=[str(d) for d in getattr(args, "assume_dims", None) or []],
+    )
+
+
+def _run_lint(args: argparse.Namespace) -> int:
+    from onnxlint.config import ConfigError
+    from onnxlint.diagnostics import Severity
+    from onnxlint.engine import UsageError
+    from onnxlint.render import render
+
+    try:
+        configs = ConfigCache(args)
+        files = list(iter_model_files(args.paths))
+        jobs = [(f, configs.for_model(f)) for f in files]
+        if jobs:
+            # validate EPs and rule options once, before any work, so usage errors exit 2
+            from onnxlint.engine import instantiate_rules, resolve_eps
+
+            resolve_eps(jobs[0][1].eps, jobs[0][1])
+            instantiate_rules(jobs[0][1])
+    except (ConfigError, UsageError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not files:
+        print("onnxlint: error: no .onnx or .onnxtxt files found", file=sys.stderr)
+        return EXIT_USAGE
+    refused = check_outputs(args, files)
+    if refused:
+        print(f"onnxlint: error: {refused}", file=sys.stderr)
+        return EXIT_USAGE
+
+    quiet = bool(getattr(args, "quiet", False)) or args.no_progress
+    show_progress = len(files) > 1 and sys.stderr.isatty() and not quiet
+    from onnxlint import progress
+
+    # long work (real sessions under --confirm) says what it is doing, on stderr
+    progress.set_listener(None if quiet else progress_line)
+    try:
+        reports = _lint_all(args, jobs, show_progress)
+    except (ConfigError, UsageError) as exc:
+        print(f"onnxlint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        progress.set_listener(None)
+    if show_progress:
+        print("\r\033[K", end="", file=sys.stderr)
+    bad_dims = _unknown_cli_dims(args, reports)
+    if bad_dims:
+        print(f"onnxlint: error: {bad_dims}", file=sys.stderr)
+        return EXIT_USAGE
+
+    baseline_exit = _apply_baseline(args, reports)
+    if isinstance(baseline_exit, int):
+        return baseline_exit
+    reports = baseline_exit
+
+    fmt = jobs[0][1].format if args.format is None else args.format
+    to_terminal = not args.output and sys.stdout.isatty()
+    color = fmt in ("table", "concise") and not args.output and use_color(sys.stdout)
+    shown = Severity.parse(args.min_severity or ("hint" if fmt == "json" else "info"))
+    quiet = bool(getattr(args, "quiet", False))
+    if getattr(args, "statistics", False):
+        from onnxlint.render.text import render_statistics
+
+        text = render_statistics(reports, min_severity=shown, quiet=quiet)
+    else:
+        if fmt == "sarif":
+            problem = sarif_size_problem(reports, shown)
+            if problem is not None:
+                level, message = problem
+                print(f"onnxlint: {level}: {message}", file=sys.stderr)
+                if level == "error":
+                    return EXIT_USAGE
+        width = terminal_width() if to_terminal or "COLUMNS" in os.environ else None
+        text = render(
+            reports,
+            fmt,
+            color=color,
+            min_severity=shown,
+            width=width,
+            quiet=quiet,
+            sarif_root=args.sarif_root or os.getcwd(),
+            partitions=args.sarif_partitions,
+            show_nodes=args.show_nodes,
+        )
+        if fmt == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+            append_step_summary(Path(os.environ["GITHUB_STEP_SUMMARY"]), reports, shown)
+    if getattr(args, "report", None) == "partitions" and fmt == "table":
+        from onnxlint.render.partitions import render_partitions
+
+        text = render_partitions(reports) + "\n" + text
+    if getattr(args, "html", None):
+        from onnxlint.fsutil import atomic_write_text
+        from onnxlint.render.html import render_html
+
+        try:
+            atomic_write_text(Path(args.html), render_html(reports))
+        except OSError as exc:
+            print(
+                f"onnxlint: error: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr
+            )
+            return EXIT_USAGE
+    if args.output:
+        from onnxlint.fsutil import atomic_write_text
+
+        try:
+            atomic_write_text(Path(args.output), text)
+        except OSError as exc:
+            print(
+                f"onnxlint: error: cannot write {args.output}: {exc.strerror or exc}",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+    else:
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            quiet_broken_pipe()  # the reader left (| head): the exit code still tells
+
+    if any(r.fatal for r in reports):
+        return EXIT_USAGE
+    if getattr(args, "write_baseline", None) or getattr(args, "exit_zero", False):
+        return EXIT_OK  # the findings were just accepted, or the caller wants no gate
+    fail_on = Severity.parse(jobs[0][1].fail_on)
+    return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
+
+
+def _unknown_cli_dims(args: argparse.Namespace, reports: list[Any]) -> str | None:
+    """Why an ``--assume-dim`` name is a typo (no linted model's inputs declare it), or None."""
+    from onnxlint.engine import UsageError
+
+    try:
+        dims = parse_dims(getattr(args, "assume_dims", None)) or {}
+    except UsageError as exc:
+        return str(exc)
+    if not dims or all(r.fatal for r in reports):
+        return None  # nothing loaded: OL001/OL002 say why
+    declared = sorted(set().union(*(r.dim_params for r in reports)))
+    for name in dims:
+        if name not in declared:
+            from onnxlint.suggest import did_you_mean
+
+            known = f" (the inputs declare: {', '.join(declared)})" if declared else ""
+            return (
+                f"--assume-dim: no linted model has an input dim named {name!r}"
+                f"{did_you_mean(name, declared) or known}"
+            )
+    return None
+
+
+def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] | int:
+    """Write the baseline (--write-baseline) or drop the findings it records (--baseline).
+
+    Returns the reports to render, or an exit code when the baseline is unusable.
+    """
+    from onnxlint.baseline import Baseline, BaselineError
+
+    if getattr(args, "write_baseline", None):
+        target = Path(args.write_baseline)
+        base = Baseline.from_reports(reports, root=target.parent)
+        try:
+            base.write(target)
+        except OSError as exc:
+            print(f"onnxlint: error: cannot write baseline {target}: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not getattr(args, "quiet", False):
+            print(
+                f"onnxlint: recorded {len(base)} finding{'s' if len(base) != 1 else ''} in "
+                f"{target}",
+                file=sys.stderr,
+            )
+        return reports
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        if not isinstance(baseline, Baseline):  # a caller that built the namespace by hand
+            try:
+                baseline = Baseline.load(baseline)
+            except BaselineError as exc:
+                print(f"onnxlint: error: {exc}", file=sys.stderr)
+                return EXIT_USAGE
+        result = baseline.filter(reports)
+        if not getattr(args, "quiet", False):
+            print(result.summary(str(baseline.source)), file=sys.stderr)
+        return result.reports
+    return reports
+
+
+def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
+    """The reports in the order of ``jobs``; the progress bar moves in completion order."""
+    if args.jobs > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # N lint processes, each waiting for its own ORT level-1 worker rather than
+        # running beside it: N busy processes for -j N, not 2N
+        with ProcessPoolExecutor(max_workers=args.jobs, initializer=lint_process_init) as pool:
+            futures = {pool.submit(_lint_one, f, c): k for k, (f, c) in enumerate(jobs)}
+            done: dict[int, Any] = {}
+            for i, fut in enumerate(as_completed(futures), 1):
+                k = futures[fut]
+                done[k] = fut.result()
+                if show:
+                    show_progress(i, len(jobs), jobs[k][0])
+            return [done[k] for k in range(len(jobs))]
+    reports = []
+    if len(jobs) > 1:
+        from onnxlint.analyses.level1 import set_keep_spare
+
+        # each ORT level-1 worker is started while the previous file is linted
+        set_keep_spare(True)
+    try:
+        for i, (f, c) in enumerate(jobs, 1):
+            if show:
+                show_progress(i, len(jobs), f)
+            reports.append(_lint_one(f, c))
+    finally:
+        if len(jobs) > 1:
+            from onnxlint.analyses.level1 import set_keep_spare
+            from onnxlint.runtime.processes import drop_spare
+
+            set_keep_spare(False)
+            drop_spare()
+    return reports
+
+
+def lint_process_init() -> None:
+    from onnxlint.analyses.level1 import set_early_start
+
+    set_early_start(False)

@@ -1,0 +1,313 @@
+"""Reading a model safely: the one guarded entrance for model bytes.
+
+Accepts a path (binary ``.onnx`` or ONNX text ``.onnxtxt``), raw bytes or an
+``onnx.ModelProto``. External weights are never read: each external-data reference
+is validated instead (:mod:`onnxlint.modelfile.external`). Bad input becomes
+:class:`~onnxlint.modelfile.problem.LoadProblem` records, never an exception;
+``onnxlint.loader.load`` turns them into the load rules' diagnostics. Nothing here
+writes to disk.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+from onnxlint.limits import Limits
+from onnxlint.modelfile.external import check_external_data
+from onnxlint.modelfile.measure import (
+    MAX_TYPE_NESTING,
+    count_declarations,
+    count_expansion,
+    deepest_type,
+    first_string_problem,
+    measure,
+)
+from onnxlint.modelfile.prescan import over_limits_on_wire, text_nesting, text_nesting_limit
+from onnxlint.modelfile.problem import LoadProblem
+
+if TYPE_CHECKING:
+    from onnxlint.diagnostics import Diagnostic
+
+TEXT_SUFFIXES = (".onnxtxt", ".onnxtext")
+
+
+@dataclass
+class LoadedModel:
+    model: onnx.ModelProto | None
+    path: Path | None = None
+    content_hash: str = ""
+    size: int = 0
+    #: what was wrong, as records (a fatal one makes ``model`` None)
+    problems: list[LoadProblem] = field(default_factory=list)
+    is_text: bool = False
+    #: the problems as the load rules' diagnostics (``onnxlint.loader.load`` fills them)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def fatal(self) -> bool:
+        """True when the model could not be read at all (exit code 2)."""
+        return self.model is None
+
+    #: the model file with every symlink resolved (set once the path was found)
+    real_path: Path | None = None
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder external data and sidecars resolve against: the real file's folder,
+        as ORT sees it when given the resolved path (never the working directory)."""
+        if self.real_path is not None:
+            return self.real_path.parent
+        return self.path.parent if self.path is not None else None
+
+
+def read(
+    source: str | os.PathLike[str] | bytes | onnx.ModelProto,
+    limits: Limits | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> LoadedModel:
+    """Read a model from a path, bytes or a ModelProto; never raises for bad input.
+
+    What was wrong is in ``problems`` (records); ``diagnostics`` stays empty here.
+
+    ``root`` (paths only) is the folder being linted: a model path whose real file lies
+    outside it (a symlink leading elsewhere) is reported and never read. It defaults to
+    the folder the path names.
+    """
+    limits = limits or Limits()
+    if isinstance(source, onnx.ModelProto):
+        # measured before ByteSize(): protobuf's C code recurses per level and crashes
+        # (SIGSEGV) on a ModelProto nested tens of thousands deep
+        depth, _ = measure(source, limits)
+        if depth > limits.max_subgraph_depth:
+            return _fail(
+                LoadedModel(model=None),
+                "OL005",
+                "default",
+                depth=depth,
+                limit=limits.max_subgraph_depth,
+            )
+        type_depth = deepest_type(source, MAX_TYPE_NESTING)
+        if type_depth > MAX_TYPE_NESTING:  # ByteSize() recursed into it and crashed
+            return _fail(
+                LoadedModel(model=None),
+                "OL005",
+                "type",
+                depth=type_depth,
+                limit=MAX_TYPE_NESTING,
+            )
+        data = (
+            source.SerializeToString(deterministic=True)
+            if source.ByteSize() < limits.max_file_bytes
+            else b""
+        )
+        result = LoadedModel(model=source, content_hash=_hash(data), size=source.ByteSize())
+        return _post_checks(result, limits)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
+        return _parse(result, data, is_text=_looks_like_text(data), limits=limits)
+    return read_path(Path(source), limits, Path(root) if root is not None else None)
+
+
+def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:
+    result = LoadedModel(model=None, path=path)
+    fatal = "OL001"  # file-unreadable
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return _fail(result, fatal, "missing", path=str(path))
+    except OSError as exc:
+        return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
+    if not stat.S_ISREG(st.st_mode):
+        return _fail(result, fatal, "not_regular", path=str(path))
+    real = Path(os.path.realpath(path))
+    folder = Path(os.path.realpath(root if root is not None else path.parent))
+    if folder not in real.parents:
+        # a symlink to a credentials file would otherwise be parsed, and ONNX text
+        # parse errors quote the offending line into the report
+        return _fail(result, fatal, "outside", path=str(path))
+    result.real_path = real
+    result.size = st.st_size
+    if st.st_size == 0:
+        return _fail(result, "OL003", "default", path=str(path))
+    if st.st_size > limits.max_file_bytes:
+        return _fail(
+            result,
+            "OL004",
+            "default",
+            size=st.st_size,
+            limit=limits.max_file_bytes,
+        )
+    try:
+        data = _read_regular_file(real, (st.st_dev, st.st_ino))
+    except _NotRegular:
+        return _fail(result, fatal, "not_regular", path=str(path))
+    except OSError as exc:
+        return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
+    result.content_hash = _hash(data)
+    is_text = path.suffix.lower() in TEXT_SUFFIXES or (
+        path.suffix.lower() != ".onnx" and _looks_like_text(data)
+    )
+    return _parse(result, data, is_text=is_text, limits=limits)
+
+
+#: binary files larger than this are counted on the wire before decoding (see ``_parse``)
+WIRE_COUNT_FROM_BYTES = 4 << 20
+
+
+def _parse(result: LoadedModel, data: bytes, is_text: bool, limits: Limits) -> LoadedModel:
+    if not data:
+        return _fail(result, "OL003", "default", path=str(result.path or "<bytes>"))
+    if len(data) > limits.max_file_bytes:
+        return _fail(result, "OL004", "default", size=len(data), limit=limits.max_file_bytes)
+    result.is_text = is_text
+    if is_text:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _fail(result, "OL006", "default", error=f"not UTF-8: {exc}")
+        # onnx.parser recurses in C++ and overflows the stack (SIGSEGV) a few thousand
+        # brackets deep, so absurd nesting is refused before the parser sees it
+        if text_nesting(text, stop=text_nesting_limit(limits)) > text_nesting_limit(limits):
+            return _fail(result, "OL005", "parse", limit=limits.max_subgraph_depth)
+        try:
+            model = onnx.parser.parse_model(text)
+        except Exception as exc:
+            if _is_depth_error(exc):
+                return _fail(result, "OL005", "parse", limit=limits.max_subgraph_depth)
+            return _fail(result, "OL006", "default", error=_one_line(exc))
+        type_depth = deepest_type(model, MAX_TYPE_NESTING)
+        if type_depth > MAX_TYPE_NESTING:
+            return _fail(result, "OL005", "type", depth=type_depth, limit=MAX_TYPE_NESTING)
+    else:
+        # a node, an initializer, a value_info or an input costs at least 2 bytes on the
+        # wire but ~150-500 bytes once decoded, so a file that could hold more than the
+        # limits allow is counted before it is decoded (smaller files decode harmlessly)
+        if len(data) > min(2 * limits.max_nodes, WIRE_COUNT_FROM_BYTES):
+            over = over_limits_on_wire(data, limits)
+            if over is not None and over[0] == "nodes":
+                return _fail(result, "OL007", "default", **over[1])
+            if over is not None:
+                return _fail(result, "OL008", over[0], **over[1])
+        model = onnx.ModelProto()
+        try:
+            model.ParseFromString(data)
+        except RecursionError:
+            return _fail(result, "OL005", "parse", limit=limits.max_subgraph_depth)
+        except Exception as exc:
+            if _is_depth_error(exc):
+                return _fail(result, "OL005", "parse", limit=limits.max_subgraph_depth)
+            return _fail(result, "OL002", "decode", error=_one_line(exc))
+        if not model.HasField("graph") or (model.ir_version <= 0 and not model.opset_import):
+            return _fail(result, "OL002", "no_graph")
+    result.model = model
+    return _post_checks(result, limits)
+
+
+def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
+    model = result.model
+    assert model is not None
+    depth, node_count = measure(model, limits)
+    if depth > limits.max_subgraph_depth:
+        return _fail(
+            result,
+            "OL005",
+            "default",
+            depth=depth,
+            limit=limits.max_subgraph_depth,
+        )
+    if node_count > limits.max_nodes:
+        return _fail(result, "OL007", "default", count=node_count, limit=limits.max_nodes)
+    over = count_declarations(model, limits) or count_expansion(model, limits)
+    if over is not None:
+        message_id, args = over
+        return _fail(result, "OL008", message_id, **args)
+    # type nesting: a decoded file nests at most ~100 messages (protobuf's limit), so
+    # only a parsed text and a ModelProto given to the API are measured (_parse, load)
+    problem = first_string_problem(model, limits.max_name_length)
+    if problem is not None:
+        field_name, length = problem
+        if length is None:
+            # upb hands such fields back as bytes, and every consumer expects str
+            error = f"{field_name} is not valid UTF-8"
+            return _fail(result, "OL002", "decode", error=error)
+        return _fail(
+            result,
+            "OL008",
+            "name_length",
+            field=field_name,
+            count=length,
+            limit=limits.max_name_length,
+        )
+    result.problems += check_external_data(model, result.base_dir)
+    return result
+
+
+class _NotRegular(OSError):
+    """The path was swapped for a FIFO, device, folder, link or another file between
+    stat and open."""
+
+
+def _read_regular_file(path: Path, identity: tuple[int, int] | None = None) -> bytes:
+    """Read a file that must be regular; a FIFO or device is never read from.
+
+    ``O_NONBLOCK`` keeps ``open`` from blocking if the path became a FIFO after the
+    ``stat`` above, and ``O_NOFOLLOW`` from following a link planted in its place
+    (``path`` is already resolved); ``fstat`` on the open descriptor then decides, and
+    must name the file that was stat'ed (``identity``: device and inode).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link swapped in after realpath
+            raise _NotRegular(str(path)) from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotRegular(str(path))
+        if identity is not None and (st.st_dev, st.st_ino) != identity:
+            raise _NotRegular(str(path))
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _is_depth_error(exc: BaseException) -> bool:
+    """protobuf's decoder refuses nesting past 100 messages ("Exceeded ...MaxDepth")."""
+    if isinstance(exc, RecursionError):
+        return True
+    message = _one_line(exc).lower()
+    return any(word in message for word in ("recursion", "nest", "maxdepth", "max_depth"))
+
+
+def _fail(result: LoadedModel, code: str, message_id: str, **args: Any) -> LoadedModel:
+    result.model = None
+    result.problems.append(LoadProblem(code, message_id, args))
+    return result
+
+
+def _looks_like_text(data: bytes) -> bool:
+    head = data[:256].lstrip()
+    return head.startswith(b"<") or head.startswith(b"ir_version")
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _one_line(exc: BaseException) -> str:
+    # onnx.parser raises with a bytes argument; show its text, not "b'...'"
+    raw = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], bytes) else None
+    text = " ".join((raw.decode("utf-8", "replace") if raw is not None else str(exc)).split())
+    return (text[:300] + "...") if len(text) > 300 else (text or type(exc).__name__)

@@ -1,0 +1,346 @@
+"""The worker processes and private folders this process owns, and their cleanup.
+
+A worker is started sandboxed: its own session and process group, an address-space cap
+(``RLIMIT_AS``) and, on Linux, SIGKILL when its parent dies. One worker may be started
+ahead of its request (the spare). No worker outlives onnxlint and no temporary folder
+stays behind: at exit and on SIGTERM/SIGHUP every worker's group is killed and every
+folder removed, and a folder left by a SIGKILLed process is swept by the next one.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from onnxlint.runtime.client import PendingRun
+
+
+WORKER_PATH = Path(__file__).with_name("_worker.py")
+DEFAULT_MEMORY_CAP_MB = 8192
+
+
+def worker_address_limit(memory_cap_mb: int | None) -> tuple[int, int] | None:
+    """The ``RLIMIT_AS`` (soft, hard) a worker gets, or None to inherit the parent's.
+
+    Never above the parent's hard limit: an unprivileged process cannot raise it, and
+    a user who set ``ulimit -v`` (as docs/SECURITY.md advises for untrusted models)
+    meant it for the workers too. Computed in the parent, so nothing can fail after
+    ``fork``.
+    """
+    if not memory_cap_mb or sys.platform == "win32":
+        return None
+    import resource
+
+    cap = int(memory_cap_mb) * 1024 * 1024
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY and hard <= cap:
+        return (hard, hard)
+    return (cap, cap)
+
+
+def _parent_death_signal() -> Any:
+    """libc's ``prctl`` on Linux (to set ``PR_SET_PDEATHSIG``), else None; looked up in
+    the parent so the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _set_limits(memory_cap_mb: int | None) -> Any:
+    """The worker's ``preexec_fn``: its address-space limit, and SIGKILL when the
+    process that started it dies (even by SIGKILL, when no cleanup of ours runs)."""
+    limit = worker_address_limit(memory_cap_mb)
+    # the death signal follows the *thread* that forked: only the main thread lives as
+    # long as the process (a worker started from a pool thread is ended by cleanup)
+    main = threading.current_thread() is threading.main_thread()
+    prctl = _parent_death_signal() if main else None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        # nothing here may raise: an exception in preexec_fn fails the start
+        if limit is not None:
+            import resource
+
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(resource.RLIMIT_AS, limit)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
+
+    return preexec
+
+
+#: workers started by PendingRun and not yet collected or cancelled (ended at exit)
+_LIVE: set[PendingRun] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def register_live(run: PendingRun) -> None:
+    """A started run that exit must end if nobody collects or cancels it."""
+    ensure_cleanup()
+    with _LIVE_LOCK:
+        _LIVE.add(run)
+
+
+def forget_live(run: PendingRun) -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(run)
+
+
+#: private temporary folders of this process (a copy of the user's model may be in one)
+_TEMP_DIRS: set[Path] = set()
+#: worker processes of this process that are not closed yet
+_WORKERS: set[Worker] = set()
+_CLEANUP_READY = False
+#: names of the folders made by :func:`private_temp_dir`: kind, then the owner's pid
+_TEMP_NAME = re.compile(r"onnxlint-(?:models|worker-logs|level1|compat)-(\d+)-")
+
+
+def private_temp_dir(kind: str) -> Path:
+    """A private temporary folder ``onnxlint-KIND-PID-*`` (``mkdtemp``: mode 0700).
+
+    Removed by :func:`remove_temp_dir`; at exit and on SIGTERM/SIGHUP whatever is left
+    is removed; one left by a process that was SIGKILLed is removed by the next
+    onnxlint process that makes one.
+    """
+    ensure_cleanup()
+    path = Path(tempfile.mkdtemp(prefix=f"onnxlint-{kind}-{os.getpid()}-"))
+    _TEMP_DIRS.add(path)
+    return path
+
+
+def remove_temp_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    _TEMP_DIRS.discard(path)
+
+
+def ensure_cleanup() -> None:
+    """Once per process: cleanup at exit and on SIGTERM/SIGHUP, and stale folders swept."""
+    global _CLEANUP_READY
+    if _CLEANUP_READY:
+        return
+    _CLEANUP_READY = True
+    atexit.register(_cancel_live)
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            # only where nobody else handles it (the language server, an embedding
+            # program): the handler cleans up, then dies of the same signal
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(signum, _die_cleanly)
+    with contextlib.suppress(OSError):
+        _sweep_stale_temp_dirs(Path(tempfile.gettempdir()))
+
+
+def _sweep_stale_temp_dirs(folder: Path) -> None:
+    """Remove folders of :func:`private_temp_dir` whose process is gone (SIGKILL)."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in os.scandir(folder):
+        found = _TEMP_NAME.match(entry.name)
+        if found is None or int(found.group(1)) == os.getpid():
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            os.kill(int(found.group(1)), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue  # alive under another user, or not ours to judge
+
+
+def _kill_everything(wait: bool = True) -> None:
+    """End every worker's process group and remove every private folder. Takes no lock
+    of ours; with ``wait=False`` (a signal handler) not subprocess's either: the
+    interrupted code may hold it, and the dying workers are reaped by init."""
+    for worker in list(_WORKERS):
+        with contextlib.suppress(Exception):
+            if wait:
+                worker.kill()
+            else:
+                os.killpg(worker.proc.pid, signal.SIGKILL)
+    for path in list(_TEMP_DIRS):
+        remove_temp_dir(path)
+
+
+def _cancel_live() -> None:
+    drop_spare()
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for run in live:
+        run.cancel()
+    _kill_everything()
+
+
+def _die_cleanly(signum: int, frame: Any) -> None:
+    _kill_everything(wait=False)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+#: a worker started ahead of its request (prewarm), with the (runner, memory cap) it has
+_SPARE: tuple[Worker, tuple[str, int | None]] | None = None
+
+
+def prewarm(runner: str | None = None, memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB) -> bool:
+    """Start a worker now that imports onnxruntime while the caller is still busy.
+
+    The next :class:`PendingRun` for the same runner and memory cap sends it its
+    request instead of starting a worker (on a 2-core machine the import, about
+    0.2 s, then overlaps the linter's own imports and loading). :func:`drop_spare`
+    ends a spare nobody took; so does ``atexit``. Returns False if none could start.
+    """
+    global _SPARE
+    exe = runner or sys.executable
+    with _LIVE_LOCK:
+        if _SPARE is not None:
+            return True
+        try:
+            worker = Worker(exe, None, memory_cap_mb)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        _SPARE = (worker, (exe, memory_cap_mb))
+    return True
+
+
+def take_spare(runner: str, memory_cap_mb: int | None) -> Worker | None:
+    global _SPARE
+    with _LIVE_LOCK:
+        if _SPARE is None or _SPARE[1] != (runner, memory_cap_mb):
+            return None
+        worker, _ = _SPARE
+        _SPARE = None
+    if worker.proc.poll() is not None:  # died waiting (killed, no onnxruntime): start afresh
+        worker.close()
+        return None
+    return worker
+
+
+def drop_spare() -> None:
+    """End the prewarmed worker if no request took it (idempotent)."""
+    global _SPARE
+    with _LIVE_LOCK:
+        spare, _SPARE = _SPARE, None
+    if spare is not None:
+        spare[0].close()
+
+
+class Worker:
+    """One worker process and the protocol lines it has sent."""
+
+    def __init__(self, exe: str, request: dict[str, Any] | None, memory_cap_mb: int | None) -> None:
+        """Start the worker; without ``request`` it imports onnxruntime and waits for ``send``."""
+        ensure_cleanup()
+        # Closed in close(); a file, not a pipe, so a chatty EP cannot block.
+        self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        env.pop("PYTHONPATH", None)  # the worker needs nothing of ours
+        argv = [exe, "-I", str(WORKER_PATH)] if _accepts_isolated(exe) else [exe, str(WORKER_PATH)]
+        try:
+            self.proc = subprocess.Popen(
+                argv if request is not None else [*argv, "--preload"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr_file,
+                preexec_fn=_set_limits(memory_cap_mb),
+                start_new_session=True,
+                env=env,
+            )
+        except BaseException:
+            self.stderr_file.close()
+            raise
+        _WORKERS.add(self)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.buf = b""
+        if request is not None:
+            self.send(request)
+
+    def send(self, request: dict[str, Any]) -> None:
+        """Give the worker its one request (it reads stdin to the end)."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(request).encode())
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    def read_event(self, deadline: float) -> dict[str, Any] | None:
+        """Next protocol line; None at EOF. Raises TimeoutError past ``deadline``."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                if self.buf.strip():
+                    line, self.buf = self.buf, b""
+                    return _decode(line)
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return _decode(line)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        self.proc.wait()
+
+    def stderr_tail(self, lines: int = 20) -> list[str]:
+        self.stderr_file.seek(0)
+        text = self.stderr_file.read()[-65536:].decode("utf-8", "replace")
+        return text.splitlines()[-lines:]
+
+    def close(self) -> None:
+        self.kill()
+        _WORKERS.discard(self)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        self.stderr_file.close()
+
+
+def _accepts_isolated(exe: str) -> bool:
+    # ``-I`` keeps the runner's cwd and user site out of sys.path, so a stray
+    # ``onnxruntime`` folder in the project cannot shadow the runner's wheel.
+    return "python" in Path(exe).name
+
+
+def _decode(line: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+        return obj if isinstance(obj, dict) else {"event": "noise", "text": str(obj)}
+    except ValueError:
+        return {"event": "noise", "text": line.decode("utf-8", "replace")}
