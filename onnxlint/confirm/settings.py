@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onnxlint.runtime.processes import DEFAULT_MEMORY_CAP_MB
+
 if TYPE_CHECKING:
     from onnxlint.config import Config
 
 
 LEVELS = ("disabled", "default")
 DEFAULT_TIMEOUT_S = 120.0
-DEFAULT_MEMORY_CAP_MB = 8192
 
 
 @dataclass(frozen=True)
