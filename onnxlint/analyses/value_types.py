@@ -54,9 +54,14 @@ def vi_type(vi: onnx.ValueInfoProto) -> ValueType:
     if t.WhichOneof("value") != "tensor_type":
         return ValueType()
     tt = t.tensor_type
-    dtype = dtype_name(tt.elem_type)
+    return ValueType(dtype_name(tt.elem_type), tensor_shape(tt))
+
+
+def tensor_shape(tt: onnx.TypeProto.Tensor) -> Shape:
+    """The shape of a tensor type: a static dim as int, a ``dim_param`` as str, else None;
+    None when the type has no shape."""
     if not tt.HasField("shape"):
-        return ValueType(dtype, None)
+        return None
     dims: list[int | str | None] = []
     for d in tt.shape.dim:
         if d.HasField("dim_value"):
@@ -65,4 +70,4 @@ def vi_type(vi: onnx.ValueInfoProto) -> ValueType:
             dims.append(d.dim_param)
         else:
             dims.append(None)
-    return ValueType(dtype, tuple(dims))
+    return tuple(dims)
