@@ -21,6 +21,15 @@ partition simulation's job (:mod:`onnxlint.analyses.partition`).
 ORT facts this relies on (EP-BEHAVIOUR.md): Constant nodes become initializers
 before any EP is asked, so they are not partitioned; nodes inside If/Loop/Scan
 bodies are partitioned on their own, before the node that owns the body.
+
+The parts, one module each: the graph of one level and its value types
+(:mod:`~onnxlint.analyses.level_graph`, :mod:`~onnxlint.analyses.session_types`,
+:mod:`~onnxlint.analyses.value_types`), function inlining and expansion
+(:mod:`~onnxlint.analyses.function_inlining`, :mod:`~onnxlint.analyses.ort_kernels`),
+the facts of a node (:mod:`~onnxlint.analyses.node_facts`), the per-node result
+(:mod:`~onnxlint.analyses.level_assignment`), the fused patterns
+(:mod:`~onnxlint.analyses.fusions`) and the CPU preference
+(:mod:`~onnxlint.analyses.cpu_preference`).
 """
 
 from __future__ import annotations
