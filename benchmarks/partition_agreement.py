@@ -200,7 +200,7 @@ def transformer_models() -> list[tuple[str, Any]]:
 
 
 def predict(model: Any, ep: str) -> dict[str, Any]:
-    from onnxlint.analyses.assignment import EXPORTED, OPTIMIZED
+    from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED
     from onnxlint.analyses.partition import Partitions
     from onnxlint.config import Config
     from onnxlint.context import LintContext

@@ -12,7 +12,7 @@ model-local functions, and resolves the operator revision each node uses
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -317,3 +317,64 @@ def is_unknown_standard_op(
     if node.domain not in node.graph.opsets:
         return False
     return functions is None or (node.node.domain, node.op_type) not in functions
+
+
+# ---------------------------------------------------------------------------
+# ORT's topological order
+
+
+def node_edges(
+    g: GraphRef, nodes: Sequence[NodeRef], captured: bool = True
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them;
+    without ``captured``, the explicit inputs only."""
+    paths = {n.path for n in nodes}
+    preds: dict[str, list[str]] = {n.path: [] for n in nodes}
+    succs: dict[str, list[str]] = {n.path: [] for n in nodes}
+    for n in nodes:
+        names = list(n.inputs)
+        for sub in n.subgraphs.values() if captured else ():
+            names += sorted(sub.captured)
+        for name in names:
+            if not name:
+                continue
+            p = g.producers.get(name)
+            if p is None or p.path not in paths or p.path == n.path:
+                continue
+            preds[n.path].append(p.path)
+            succs[p.path].append(n.path)
+    return preds, succs
+
+
+def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
+    """ORT's GraphViewer order: a reverse DFS from the leaf nodes, the highest-index input first.
+
+    The order matters: OpenVINO cuts clusters along it, and the QDQ-aware
+    grouping takes its root nodes in it.
+    """
+    by_path = {n.path: n for n in nodes}
+    index = {n.path: i for i, n in enumerate(nodes)}
+    preds, succs = node_edges(g, nodes)
+    leaves = [n.path for n in nodes if not succs[n.path]]
+    stack: list[tuple[str, bool]] = [(p, False) for p in leaves]
+    visited: set[str] = set()
+    out: list[NodeRef] = []
+    while stack:
+        path, leave = stack.pop()
+        if leave:
+            out.append(by_path[path])
+            continue
+        if path in visited:
+            continue
+        visited.add(path)
+        stack.append((path, True))
+        # ORT sorts inputs by ascending index before pushing: the highest index is visited
+        # first (measured, onnxruntime-openvino 1.24.1: a cut at a refused node between two
+        # producers of one consumer leaves the higher-index producer's chain before the cut)
+        for p in sorted(set(preds[path]), key=lambda x: index[x]):
+            if p not in visited:
+                stack.append((p, False))
+    if len(out) < len(nodes):  # a cycle (invalid model): keep the remaining nodes in file order
+        seen = {n.path for n in out}
+        out += [n for n in nodes if n.path not in seen]
+    return out

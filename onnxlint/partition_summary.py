@@ -8,10 +8,10 @@ analysis the rules already computed and never raises.
 
 from __future__ import annotations
 
-from onnxlint.analyses.assignment import CPU_EP
 from onnxlint.analyses.partition import Partitions
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Location
+from onnxlint.ep_names import CPU_EP
 from onnxlint.report import Report
 from onnxlint.rules.partition import Level1GraphUnavailable
 

@@ -18,7 +18,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import profiles
-from onnxlint.analyses.capability import NodeFacts, evaluate, facts_from_model, node_count_cap
+from onnxlint.analyses.capability import NodeFacts, evaluate, node_count_cap
+from onnxlint.analyses.single_node_facts import facts_from_model
 
 DT = {
     "float": TensorProto.FLOAT,

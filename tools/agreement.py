@@ -27,7 +27,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from onnxlint import profiles  # noqa: E402
-from onnxlint.analyses.capability import evaluate, facts_from_model  # noqa: E402
+from onnxlint.analyses.capability import evaluate  # noqa: E402
+from onnxlint.analyses.single_node_facts import facts_from_model  # noqa: E402
 
 # Which shipped profile describes each probed EP (the probe writes its short name).
 PROFILE_FOR = {"cpu": "cpu", "qnn": "qnn-htp", "openvino": "openvino-cpu"}

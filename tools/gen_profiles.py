@@ -931,7 +931,7 @@ def cmd_fit(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(REPO))
     from agreement import _cases
 
-    from onnxlint.analyses.capability import facts_from_model
+    from onnxlint.analyses.single_node_facts import facts_from_model
     from onnxlint.probe import ort_limits
 
     data = json.loads(Path(args.measured).read_text(encoding="utf-8"))

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Literal
 
-from onnxlint.diagnostics import GENERATED_DIM
+from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint
+from onnxlint.analyses.op_revisions import compress_opsets, opsets_for, revision_of
 from onnxlint.profiles import Constraint, OpRange, OpSupport, Profile
 
 __all__ = [
@@ -34,8 +34,6 @@ __all__ = [
     "Verdict",
     "VerdictKind",
     "evaluate",
-    "facts_from_node",
-    "revision_of",
 ]
 
 Dim = int | str | None
@@ -44,8 +42,6 @@ Shape = tuple[Dim, ...] | None
 """A tensor shape; None when even the rank is unknown."""
 
 VerdictKind = Literal["supported", "op", "revision", "dtype", "constraint", "domain", "shape"]
-
-_SHAPE_KINDS = frozenset({"max_rank", "min_rank", "static_shape", "known_shape", "no_zero_dims"})
 
 
 @dataclass(frozen=True)
@@ -218,180 +214,6 @@ class Verdict:
 
 
 # ---------------------------------------------------------------------------
-# Operator revisions (onnx.defs is imported lazily: it is only needed for
-# nodes whose revision the caller did not resolve, and for "would work at").
-
-
-@lru_cache(maxsize=4096)
-def revision_of(op_type: str, domain: str, opset: int) -> int | None:
-    """The since_version of ``op_type`` in ``domain`` at ``opset``; None if unknown."""
-    import onnx.defs
-
-    d = "" if domain == "ai.onnx" else domain
-    try:
-        return int(onnx.defs.get_schema(op_type, opset, d).since_version)
-    except Exception:
-        return None
-
-
-@lru_cache(maxsize=1)
-def _latest_onnx_opset() -> int:
-    import onnx.defs
-
-    return int(onnx.defs.onnx_opset_version())
-
-
-def _opsets_for(profile: Profile, support: OpSupport) -> tuple[int, ...]:
-    """Model opsets at which ``support`` covers the op's revision (within the EP's opset limits)."""
-    limit = profile.opsets.get(support.domain)
-    if support.domain == "ai.onnx":
-        hi = limit.max if limit and limit.max else _latest_onnx_opset()
-    else:
-        hi = limit.max if limit and limit.max else 0
-    lo = limit.min if limit and limit.min else 1
-    out: list[int] = []
-    for opset in range(lo, hi + 1):
-        rev = revision_of(support.op, support.domain, opset)
-        if rev is not None and support.range_for(rev) is not None:
-            out.append(opset)
-    return tuple(out)
-
-
-def _compress(opsets: Sequence[int]) -> str:
-    """(7, 8, 9, 13) -> '7-9, 13'."""
-    spans: list[list[int]] = []
-    for o in opsets:
-        if spans and o == spans[-1][1] + 1:
-            spans[-1][1] = o
-        else:
-            spans.append([o, o])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-
-
-# ---------------------------------------------------------------------------
-# Constraints
-
-
-def _slots(c: Constraint, facts: NodeFacts) -> tuple[list[int], list[int]]:
-    if c.inputs is None and c.outputs is None:
-        return list(range(facts.num_inputs)), list(range(facts.num_outputs))
-    return list(c.inputs or ()), list(c.outputs or ())
-
-
-def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
-    shapes = facts.input_shapes if io == "input" else facts.output_shapes
-    return shapes[i] if i < len(shapes) else None
-
-
-@dataclass(frozen=True)
-class Problem:
-    """What violates a constraint: a short text, and the offending slot when there is one."""
-
-    text: str
-    io: str | None = None
-    slot: int | None = None
-
-
-def _check(c: Constraint, facts: NodeFacts) -> Problem | None:
-    """None when ``c`` holds for ``facts``, else what offends it (and which slot, as fields)."""
-    if c.op_excluded(facts.op_type):
-        return None
-    if c.graph_nodes_at_most is not None and (
-        facts.graph_node_count is None or facts.graph_node_count > c.graph_nodes_at_most
-    ):
-        return None
-    if c.kind == "always":
-        return Problem("")
-    if c.kind in _SHAPE_KINDS:
-        ins, outs = _slots(c, facts)
-        slots = [
-            ("input", i)
-            for i in ins
-            if facts.has_input(i)
-            and not (c.skip_constant_inputs and i in facts.constant_inputs)
-            and not (c.graph_inputs_only and i not in facts.graph_inputs)
-        ]
-        if c.graph_inputs_only:
-            outs = []
-        slots += [("output", i) for i in outs if facts.has_output(i)]
-        for io, i in slots:
-            shape = _shape(facts, io, i)
-            if c.kind == "max_rank" and shape is not None and len(shape) > (c.value or 0):
-                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
-            if c.kind == "min_rank" and shape is not None and len(shape) < (c.value or 0):
-                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
-            if c.kind == "known_shape" and shape is None:
-                return Problem(f"{io} {i} has an unknown rank", io, i)
-            if c.kind == "no_zero_dims" and shape is not None and 0 in shape:
-                return Problem(f"{io} {i} has a zero-sized dimension", io, i)
-            if c.kind == "static_shape":
-                if shape is None:
-                    return Problem(f"{io} {i} has an unknown shape", io, i)
-                bad = [d for d in shape if not (isinstance(d, int) and d >= 0)]
-                if bad:
-                    # a name shape inference made up (unk__12) means nothing to the user
-                    shown = [
-                        "?" if d is None or GENERATED_DIM.match(str(d)) else str(d) for d in bad
-                    ]
-                    dims = ", ".join(shown)
-                    when = " (computed at run time)" if "?" in shown else ""
-                    return Problem(f"{io} {i} has dynamic dimension(s) {dims}{when}", io, i)
-        return None
-    if c.kind == "constant_input":
-        for i in c.inputs or ():
-            if facts.has_input(i) and i not in facts.constant_inputs:
-                shape = _shape(facts, "input", i)
-                if shape is not None and 0 in shape:
-                    continue  # an empty tensor carries no values to be constant
-                return Problem(f"input {i} is not a constant", "input", i)
-        return None
-    if c.kind == "input_absent":
-        for i in c.inputs or ():
-            if facts.has_input(i):
-                return Problem(f"input {i} is present", "input", i)
-        return None
-    if c.kind == "output_absent":
-        for i in c.outputs or ():
-            if facts.has_output(i):
-                return Problem(f"output {i} is requested", "output", i)
-        return None
-    if c.kind == "min_inputs":
-        present = sum(1 for i in range(facts.num_inputs) if facts.has_input(i))
-        return Problem(f"it has {present} input(s)") if present < (c.value or 0) else None
-    if c.kind == "not_graph_input":
-        for i in c.inputs or ():
-            if i in facts.graph_inputs:
-                return Problem(f"input {i} is a graph input", "input", i)
-        return None
-    if c.kind == "not_graph_output":
-        for i in c.outputs or ():
-            if i in facts.graph_outputs:
-                return Problem(f"output {i} is a graph output", "output", i)
-        return None
-    if c.kind == "attribute":
-        name = c.name or ""
-        if c.absent:
-            return Problem(f"attribute {name} is set") if name in facts.attributes else None
-        value = _plain(facts.attributes.get(name, c.default))
-        if value is None:
-            return None
-        if c.allowed is not None and value not in [_plain(v) for v in c.allowed]:
-            return Problem(f"{name}={value!r}")
-        if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
-            return Problem(f"{name}={value!r}")
-        return None
-    return None  # unknown kinds are rejected by the schema
-
-
-def _plain(v: Any) -> Any:
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, (list, tuple)):
-        return tuple(_plain(x) for x in v)
-    return v
-
-
-# ---------------------------------------------------------------------------
 # The evaluator
 
 
@@ -436,7 +258,7 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
             span = f"{limit.min or 1}-{limit.max}" if limit.max else f"{limit.min}+"
             why = f": {limit.reason}" if limit.reason else ""
             support = profile.lookup(facts.domain, facts.op_type)
-            opsets = _opsets_for(profile, support) if support else ()
+            opsets = opsets_for(profile, support) if support else ()
             return refuse(
                 "revision",
                 f"{ep} supports {facts.domain} opsets {span}; this model imports opset "
@@ -462,10 +284,10 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
     else:
         rng = support.range_for(revision)
         if rng is None:
-            opsets = _opsets_for(profile, support)
+            opsets = opsets_for(profile, support)
             ranges = ", ".join(r.label() for r in support.ranges or ())
             at = f" (opset {facts.opset})" if facts.opset is not None else ""
-            hint = f"; it would be claimed at opset {_compress(opsets)}" if opsets else ""
+            hint = f"; it would be claimed at opset {compress_opsets(opsets)}" if opsets else ""
             return refuse(
                 "revision",
                 f"{ep} implements {op} revisions {ranges}, not revision {revision}{at}{hint}",
@@ -563,7 +385,7 @@ def _constraints_verdict(
         profile.tensor_dtypes.provenance if io_failure and profile.tensor_dtypes else None
     )
     for c in constraints:
-        problem = _check(c, facts)
+        problem = check_constraint(c, facts)
         if problem is None:
             continue
         detail = f" ({problem.text})" if problem.text else ""
@@ -576,7 +398,7 @@ def _constraints_verdict(
             ep=profile.ep,
             profile=profile.id,
             claimed=False,
-            kind="shape" if c.kind in _SHAPE_KINDS else "constraint",
+            kind="shape" if c.kind in SHAPE_KINDS else "constraint",
             reason=f"{ep} does not claim {op}: {c.reason}{detail}",
             provenance=c.provenance or default_prov,
             constraint=c.kind,
@@ -591,172 +413,3 @@ def _constraints_verdict(
         fails_after_claim=fails,
         provenance=fails_prov or default_prov,
     )
-
-
-# ---------------------------------------------------------------------------
-# Building facts for single-node test models
-
-
-def _dtype_name(elem_type: int) -> str | None:
-    import onnx
-
-    if not elem_type:
-        return None
-    return onnx.TensorProto.DataType.Name(elem_type).lower()
-
-
-def _value_type(vi: Any) -> tuple[str | None, Shape]:
-    t = vi.type
-    which = t.WhichOneof("value")
-    if which != "tensor_type":
-        if which == "sequence_type" and t.sequence_type.elem_type.HasField("tensor_type"):
-            return _dtype_name(t.sequence_type.elem_type.tensor_type.elem_type), None
-        return None, None
-    tt = t.tensor_type
-    dtype = _dtype_name(tt.elem_type)
-    if not tt.HasField("shape"):
-        return dtype, None
-    dims: list[Dim] = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(int(d.dim_value))
-        elif d.HasField("dim_param"):
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return dtype, tuple(dims)
-
-
-def facts_from_node(
-    node: Any,
-    value_infos: Sequence[Any] | Mapping[str, Any],
-    *,
-    opset: int | None = None,
-    constant_names: frozenset[str] | set[str] = frozenset(),
-    graph_input_names: frozenset[str] | set[str] = frozenset(),
-    graph_output_names: frozenset[str] | set[str] = frozenset(),
-    graph_node_count: int | None = None,
-) -> NodeFacts:
-    """Build :class:`NodeFacts` for one ``onnx.NodeProto`` from ``ValueInfoProto`` s.
-
-    Meant for single-node test models (e.g. the ONNX backend node tests); the
-    engine builds NodeFacts from its shared analyses instead. ``value_infos``
-    may be a list of ValueInfoProto or a name -> ValueInfoProto mapping.
-    """
-    import onnx
-    import onnx.helper
-
-    vis = (
-        dict(value_infos)
-        if isinstance(value_infos, Mapping)
-        else {vi.name: vi for vi in value_infos}
-    )
-    domain = node.domain or "ai.onnx"
-    since = revision_of(node.op_type, domain, opset) if opset is not None else None
-    schema = None
-    if opset is not None:
-        try:
-            d = "" if domain == "ai.onnx" else domain
-            schema = onnx.defs.get_schema(node.op_type, opset, d)
-        except Exception:
-            schema = None
-
-    def params(formals: Sequence[Any], count: int) -> tuple[str | None, ...]:
-        if not formals:
-            return (None,) * count
-        out: list[str | None] = []
-        assert schema is not None, "formals come from the schema, so there is one"
-        constraint_names = {tc.type_param_str for tc in schema.type_constraints}
-        for i in range(count):
-            f = formals[min(i, len(formals) - 1)]
-            out.append(f.type_str if f.type_str in constraint_names else None)
-        return tuple(out)
-
-    def io(names: Sequence[str]) -> tuple[tuple[str | None, ...], tuple[Shape, ...]]:
-        dts: list[str | None] = []
-        shapes: list[Shape] = []
-        for n in names:
-            if n and n in vis:
-                d, s = _value_type(vis[n])
-            else:
-                d, s = None, None
-            dts.append(d)
-            shapes.append(s)
-        return tuple(dts), tuple(shapes)
-
-    in_dt, in_sh = io(node.input)
-    out_dt, out_sh = io(node.output)
-    attrs: dict[str, Any] = {}
-    for a in node.attribute:
-        if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH):
-            attrs[a.name] = None
-            continue
-        try:
-            v = onnx.helper.get_attribute_value(a)
-        except ValueError:  # e.g. a ref_attr_name outside a function: value unknown
-            attrs[a.name] = None
-            continue
-        if isinstance(v, bytes):
-            v = v.decode("utf-8", "replace")
-        elif isinstance(v, list):
-            v = [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
-        attrs[a.name] = v
-    return NodeFacts(
-        op_type=node.op_type,
-        domain=domain,
-        since_version=since,
-        opset=opset,
-        input_dtypes=in_dt,
-        output_dtypes=out_dt,
-        input_type_params=params(schema.inputs if schema else [], len(node.input)),
-        output_type_params=params(schema.outputs if schema else [], len(node.output)),
-        input_shapes=in_sh,
-        output_shapes=out_sh,
-        constant_inputs=frozenset(i for i, n in enumerate(node.input) if n and n in constant_names),
-        graph_inputs=frozenset(i for i, n in enumerate(node.input) if n and n in graph_input_names),
-        graph_outputs=frozenset(
-            i for i, n in enumerate(node.output) if n and n in graph_output_names
-        ),
-        absent_inputs=frozenset(i for i, n in enumerate(node.input) if not n),
-        absent_outputs=frozenset(i for i, n in enumerate(node.output) if not n),
-        attributes=attrs,
-        graph_node_count=graph_node_count,
-        name=node.name,
-    )
-
-
-def facts_from_model(model: Any, node_index: int = 0) -> NodeFacts:
-    """NodeFacts for node ``node_index`` of a (single-node) ModelProto, after shape inference."""
-    import onnx.shape_inference
-
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-    except Exception:
-        inferred = model
-    g = inferred.graph
-    node = g.node[node_index]
-    wanted = {"", "ai.onnx"} if node.domain in ("", "ai.onnx") else {node.domain}
-    opset = next((o.version for o in inferred.opset_import if o.domain in wanted), None)
-    vis = [*g.input, *g.value_info, *g.output]
-    inits = {t.name for t in g.initializer}
-    consts = set(inits)
-    for n in g.node:
-        if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
-            consts.update(n.output)
-    graph_inputs = {i.name for i in g.input} - inits
-    return facts_from_node(
-        node,
-        vis + [_vi_from_init(t) for t in g.initializer],
-        opset=opset,
-        constant_names=frozenset(consts),
-        graph_input_names=frozenset(graph_inputs),
-        graph_output_names=frozenset(o.name for o in g.output),
-        # ORT turns Constant nodes into initializers before any EP sees the graph.
-        graph_node_count=sum(1 for n in g.node if n.op_type != "Constant"),
-    )
-
-
-def _vi_from_init(t: Any) -> Any:
-    import onnx.helper
-
-    return onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))

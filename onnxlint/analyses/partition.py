@@ -31,17 +31,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.analyses.assignment import (
-    CPU_EP,
-    EXPORTED,
-    OPTIMIZED,
-    Assignment,
-    LevelAssignment,
-    LevelGraph,
-    dtype_bytes,
-    node_edges,
-)
-from onnxlint.index import GraphRef, NodeRef
+from onnxlint.analyses.assignment import Assignment
+from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
+from onnxlint.analyses.value_types import dtype_bytes
+from onnxlint.ep_names import CPU_EP
+from onnxlint.index import GraphRef, NodeRef, node_edges
 from onnxlint.tensors import inline_array, inline_scalar_int
 
 if TYPE_CHECKING:

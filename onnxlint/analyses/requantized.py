@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from onnxlint.profiles import Profile, RequantizedConstantFailure
 
 if TYPE_CHECKING:
-    from onnxlint.analyses.assignment import LevelGraph
+    from onnxlint.analyses.level_graph import LevelGraph
     from onnxlint.index import GraphRef, NodeRef
 
 __all__ = ["RequantizedMatch", "match_node", "requantized_failure_ops"]

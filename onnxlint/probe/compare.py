@@ -34,7 +34,7 @@ def compare_with_profile(
     """
     try:
         from onnxlint import profiles
-        from onnxlint.analyses import capability
+        from onnxlint.analyses import capability, single_node_facts
     except ImportError:
         return None
     data = report.to_json() if isinstance(report, ProbeReport) else report
@@ -61,7 +61,7 @@ def compare_with_profile(
         if measured is None or case is None or row.get("status") == "load-error":
             continue
         try:
-            facts = capability.facts_from_model(case.model, 0)
+            facts = single_node_facts.facts_from_model(case.model, 0)
             verdict = capability.evaluate(profile, facts)
         except Exception:
             continue

@@ -108,7 +108,7 @@ def _plan_svg(plan: Any, others: list[str]) -> str:
         return "<p>no graph</p>"
     main = lg.index.main
     nodes = [n for n in main.nodes if n.path in plan.node_ep]
-    from onnxlint.analyses.assignment import topological_order
+    from onnxlint.index import topological_order
 
     order = topological_order(main, nodes)
     part_of = {n: p for p in plan.partitions for n in p.nodes}

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import CPU_EP
 from onnxlint.analyses.partition import PartitionPlan, Partitions, short_ep
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Severity
+from onnxlint.ep_names import CPU_EP
 from onnxlint.profiles import Partitioning
 from onnxlint.rule import Rule, register
 from onnxlint.rules.partition import _location

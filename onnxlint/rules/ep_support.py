@@ -12,19 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import (
-    CPU_EP,
-    Assignment,
-    LevelGraph,
-    NodeAssignment,
-    source_location,
-)
+from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.dataflow import Constness, Dataflow
+from onnxlint.analyses.level_assignment import NodeAssignment
+from onnxlint.analyses.level_graph import LevelGraph, source_location
 from onnxlint.analyses.partition import Partition, PartitionPlan, Partitions, short_ep
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
+from onnxlint.ep_names import CPU_EP
 from onnxlint.index import GraphRef, NodeRef, is_unknown_standard_op
 from onnxlint.profiles import Partitioning
 from onnxlint.rule import Rule, register

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import CPU_EP
 from onnxlint.analyses.partition import (
     ByteCount,
     Partition,
@@ -26,6 +25,7 @@ from onnxlint.analyses.partition import (
 )
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.ep_names import CPU_EP
 from onnxlint.index import NodeRef
 from onnxlint.rule import Rule, register
 

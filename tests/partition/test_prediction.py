@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from onnxlint.analyses.assignment import CPU_EP, topological_order
 from onnxlint.analyses.partition import (
     ByteCount,
     greedy_groups,
     qdq_units,
 )
+from onnxlint.ep_names import CPU_EP
+from onnxlint.index import topological_order
 
 from .conftest import context, partition_models, partitions
 

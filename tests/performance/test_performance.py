@@ -19,7 +19,7 @@ from tabulate import tabulate
 
 from benchmarks import corpus
 from benchmarks.__main__ import Measurement, markdown, ratios, run_child, scaling, targets
-from onnxlint.analyses import assignment
+from onnxlint.analyses import assignment, level_graph, node_facts
 from onnxlint.analyses.level1 import eligibility
 from onnxlint.index import ModelIndex
 from onnxlint.render import text
@@ -279,8 +279,8 @@ def test_exported_level_on_the_lints_own_index_has_the_same_types() -> None:
     model = corpus.synthetic(400, seed=3)
     inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     own = ModelIndex(model)
-    shared = assignment.build_level_graph(model, "exported", inferred=inferred, source_index=own)
-    fresh = assignment.build_level_graph(model, "exported", inferred=inferred)
+    shared = level_graph.build_level_graph(model, "exported", inferred=inferred, source_index=own)
+    fresh = level_graph.build_level_graph(model, "exported", inferred=inferred)
     assert shared.index is own and fresh.index is not own
     assert shared.types == fresh.types and len(shared.types) > len(model.graph.value_info)
     assert shared.source_path == fresh.source_path
@@ -290,7 +290,7 @@ def test_exported_level_indexes_anew_when_the_graphs_differ() -> None:
     model = corpus.synthetic(50, seed=1)
     other = corpus.synthetic(60, seed=2)
     own = ModelIndex(model)
-    lg = assignment.build_level_graph(other, "exported", inferred=other, source_index=own)
+    lg = level_graph.build_level_graph(other, "exported", inferred=other, source_index=own)
     assert lg.index is not own
     assert [n.op_type for n in lg.index.nodes] == [n.op_type for n in ModelIndex(other).nodes]
 
@@ -303,14 +303,14 @@ def test_shared_verdicts_equal_evaluating_every_node_alone() -> None:
     from onnxlint.analyses.capability import evaluate
 
     model = corpus.synthetic(1500, seed=5)
-    lg = assignment.build_level_graph(model, "exported")
+    lg = level_graph.build_level_graph(model, "exported")
     eps = [profiles.get_profile(info.id) for info in profiles.list_profiles()]
     la = assignment.assign_level(lg, eps)
     checked = 0
     for na in la:
         # facts shared between nodes are the facts each node would have alone
         count = len(lg.nodes(na.node.graph))
-        assert na.facts == assignment.node_facts(lg, na.node, count), na.path
+        assert na.facts == node_facts.node_facts(lg, na.node, count), na.path
         if na.node.op_type == "Erf":  # fusion rules adjust Erf verdicts afterwards
             continue
         alone = tuple(evaluate(p, na.facts) for p in la.profiles)

@@ -1,0 +1,134 @@
+"""A profile's declarative constraints checked against the facts of one node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from onnxlint.diagnostics import GENERATED_DIM
+from onnxlint.profiles import Constraint
+
+if TYPE_CHECKING:
+    from onnxlint.analyses.capability import NodeFacts, Shape
+
+#: constraint kinds about shapes: a refusal by one of them is a ``shape`` verdict
+SHAPE_KINDS = frozenset({"max_rank", "min_rank", "static_shape", "known_shape", "no_zero_dims"})
+
+
+def _slots(c: Constraint, facts: NodeFacts) -> tuple[list[int], list[int]]:
+    if c.inputs is None and c.outputs is None:
+        return list(range(facts.num_inputs)), list(range(facts.num_outputs))
+    return list(c.inputs or ()), list(c.outputs or ())
+
+
+def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
+    shapes = facts.input_shapes if io == "input" else facts.output_shapes
+    return shapes[i] if i < len(shapes) else None
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What violates a constraint: a short text, and the offending slot when there is one."""
+
+    text: str
+    io: str | None = None
+    slot: int | None = None
+
+
+def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """None when ``c`` holds for ``facts``, else what offends it (and which slot, as fields)."""
+    if c.op_excluded(facts.op_type):
+        return None
+    if c.graph_nodes_at_most is not None and (
+        facts.graph_node_count is None or facts.graph_node_count > c.graph_nodes_at_most
+    ):
+        return None
+    if c.kind == "always":
+        return Problem("")
+    if c.kind in SHAPE_KINDS:
+        ins, outs = _slots(c, facts)
+        slots = [
+            ("input", i)
+            for i in ins
+            if facts.has_input(i)
+            and not (c.skip_constant_inputs and i in facts.constant_inputs)
+            and not (c.graph_inputs_only and i not in facts.graph_inputs)
+        ]
+        if c.graph_inputs_only:
+            outs = []
+        slots += [("output", i) for i in outs if facts.has_output(i)]
+        for io, i in slots:
+            shape = _shape(facts, io, i)
+            if c.kind == "max_rank" and shape is not None and len(shape) > (c.value or 0):
+                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
+            if c.kind == "min_rank" and shape is not None and len(shape) < (c.value or 0):
+                return Problem(f"{io} {i} has rank {len(shape)}", io, i)
+            if c.kind == "known_shape" and shape is None:
+                return Problem(f"{io} {i} has an unknown rank", io, i)
+            if c.kind == "no_zero_dims" and shape is not None and 0 in shape:
+                return Problem(f"{io} {i} has a zero-sized dimension", io, i)
+            if c.kind == "static_shape":
+                if shape is None:
+                    return Problem(f"{io} {i} has an unknown shape", io, i)
+                bad = [d for d in shape if not (isinstance(d, int) and d >= 0)]
+                if bad:
+                    # a name shape inference made up (unk__12) means nothing to the user
+                    shown = [
+                        "?" if d is None or GENERATED_DIM.match(str(d)) else str(d) for d in bad
+                    ]
+                    dims = ", ".join(shown)
+                    when = " (computed at run time)" if "?" in shown else ""
+                    return Problem(f"{io} {i} has dynamic dimension(s) {dims}{when}", io, i)
+        return None
+    if c.kind == "constant_input":
+        for i in c.inputs or ():
+            if facts.has_input(i) and i not in facts.constant_inputs:
+                shape = _shape(facts, "input", i)
+                if shape is not None and 0 in shape:
+                    continue  # an empty tensor carries no values to be constant
+                return Problem(f"input {i} is not a constant", "input", i)
+        return None
+    if c.kind == "input_absent":
+        for i in c.inputs or ():
+            if facts.has_input(i):
+                return Problem(f"input {i} is present", "input", i)
+        return None
+    if c.kind == "output_absent":
+        for i in c.outputs or ():
+            if facts.has_output(i):
+                return Problem(f"output {i} is requested", "output", i)
+        return None
+    if c.kind == "min_inputs":
+        present = sum(1 for i in range(facts.num_inputs) if facts.has_input(i))
+        return Problem(f"it has {present} input(s)") if present < (c.value or 0) else None
+    if c.kind == "not_graph_input":
+        for i in c.inputs or ():
+            if i in facts.graph_inputs:
+                return Problem(f"input {i} is a graph input", "input", i)
+        return None
+    if c.kind == "not_graph_output":
+        for i in c.outputs or ():
+            if i in facts.graph_outputs:
+                return Problem(f"output {i} is a graph output", "output", i)
+        return None
+    if c.kind == "attribute":
+        name = c.name or ""
+        if c.absent:
+            return Problem(f"attribute {name} is set") if name in facts.attributes else None
+        value = _plain(facts.attributes.get(name, c.default))
+        if value is None:
+            return None
+        if c.allowed is not None and value not in [_plain(v) for v in c.allowed]:
+            return Problem(f"{name}={value!r}")
+        if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
+            return Problem(f"{name}={value!r}")
+        return None
+    return None  # unknown kinds are rejected by the schema
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, (list, tuple)):
+        return tuple(_plain(x) for x in v)
+    return v

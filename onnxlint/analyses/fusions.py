@@ -1,0 +1,149 @@
+"""Patterns an EP fuses and so claims, although it refuses their nodes alone."""
+
+from __future__ import annotations
+
+from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.index import NodeRef
+
+ERF_GELU_EPS = frozenset({"QNNExecutionProvider"})
+
+
+#: EPs that claim a DynamicQuantizeLinear together with the MatMulIntegers that read its
+#: output, with constant weights and every shape static, although they claim
+#: neither op alone ("Operators of type ... are not supported by QNN EP"). QNN HTP,
+#: measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60):
+#: the pattern of ORT's dynamic quantization (DynamicQuantizeLinear -> MatMulInteger ->
+#: Cast -> Mul by Mul(scale, weight scale)) is taken at both levels, with uint8 or int8
+#: weights; the scale used without the weight scale's Mul, a DynamicQuantizeLinear alone or before a
+#: ConvInteger, or an unknown or dynamic shape, is refused.
+DQL_MATMULINTEGER_EPS = frozenset({"QNNExecutionProvider"})
+
+
+def _static(shape: tuple[object, ...] | None) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
+
+
+def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
+    """The MatMulIntegers fused with ``dql`` (see :data:`DQL_MATMULINTEGER_EPS`), or []."""
+    g = dql.graph
+    users = g.consumers.get(dql.outputs[0], []) if dql.outputs else []
+    if not users:
+        return []
+    for n in (dql, *users):
+        na = result.nodes.get(n.path)
+        if na is None or not all(
+            _static(s) for s in (*na.facts.input_shapes, *na.facts.output_shapes)
+        ):
+            return []
+        if n is dql:
+            continue
+        f = na.facts
+        if (
+            n.op_type != "MatMulInteger"
+            or n.domain not in ("", "ai.onnx")
+            or not n.inputs
+            or n.inputs[0] != dql.outputs[0]
+            or dql.outputs[0] in n.inputs[1:]
+            or 1 not in f.constant_inputs
+            or len(f.input_dtypes) < 2
+            or f.input_dtypes[1] not in ("uint8", "int8")
+            or not _rescaled_to_float(result, n, dql)
+        ):
+            return []
+    return list(users)
+
+
+def _rescaled_to_float(result: LevelAssignment, mmi: NodeRef, dql: NodeRef) -> bool:
+    """Whether ``mmi``'s only use is Cast -> Mul by Mul(``dql``'s scale, a constant), as
+    ORT's dynamic quantization writes it (QNN takes nothing else: with the scale used
+    directly, both stay on CPU)."""
+    g = mmi.graph
+    casts = g.consumers.get(mmi.outputs[0], []) if mmi.outputs else []
+    if len(casts) != 1 or casts[0].op_type != "Cast" or not casts[0].outputs:
+        return False
+    for mul in g.consumers.get(casts[0].outputs[0], []):
+        if mul.op_type != "Mul":
+            continue
+        for name in mul.inputs:
+            scale = g.producers.get(name)
+            na = result.nodes.get(scale.path) if scale is not None else None
+            if scale is None or na is None or scale.op_type != "Mul" or len(scale.inputs) != 2:
+                continue
+            if len(dql.outputs) > 1 and dql.outputs[1] in scale.inputs:
+                other = 1 - scale.inputs.index(dql.outputs[1])
+                if other in na.facts.constant_inputs:
+                    return True
+    return False
+
+
+def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
+    from dataclasses import replace
+
+    for na in list(result.nodes.values()):
+        n = na.node
+        if n.op_type != "DynamicQuantizeLinear" or n.domain not in ("", "ai.onnx"):
+            continue
+        users = _dql_matmulinteger(result, n)
+        group = [na, *(result.nodes[u.path] for u in users)] if users else []
+        for ep in DQL_MATMULINTEGER_EPS:
+            refused = [m.verdict_for(ep) for m in group]
+            if not group or not all(
+                v is not None and not v.claimed and v.kind == "op" for v in refused
+            ):
+                continue
+            for m in group:
+                why = f"{ep} fuses DynamicQuantizeLinear with the MatMulInteger reading it"
+                result.nodes[m.node.path] = replace(
+                    m,
+                    verdicts=tuple(
+                        replace(v, claimed=True, kind="supported", reason=why) if v.ep == ep else v
+                        for v in m.verdicts
+                    ),
+                )
+    for na in list(result.nodes.values()):
+        n = na.node
+        if n.op_type != "Erf":
+            continue
+        pattern = _erf_gelu_nodes(n)
+        if not pattern:
+            continue
+        verdicts = []
+        for v in na.verdicts:
+            # only an Erf refused for being Erf, in a pattern whose other nodes the EP takes
+            others = [result.nodes.get(p.path) for p in pattern]
+            fused = (
+                v.ep in ERF_GELU_EPS
+                and not v.claimed
+                and v.kind == "op"
+                and all(o is not None and o.claims(v.ep) for o in others)
+            )
+            verdicts.append(
+                replace(v, claimed=True, kind="supported", reason=f"{v.ep} fuses Erf into Gelu")
+                if fused
+                else v
+            )
+        result.nodes[n.path] = replace(na, verdicts=tuple(verdicts))
+
+
+def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
+    """The other nodes of Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .), or [] when no match."""
+    g = erf.graph
+    div = g.producers.get(erf.inputs[0]) if erf.inputs else None
+    if div is None or div.op_type != "Div":
+        return []
+    x = div.inputs[0]
+    adds = g.consumers.get(erf.outputs[0], [])
+    if len(adds) != 1 or adds[0].op_type != "Add":
+        return []
+    for mul in g.consumers.get(adds[0].outputs[0], []):
+        if mul.op_type != "Mul":
+            continue
+        if x in mul.inputs:
+            return [div, adds[0], mul]
+        # x * 0.5 computed first: Mul(Mul(x, 0.5), add)
+        for name in mul.inputs:
+            p = g.producers.get(name)
+            if p is not None and p.op_type == "Mul" and x in p.inputs:
+                return [div, adds[0], mul, p]
+    return []

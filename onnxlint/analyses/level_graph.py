@@ -1,0 +1,265 @@
+"""One version of the model the prediction works on: as exported, or after ORT's level-1.
+
+:class:`LevelGraph` holds the index, the value types a session sees and, per graph, the
+nodes ORT partitions in ORT's topological order (cached on first use).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import onnx
+
+from onnxlint.analyses.session_types import infer_session_types
+from onnxlint.analyses.shapes import dtype_name
+from onnxlint.analyses.value_types import ValueType, vi_type
+from onnxlint.diagnostics import Location
+from onnxlint.index import GraphRef, ModelIndex, NodeRef, topological_order
+
+EXPORTED = "exported"
+OPTIMIZED = "optimized"
+
+
+@dataclass(eq=False)
+class LevelGraph:
+    """One version of the model (as exported, or after level-1) with types and constants."""
+
+    level: str
+    model: onnx.ModelProto
+    index: ModelIndex
+    types: dict[tuple[str, str], ValueType] = field(default_factory=dict)
+    #: this level's node path -> the node path in the user's model (same for ``exported``)
+    source_path: dict[str, str] = field(default_factory=dict)
+    note: str | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the index holds onnx OpSchema objects, which do not pickle (``--jobs`` sends
+        # reports between processes); it is rebuilt from the model on the other side
+        state = dict(self.__dict__)
+        state.pop("index", None)
+        state.pop("_nodes", None)
+        state.pop("_orders", None)
+        state.pop("_positions", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.index = ModelIndex(self.model)
+
+    def graphs(self) -> list[GraphRef]:
+        """Graphs the partitioner sees: the main graph and control-flow bodies, not functions."""
+        return [g for g in self.index.graphs if not g.is_function]
+
+    def nodes(self, graph: GraphRef) -> list[NodeRef]:
+        """Nodes ORT partitions: Constant nodes are initializers by then (a shared list: don't
+        modify it)."""
+        cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_nodes", {})
+        got = cache.get(graph.path)
+        if got is None:
+            got = cache[graph.path] = [n for n in graph.nodes if not is_constant_node(n)]
+        return got
+
+    def positions(self, graph: GraphRef) -> dict[str, int]:
+        """Node path -> index in :meth:`order`."""
+        cache: dict[str, dict[str, int]] = self.__dict__.setdefault("_positions", {})
+        got = cache.get(graph.path)
+        if got is None:
+            got = cache[graph.path] = {n.path: i for i, n in enumerate(self.order(graph))}
+        return got
+
+    def order(self, graph: GraphRef) -> list[NodeRef]:
+        """ORT's topological order of :meth:`nodes`, computed once per graph (CPU preference
+        per EP and the partitioner all walk it).
+
+        The level-1 graph is the file ORT saved, whose nodes ORT wrote in that very order
+        (its node indices, which nodes created by its fusions change, are not in the file);
+        the exported graph's order is computed from the file's node indices.
+        """
+        cache: dict[str, list[NodeRef]] = self.__dict__.setdefault("_orders", {})
+        got = cache.get(graph.path)
+        if got is None:
+            nodes = self.nodes(graph)
+            got = list(nodes) if self.level == OPTIMIZED else topological_order(graph, nodes)
+            cache[graph.path] = got
+        return got
+
+    def value_type(self, graph: GraphRef, name: str) -> ValueType:
+        g: GraphRef | None = graph
+        while g is not None:
+            vt = self.types.get((g.path, name))
+            if vt is not None:
+                return vt
+            if name in g.initializers:
+                t = g.initializers[name]
+                return ValueType(dtype_name(t.data_type), tuple(int(d) for d in t.dims))
+            g = g.outer
+        return ValueType()
+
+    @property
+    def inputs_override_initializers(self) -> bool:
+        """From IR 4 an initializer also listed as a graph input is a default the caller
+        may override (not a constant); below IR 4 every initializer is listed there."""
+        return self.model.ir_version >= 4
+
+    def is_initializer(self, graph: GraphRef, name: str) -> bool:
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers and (
+                name not in g.inputs or not self.inputs_override_initializers
+            ):
+                return True
+            producer = g.producers.get(name)
+            if producer is not None:
+                return is_constant_node(producer)
+            g = g.outer
+        return False
+
+    def initializer_elements(self, graph: GraphRef, name: str) -> int | None:
+        """Element count of an initializer or Constant output; None when not constant."""
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers:
+                n = 1
+                for d in g.initializers[name].dims:
+                    n *= int(d)
+                return n
+            producer = g.producers.get(name)
+            if producer is not None:
+                if not is_constant_node(producer):
+                    return None
+                shape = self.value_type(graph, name).shape
+                if shape is None or not all(isinstance(d, int) for d in shape):
+                    return None
+                n = 1
+                for d in shape:
+                    n *= int(d)  # type: ignore[arg-type]
+                return n
+            g = g.outer
+        return None
+
+    def is_graph_input(self, graph: GraphRef, name: str) -> bool:
+        if name not in graph.inputs:
+            return False
+        return name not in graph.initializers or self.inputs_override_initializers
+
+
+def is_constant_node(node: NodeRef) -> bool:
+    return node.op_type == "Constant" and node.domain == "ai.onnx"
+
+
+def build_level_graph(
+    model: onnx.ModelProto,
+    level: str,
+    source: ModelIndex | None = None,
+    inferred: onnx.ModelProto | None = None,
+    source_index: ModelIndex | None = None,
+) -> LevelGraph:
+    """Index ``model`` after shape inference; map node paths back to ``source`` by name.
+
+    ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
+    ``source_index``: an index of ``model`` itself (the lint's own); used instead of a
+    second index when the inferred copy has the same graphs and nodes.
+    Types are those ORT resolves at session creation (:func:`infer_session_types`).
+    """
+    if inferred is None:
+        inferred = infer_session_types(model)
+    if inferred is not model:
+        inferred.ir_version = (
+            model.ir_version
+        )  # infer_session_types may bump it; constness depends on it
+    index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
+    # on the lint's own index the graph is the model itself; the inferred copy is only
+    # read for its types below and then let go
+    lg = LevelGraph(level=level, model=model if index is source_index else inferred, index=index)
+    if index is source_index:
+        # the lint's own index (the model as written): types come from the inferred copy,
+        # walked graph by graph in the index's order
+        seen: dict[ValueType, ValueType] = {}  # one object per distinct type
+        for g, proto in zip(index.graphs, _graph_protos(inferred), strict=True):
+            if isinstance(proto, onnx.GraphProto):  # function signatures carry no types
+                for vi in (*proto.input, *proto.output, *proto.value_info):
+                    vt = vi_type(vi)
+                    lg.types.setdefault((g.path, vi.name), seen.setdefault(vt, vt))
+    else:
+        for g in index.graphs:
+            for name, vi in g.value_info.items():
+                lg.types[(g.path, name)] = vi_type(vi)
+    if source is None:
+        lg.source_path = {n.path: n.path for n in index.nodes}
+    else:
+        by_name: dict[tuple[str, str], str] = {}
+        for n in source.nodes:
+            if n.name:
+                by_name.setdefault((n.name, n.op_type), n.path)
+        callers = {n.label: n.path for n in source.main.nodes}
+        callers.update({n.name: n.path for n in source.nodes if n.name})
+        # unnamed nodes keep no name in ORT's output either: pair them by op type, in order
+        unnamed: dict[tuple[str, str], list[str]] = {}
+        for n in source.nodes:
+            if not n.name and not n.graph.is_function:
+                unnamed.setdefault((n.graph.path.split("/")[0], n.op_type), []).append(n.path)
+        for n in index.nodes:
+            hit = by_name.get((n.name, n.op_type)) if n.name else None
+            if hit is None and "/" in n.name:
+                # a node inlined from a function call ("swish0/Sigmoid"): the call is its place
+                hit = callers.get(n.name.split("/", 1)[0])
+            if hit is None and not n.name:
+                queue = unnamed.get((n.graph.path.split("/")[0], n.op_type))
+                hit = queue.pop(0) if queue else None
+            if hit is not None:
+                lg.source_path[n.path] = hit
+    return lg
+
+
+def _graph_protos(model: onnx.ModelProto) -> list[onnx.GraphProto | onnx.FunctionProto]:
+    """The model's graphs in :class:`ModelIndex` order: each graph, then the bodies of its
+    nodes depth first; then each function the same way."""
+    out: list[onnx.GraphProto | onnx.FunctionProto] = []
+
+    def walk(g: onnx.GraphProto | onnx.FunctionProto) -> None:
+        out.append(g)
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sub in a.graphs:
+                        walk(sub)
+
+    walk(model.graph)
+    for fn in model.functions:
+        walk(fn)
+    return out
+
+
+def _same_structure(index: ModelIndex | None, model: onnx.ModelProto) -> ModelIndex | None:
+    """``index`` when it describes ``model``'s graphs node for node (same counts, op types
+    and names in the same order), else None."""
+    if index is None:
+        return None
+    protos = _graph_protos(model)
+    if len(protos) != len(index.graphs):
+        return None
+    for g, proto in zip(index.graphs, protos, strict=True):
+        nodes = proto.node
+        if len(nodes) != len(g.nodes):
+            return None
+        for ref, n in zip(g.nodes, nodes, strict=True):
+            if ref.node.op_type != n.op_type or ref.node.name != n.name:
+                return None
+    return index
+
+
+def source_location(lg: LevelGraph, node: NodeRef, source: ModelIndex) -> Location:
+    """Where ``node`` of a level graph sits in the user's model.
+
+    Nodes ORT (or inlining) created have no position in the user's file: they
+    are named, without an index.
+    """
+    src = lg.source_path.get(node.path)
+    if src is not None:
+        ref = source.node_by_path(src)
+        if ref is not None:
+            return ref.location()
+    return Location(graph=node.graph.path, node_name=node.name or None, op_type=node.op_type)

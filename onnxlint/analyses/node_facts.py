@@ -1,0 +1,104 @@
+"""The facts ORT's capability code sees for one node of a level graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+
+from onnxlint.analyses.capability import NodeFacts
+from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.analyses.value_types import ValueType
+from onnxlint.index import GraphRef, NodeRef
+
+
+def _attr_plain(a: onnx.AttributeProto) -> Any:
+    if a.type in (
+        onnx.AttributeProto.TENSOR,
+        onnx.AttributeProto.GRAPH,
+        onnx.AttributeProto.GRAPHS,
+        onnx.AttributeProto.SPARSE_TENSOR,
+        onnx.AttributeProto.TENSORS,
+        onnx.AttributeProto.TYPE_PROTO,
+        onnx.AttributeProto.TYPE_PROTOS,
+    ):
+        return None
+    try:
+        v = onnx.helper.get_attribute_value(a)
+    except ValueError:  # e.g. a ref_attr_name outside a function: value unknown
+        return None
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, list):
+        return [x.decode("utf-8", "replace") if isinstance(x, bytes) else x for x in v]
+    return v
+
+
+def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None, ...]:
+    if schema is None:
+        return (None,) * count
+    formals = getattr(schema, formals_attr)
+    if not formals:
+        return (None,) * count
+    names = {tc.type_param_str for tc in schema.type_constraints}
+    out: list[str | None] = []
+    for i in range(count):
+        f = formals[min(i, len(formals) - 1)]
+        out.append(f.type_str if f.type_str in names else None)
+    return tuple(out)
+
+
+def _dequantized_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """``name`` is computed by a DequantizeLinear (any domain) of constants: initializers,
+    Constant outputs, or a QuantizeLinear of those (a quantized constant, as
+    onnxruntime.quantization writes a Pad's constant_value)."""
+
+    def constant(value: str, quantized: bool) -> bool:
+        if lg.is_initializer(g, value):
+            return True
+        q = g.producers.get(value) if quantized else None
+        return (
+            q is not None
+            and q.op_type == "QuantizeLinear"
+            and all(lg.is_initializer(g, i) for i in q.inputs if i)
+        )
+
+    p = g.producers.get(name)
+    return (
+        p is not None
+        and p.op_type == "DequantizeLinear"
+        and all(constant(i, k == 0) for k, i in enumerate(p.inputs) if i)
+    )
+
+
+def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
+    """NodeFacts for one node as ORT's capability code would see it."""
+    g = node.graph
+    ins = [lg.value_type(g, n) if n else ValueType() for n in node.inputs]
+    outs = [lg.value_type(g, n) if n else ValueType() for n in node.outputs]
+    attrs = {a.name: _attr_plain(a) for a in node.node.attribute}
+    return NodeFacts(
+        op_type=node.op_type,
+        domain=node.domain,
+        since_version=node.since_version,
+        opset=node.opset,
+        input_dtypes=tuple(v.dtype for v in ins),
+        output_dtypes=tuple(v.dtype for v in outs),
+        input_type_params=_type_params(node.schema, "inputs", len(ins)),
+        output_type_params=_type_params(node.schema, "outputs", len(outs)),
+        input_shapes=tuple(v.shape for v in ins),
+        output_shapes=tuple(v.shape for v in outs),
+        constant_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n)
+        ),
+        dequantized_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n)
+        ),
+        graph_inputs=frozenset(
+            i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n)
+        ),
+        graph_outputs=frozenset(i for i, n in enumerate(node.outputs) if n and n in g.outputs),
+        absent_inputs=frozenset(i for i, n in enumerate(node.inputs) if not n),
+        attributes=attrs,
+        graph_node_count=graph_node_count,
+    )

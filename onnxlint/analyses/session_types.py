@@ -1,0 +1,374 @@
+"""The value types ORT resolves at session creation.
+
+ORT's graph resolution does not propagate shape values the way ONNX's data propagation
+does: :func:`infer_session_types` runs ONNX inference without it, counting a ``Shape`` of a
+static tensor (and what is built from it) as the constant it is, leaving unknown what ORT
+cannot resolve, and inferring ``com.microsoft`` ops through their ai.onnx twins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+
+#: rounds of "a Shape of a tensor that is now static is a constant" (a Reshape to the shape
+#: of a Reshape's output needs two); each round is one inference pass without propagation
+_SHAPE_ROUNDS = 4
+
+
+def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model's types as ORT resolves them when it creates a session.
+
+    Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
+    graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
+    of ``Concat(Shape(a), Shape(b))``, and of a Reshape or Slice whose shape or bounds are
+    an element of a static Shape (``Unsqueeze(Gather(Shape(y), i))``), not of one whose
+    shape is computed from ``Shape`` through Slice, arithmetic or a Concat with an
+    initializer (ONNX's data propagation would find it). So this is ONNX inference
+    without data propagation, in which a ``Shape`` of a static tensor, its Gathers and
+    their Unsqueezes, and a Concat of those, count as the constants they are; that
+    ``GreaterOrEqual``/``LessOrEqual`` revision 12 outputs stay unknown
+    (:data:`_UNRESOLVED_SHAPE_OPS`); and ``com.microsoft`` Q/DQ, which ONNX
+    has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
+    The inference runs on a copy whose nodes are then put back as they were; it never
+    raises, and without propagation its memory is bounded by the graph.
+    """
+    from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+
+    work = onnx.ModelProto()
+    work.CopyFrom(model)
+    if work.ir_version < 4:
+        # Below IR 4 ONNX only reads initializers that are also graph inputs; ORT's
+        # optimized models keep the old IR version but drop the folded inputs.
+        work.ir_version = 4
+    originals: dict[tuple[int, int], onnx.NodeProto] = {}
+    for gi, g in enumerate(iter_graphs(work.graph)):
+        for ni, n in enumerate(g.node):
+            if _is_contrib_qdq(n):
+                originals[(gi, ni)] = _copy_node(n)
+                n.domain = ""
+            elif (twin := _contrib_twin(n)) is not None:
+                originals[(gi, ni)] = _copy_node(n)
+                n.CopyFrom(twin)
+    hidden = set(_hide_unresolved_outputs(work, originals))
+    inferred = _lenient_infer(work)
+    values: dict[str, list[int]] = {}
+    scalars: set[str] = set()
+    for _ in range(_SHAPE_ROUNDS):
+        if not _constant_shapes(work, collect_value_types(inferred), originals, values, scalars):
+            break
+        inferred = _lenient_infer(work)
+    for gi, g in enumerate(iter_graphs(inferred.graph)):
+        for ni in range(len(g.node)):
+            if (gi, ni) in originals:
+                g.node[ni].CopyFrom(originals[(gi, ni)])
+    if hidden:
+        kept = [i for i in inferred.graph.input if i.name not in hidden]
+        del inferred.graph.input[:]
+        inferred.graph.input.extend(kept)
+        for w in (work.graph, inferred.graph):
+            kept_vi = [v for v in w.value_info if v.name not in hidden]
+            del w.value_info[:]
+            w.value_info.extend(kept_vi)
+    return inferred
+
+
+#: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
+#: shape for it (only a declared one, e.g. a graph output's, stays), and its constant
+#: folding leaves it in place even on constant inputs; QNN then refuses it and what
+#: follows from it ("Cannot get shape"). Measured with ORT 1.32 on int64 and float
+#: inputs, optimizations disabled and basic; from opset 16 (and for Greater, Less, Equal
+#: at any opset) the output is inferred and a node of constants folds.
+_UNRESOLVED_SHAPE_OPS: dict[str, tuple[int, int]] = {
+    "GreaterOrEqual": (12, 15),
+    "LessOrEqual": (12, 15),
+}
+
+
+def _hide_unresolved_outputs(
+    work: onnx.ModelProto, originals: dict[tuple[int, int], onnx.NodeProto]
+) -> list[str]:
+    """Feed the main-graph nodes of :data:`_UNRESOLVED_SHAPE_OPS` from added graph inputs
+    of unknown shape in ``work``, so inference leaves their outputs, and what follows from
+    them, unknown (declared value_info stays, as in ORT). Returns the added input names
+    (for the caller to remove after inference)."""
+    g = work.graph
+    opset = next((o.version for o in work.opset_import if o.domain in ("", "ai.onnx")), 0)
+    types = {i.name: i.data_type for i in g.initializer}
+    for v in (*g.input, *g.value_info):
+        types[v.name] = v.type.tensor_type.elem_type
+    for n in g.node:
+        if n.op_type == "Constant" and n.output:
+            value = next((a.t for a in n.attribute if a.name == "value"), None)
+            types[n.output[0]] = value.data_type if value is not None else 0
+    added: list[str] = []
+    for ni, n in enumerate(g.node):
+        low, high = _UNRESOLVED_SHAPE_OPS.get(n.op_type, (1, 0))
+        if not low <= opset <= high or n.domain not in ("", "ai.onnx") or (0, ni) in originals:
+            continue
+        elem = next((types[i] for i in n.input if types.get(i)), onnx.TensorProto.FLOAT)
+        originals[(0, ni)] = _copy_node(n)
+        for k, name in enumerate(n.input):
+            if not name:
+                continue
+            fresh = f"onnxlint_unresolved_{ni}_{k}"
+            vi = g.input.add()
+            vi.name = fresh
+            vi.type.tensor_type.elem_type = elem
+            n.input[k] = fresh
+            added.append(fresh)
+    return added
+
+
+def session_types_differ(model: onnx.ModelProto) -> bool:
+    """Whether :func:`infer_session_types` can see other types than plain ONNX inference: the model
+    computes shapes from values or holds com.microsoft Q/DQ or an op with an ai.onnx twin
+    (:data:`_CONTRIB_TWINS`)."""
+    from onnxlint.analyses.shapes import VALUE_SHAPED_OPS, iter_graphs
+
+    return any(
+        n.op_type in VALUE_SHAPED_OPS
+        or n.op_type in _UNRESOLVED_SHAPE_OPS
+        or _is_contrib_qdq(n)
+        or (n.domain == "com.microsoft" and n.op_type in _CONTRIB_TWINS)
+        for g in iter_graphs(model.graph)
+        for n in g.node
+    )
+
+
+def _copy_node(node: onnx.NodeProto) -> onnx.NodeProto:
+    out = onnx.NodeProto()
+    out.CopyFrom(node)
+    return out
+
+
+def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    from onnxlint.tensors import dataless_copy, restore_data
+
+    light, left = dataless_copy(model)  # the weights' values are not needed (copying them is)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
+        return restore_data(inferred, left)
+    except Exception:  # protobuf or checker errors on hostile models: keep what is declared
+        return model
+
+
+def _const_ints(g: onnx.GraphProto, name: str) -> tuple[list[int], bool] | None:
+    """The int values of initializer or Constant ``name`` of ``g`` and whether it is a
+    scalar; None when it is neither or not an int tensor."""
+    from onnxlint.tensors import inline_array
+
+    tensor = next((t for t in g.initializer if t.name == name), None)
+    if tensor is None:
+        node = next((n for n in g.node if n.op_type == "Constant" and name in n.output), None)
+        tensor = next((a.t for a in node.attribute if a.name == "value"), None) if node else None
+    if tensor is None or tensor.data_type not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return None
+    if len(tensor.dims) > 1 or (tensor.dims and tensor.dims[0] > 64):
+        return None
+    arr = inline_array(tensor, max_elements=64)  # never external data; None when malformed
+    if arr is None:
+        return None
+    return [int(v) for v in arr.reshape(-1)], not tensor.dims
+
+
+def _shape_value_op(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> tuple[list[int], bool] | None:
+    """(value, is scalar) of a Gather or Unsqueeze of shape value ``n.input[0]``."""
+    data = values[n.input[0]]
+    attrs = {a.name: a for a in n.attribute}
+    if n.op_type == "Gather":
+        axis = attrs["axis"].i if "axis" in attrs else 0
+        idx = _const_ints(g, n.input[1]) if len(n.input) > 1 else None
+        if axis != 0 or idx is None or n.input[0] in scalars:
+            return None
+        ints, is_scalar = idx
+        if any(not -len(data) <= i < len(data) for i in ints):
+            return None
+        return [data[i] for i in ints], is_scalar
+    # Unsqueeze of a scalar to a 1-D vector
+    if n.input[0] not in scalars:
+        return None
+    if len(n.input) > 1 and n.input[1]:
+        axes = _const_ints(g, n.input[1])
+        ok = axes is not None and axes[0] in ([0], [-1])
+    else:
+        ok = "axes" in attrs and list(attrs["axes"].ints) in ([0], [-1])
+    return (list(data), False) if ok else None
+
+
+def _constant_shapes(
+    work: onnx.ModelProto,
+    table: dict[str, Any],
+    originals: dict[tuple[int, int], onnx.NodeProto],
+    values: dict[str, list[int]],
+    scalars: set[str],
+) -> bool:
+    """Replace, in ``work``, by the ``Constant`` it evaluates to: each ai.onnx ``Shape``
+    whose input ``table`` knows statically, each ``Concat`` of such shape values only,
+    and each ``Gather`` (axis 0, constant indices) or ``Unsqueeze`` (of a scalar, to 1-D)
+    of one (ORT propagates those; a Concat with an initializer or a Slice it does not:
+    measured, see :func:`infer_session_types`). The originals go to ``originals``, the vectors to
+    ``values`` (a scalar as a one-element list, its name also in ``scalars``); returns
+    whether any node was replaced."""
+    from onnxlint.analyses.shapes import iter_graphs
+
+    changed = False
+    for gi, g in enumerate(iter_graphs(work.graph)):
+        for ni, n in enumerate(g.node):
+            if n.domain not in ("", "ai.onnx") or (gi, ni) in originals or not n.output:
+                continue
+            dims: list[int] | None = None
+            scalar = False
+            if n.op_type in ("Gather", "Unsqueeze") and n.input and n.input[0] in values:
+                got = _shape_value_op(g, n, values, scalars)
+                if got is not None:
+                    dims, scalar = got
+            if n.op_type == "Shape" and n.input:
+                vt = table.get(n.input[0])
+                if vt is not None and vt.is_static:
+                    ints = {a.name: a.i for a in n.attribute if a.type == onnx.AttributeProto.INT}
+                    rank = len(vt.shape)
+                    start, end = ints.get("start", 0), ints.get("end", rank)
+                    dims = [int(d) for d in vt.shape][slice(start, end)]
+            elif (
+                n.op_type == "Concat"
+                and n.input
+                and all(i in values and i not in scalars for i in n.input if i)
+            ):
+                dims = [d for i in n.input if i for d in values[i]]
+            elif n.op_type == "Squeeze" and n.input and n.input[0] in values:
+                dims, scalar = _squeezed_shape_value(g, n, values, scalars)
+            elif n.op_type == "Range" and _range_of_values(g, n, values, scalars, table):
+                originals[(gi, ni)] = _copy_node(n)
+                g.node[ni].CopyFrom(_range_constant(g, n, values, scalars))
+                changed = True
+                continue
+            if dims is None:
+                continue
+            values[n.output[0]] = dims
+            if scalar:
+                scalars.add(n.output[0])
+            shape = [] if scalar else [len(dims)]
+            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, shape, dims)
+            originals[(gi, ni)] = _copy_node(n)
+            g.node[ni].CopyFrom(
+                onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)
+            )
+            changed = True
+    return changed
+
+
+#: longest Range whose output ORT's graph resolution sizes that is replaced by its value
+_MAX_RANGE = 4096
+
+
+def _squeezed_shape_value(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> tuple[list[int] | None, bool]:
+    """A Squeeze (no axes, or axis 0) of a one-element shape value: that element, a scalar.
+
+    Measured with ORT 1.32 (QNN's validation log, optimizations disabled, named dims
+    fixed): ``Range(0, Squeeze(Shape(x)[0:1]), 1)`` of a dynamo attention mask has a
+    static output, so ORT knows the squeezed element."""
+    data = values[n.input[0]]
+    if n.input[0] in scalars or len(data) != 1:
+        return None, False
+    axes = _const_ints(g, n.input[1]) if len(n.input) > 1 and n.input[1] else ([0], False)
+    if axes is None or axes[0] not in ([0], [-1]):
+        return None, False
+    return list(data), True
+
+
+def _scalar_of(
+    g: onnx.GraphProto, name: str, values: dict[str, list[int]], scalars: set[str]
+) -> int | None:
+    if name in scalars:
+        return values[name][0]
+    got = _const_ints(g, name)
+    return got[0][0] if got is not None and got[1] else None
+
+
+def _range_of_values(
+    g: onnx.GraphProto,
+    n: onnx.NodeProto,
+    values: dict[str, list[int]],
+    scalars: set[str],
+    table: dict[str, Any],
+) -> bool:
+    """Whether ``n`` is an integer Range whose start, limit and delta are scalar shape
+    values or constants, one of them a shape value (ORT sizes its output; same
+    measurement as :func:`_squeezed_shape_value`), of at most :data:`_MAX_RANGE` elements."""
+    if len(n.input) != 3 or not any(i in scalars for i in n.input):
+        return False
+    if any(getattr(table.get(i), "dtype", "int64") not in (None, "int64") for i in n.input):
+        return False
+    got = [_scalar_of(g, i, values, scalars) for i in n.input]
+    if any(v is None for v in got) or got[2] == 0:
+        return False
+    start, limit, delta = (int(v) for v in got if v is not None)
+    return 0 <= len(range(start, limit, delta)) <= _MAX_RANGE
+
+
+def _range_constant(
+    g: onnx.GraphProto, n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> onnx.NodeProto:
+    """The Constant a Range of :func:`_range_of_values` evaluates to (int64)."""
+    start, limit, delta = (int(_scalar_of(g, i, values, scalars) or 0) for i in n.input)
+    seq = list(range(start, limit, delta))
+    value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, [len(seq)], seq)
+    return onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)
+
+
+_CONTRIB_QDQ = ("QuantizeLinear", "DequantizeLinear")
+
+
+def _is_contrib_qdq(node: onnx.NodeProto) -> bool:
+    return node.domain == "com.microsoft" and node.op_type in _CONTRIB_QDQ
+
+
+#: com.microsoft op -> (its ai.onnx twin, for each twin input the contrib input it takes,
+#: or -1 for the contrib input 0 standing in, None for absent). ORT's contrib schema
+#: infers the outputs as the twin's; ONNX has no schema for the contrib op, so without a
+#: stand-in its outputs, and what follows from them, stay unknown. DynamicQuantizeLSTM
+#: (contrib_ops quantization_defs): outputs as LSTM's, from X, ``hidden_size`` and
+#: ``direction``; its quantized W and R (transposed, uint8/int8) are not read by LSTM's
+#: shape function, X stands in for them so the twin's type constraint holds.
+_CONTRIB_TWINS: dict[str, tuple[str, tuple[int | None, ...]]] = {
+    "DynamicQuantizeLSTM": ("LSTM", (0, -1, -1, None, 4, 5, 6)),
+}
+
+#: attributes each twin accepts (others would fail its schema check)
+_TWIN_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "LSTM": frozenset(
+        {
+            "activation_alpha",
+            "activation_beta",
+            "activations",
+            "clip",
+            "direction",
+            "hidden_size",
+            "input_forget",
+        }
+    ),
+}
+
+
+def _contrib_twin(node: onnx.NodeProto) -> onnx.NodeProto | None:
+    """The ai.onnx stand-in that infers ``node``'s outputs as ORT does (see
+    :data:`_CONTRIB_TWINS`); None when there is none or its attributes do not allow it."""
+    spec = _CONTRIB_TWINS.get(node.op_type) if node.domain == "com.microsoft" else None
+    if spec is None or not node.input or not any(a.name == "hidden_size" for a in node.attribute):
+        return None  # without hidden_size the twin would read it from R's (other) layout
+    op, picks = spec
+    inputs = [
+        "" if k is None or k >= len(node.input) else node.input[0 if k < 0 else k] for k in picks
+    ]
+    while inputs and not inputs[-1]:
+        inputs.pop()
+    twin = onnx.helper.make_node(op, inputs, list(node.output), name=node.name)
+    allowed = _TWIN_ATTRIBUTES.get(op, frozenset())
+    twin.attribute.extend(a for a in node.attribute if a.name in allowed)
+    return twin
