@@ -21,10 +21,12 @@ from onnxlint.analyses.assignment import (
 )
 from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.dataflow import Constness, Dataflow
-from onnxlint.analyses.partition import Partition, PartitionPlan, Partitions, short_ep
+from onnxlint.analyses.partition import Partitions
+from onnxlint.analyses.partition_plan import Partition, PartitionPlan
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
+from onnxlint.ep_names import short_ep
 from onnxlint.index import GraphRef, NodeRef, is_unknown_standard_op
 from onnxlint.profiles import Partitioning
 from onnxlint.rule import Rule, register

@@ -12,11 +12,8 @@ from __future__ import annotations
 import pytest
 
 from onnxlint.analyses.assignment import CPU_EP, topological_order
-from onnxlint.analyses.partition import (
-    ByteCount,
-    greedy_groups,
-    qdq_units,
-)
+from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.partition_units import greedy_groups, qdq_units
 
 from .conftest import context, partition_models, partitions
 
