@@ -15,7 +15,8 @@ from onnxlint.index import GraphRef, NodeRef
 from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
-    from onnxlint.profiles import ChainLink, LayoutPassFailure, Profile
+    from onnxlint.profiles import Profile
+    from onnxlint.profiles.model import ChainLink, LayoutPassFailure
 
 
 def tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, str | None]:

@@ -20,7 +20,7 @@ from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.ep_names import short_ep
 from onnxlint.index import GraphRef, NodeRef
-from onnxlint.profiles import Partitioning
+from onnxlint.profiles.model import Partitioning
 from onnxlint.rule import Rule, register
 
 

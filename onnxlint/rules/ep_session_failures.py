@@ -23,7 +23,7 @@ from onnxlint.analyses.partition_plan import PartitionPlan
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Severity
 from onnxlint.ep_names import short_ep
-from onnxlint.profiles import Partitioning
+from onnxlint.profiles.model import Partitioning
 from onnxlint.rule import Rule, register
 from onnxlint.rules.partition import _location
 
