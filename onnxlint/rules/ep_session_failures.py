@@ -17,12 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from onnxlint.analyses.assignment import CPU_EP
 from onnxlint.analyses.partition import Partitions
 from onnxlint.analyses.partition_plan import PartitionPlan
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Severity
-from onnxlint.ep_names import short_ep
+from onnxlint.ep_names import CPU_EP, short_ep
 from onnxlint.profiles.model import Partitioning
 from onnxlint.rule import Rule, register
 from onnxlint.rules.partition import _location
