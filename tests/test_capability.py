@@ -758,7 +758,7 @@ def test_cpu_revision_newer_than_the_target_ort_is_not_claimed(
 ) -> None:
     """The CPU profile lists ORT 1.32's Unique-28 kernel; under an older ORT (its table row's
     opset limit) a model at an opset that ORT does not load is never claimed."""
-    p = profiles.for_ort(profiles.get_profile("cpu"), ort)
+    p = profiles.build.for_ort(profiles.get_profile("cpu"), ort)
     m = single("Unique", [("x", "float", [6])], [("y", "float", [None])], opset=opset)
     v = evaluate(p, facts_from_model(m))
     assert v.claimed is claimed, v.reason

@@ -29,6 +29,7 @@ if str(REPO) not in sys.path:
 from onnxlint import profiles  # noqa: E402
 from onnxlint.analyses.capability import evaluate  # noqa: E402
 from onnxlint.analyses.single_node_facts import facts_from_model  # noqa: E402
+from onnxlint.profiles.build import for_ort  # noqa: E402
 
 # Which shipped profile describes each probed EP (the probe writes its short name).
 PROFILE_FOR = {"cpu": "cpu", "qnn": "qnn-htp", "openvino": "openvino-cpu"}
@@ -81,7 +82,7 @@ def agreement(measured: dict[str, Any], profile_id: str | None = None) -> Agreem
     pid = profile_id or PROFILE_FOR.get(measured["ep"], measured["ep"])
     ort = measured.get("versions", {}).get("onnxruntime")
     # the ORT-release opset limit of the ORT that was measured, not of the installed one
-    profile = profiles.for_ort(profiles.load_profile(pid), ort)
+    profile = for_ort(profiles.load_profile(pid), ort)
     max_opset, max_ir = ort_limits(ort)
     cases = _cases(max_opset, max_ir)
     out = Agreement(profile=pid)

@@ -35,6 +35,7 @@ def compare_with_profile(
     try:
         from onnxlint import profiles
         from onnxlint.analyses import capability, single_node_facts
+        from onnxlint.profiles.build import for_ort
     except ImportError:
         return None
     data = report.to_json() if isinstance(report, ProbeReport) else report
@@ -46,7 +47,7 @@ def compare_with_profile(
         except Exception:
             return None
     # judged with the ORT-release limits of the ORT that was measured
-    profile = profiles.for_ort(profile, data.get("versions", {}).get("onnxruntime"))
+    profile = for_ort(profile, data.get("versions", {}).get("onnxruntime"))
     if not cases and isinstance(report, ProbeReport):
         cases = report.cases
     if not cases:

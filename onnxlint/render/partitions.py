@@ -1,6 +1,6 @@
 """``--report partitions``: the predicted partitions as a table, and the one-line verdict per EP.
 
-Reads ``Report.partitions`` (one :class:`~onnxlint.analyses.partition.PartitionPlan`
+Reads ``Report.partitions`` (one :class:`~onnxlint.analyses.partition_plan.PartitionPlan`
 per graph level) and never recomputes anything.
 """
 

@@ -8,7 +8,7 @@ has no EP left. The conditions are the profile's ``partitioning.layout_pass_fail
 OL513: a chain of claimed nodes the EP's backend fails to compile when the chain falls in
 one partition (``partitioning.finalize_failures``).
 
-The partition plan marks the nodes (:attr:`onnxlint.analyses.partition.PartitionPlan.
+The partition plan marks the nodes (:attr:`onnxlint.analyses.partition_plan.PartitionPlan.
 layout_failures`, ``finalize_failures``); both rules read the plans of both graph levels.
 """
 
@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from onnxlint.analyses.partition import PartitionPlan, Partitions, short_ep
+from onnxlint.analyses.partition import Partitions
+from onnxlint.analyses.partition_plan import PartitionPlan
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Severity
-from onnxlint.ep_names import CPU_EP
-from onnxlint.profiles import Partitioning
+from onnxlint.ep_names import CPU_EP, short_ep
+from onnxlint.profiles.model import Partitioning
 from onnxlint.rule import Rule, register
 from onnxlint.rules.partition import _location
 

@@ -16,16 +16,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from onnxlint.analyses.partition import (
-    ByteCount,
-    Partition,
-    PartitionPlan,
-    Partitions,
-    short_ep,
-)
+from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.partition import Partitions
+from onnxlint.analyses.partition_plan import Partition, PartitionPlan
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
-from onnxlint.ep_names import CPU_EP
+from onnxlint.ep_names import CPU_EP, short_ep
 from onnxlint.index import NodeRef
 from onnxlint.rule import Rule, register
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from onnxlint.commands.eps import collect, fact_counts
-from onnxlint.profiles import build_profile, list_profiles
+from onnxlint.profiles import list_profiles
+from onnxlint.profiles.build import build_profile
 
 from ..conftest import run_cli
 

@@ -13,7 +13,7 @@ import onnx
 import pytest
 
 from onnxlint.analyses.partition import Partitions
-from onnxlint.rules.ep_support import EpClaimedBodyPartition, EpUnknownRankInput
+from onnxlint.rules.ep_partitions import EpClaimedBodyPartition, EpUnknownRankInput
 
 from .conftest import agreement, check_real, context, openvino_runner, partitions
 

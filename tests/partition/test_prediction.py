@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from onnxlint.analyses.partition import (
-    ByteCount,
-    greedy_groups,
-    qdq_units,
-)
+from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.partition_units import greedy_groups, qdq_units
 from onnxlint.ep_names import CPU_EP
 from onnxlint.index import topological_order
 

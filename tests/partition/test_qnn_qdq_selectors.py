@@ -18,7 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxlint.analyses.partition import qdq_units
+from onnxlint.analyses.partition_units import qdq_units
 
 from .conftest import check_real, context, qnn_cpu_nodes
 

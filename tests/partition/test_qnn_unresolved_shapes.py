@@ -18,7 +18,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxlint.analyses.partition import CPU_EP
+from onnxlint.ep_names import CPU_EP
 
 from .conftest import check_real, partitions, qnn_cpu_nodes
 

@@ -19,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import profiles
 from onnxlint.analyses.capability import NodeFacts, evaluate
-from onnxlint.analyses.partition import CPU_EP
+from onnxlint.ep_names import CPU_EP
 
 from ..conftest import REPO
 from .conftest import check_real, partitions

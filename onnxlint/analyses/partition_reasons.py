@@ -1,0 +1,264 @@
+"""EP quirks that release claimed nodes or fail a session, and the reasons they give:
+QDQ units an EP refuses, groups it will not keep, ORT's layout transform refusing a node,
+partitions that fail to compile (chains, boundary tensors) or depend only on constants."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.analyses.partition_plan import PartitionPlan
+from onnxlint.analyses.partition_units import dequantized_type
+from onnxlint.ep_names import short_ep
+from onnxlint.index import GraphRef, NodeRef
+from onnxlint.tensors import inline_array
+
+if TYPE_CHECKING:
+    from onnxlint.profiles import Profile
+    from onnxlint.profiles.model import ChainLink, LayoutPassFailure
+
+
+def tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, str | None]:
+    """Element type of every tensor the nodes of ``order`` read or write, from their facts."""
+    out: dict[str, str | None] = {}
+    for n in order:
+        na = la.get(n.path)
+        if na is None:
+            continue
+        for names, types in (
+            (n.inputs, na.facts.input_dtypes),
+            (n.outputs, na.facts.output_dtypes),
+        ):
+            for name, t in zip(names, types, strict=False):
+                if name and t is not None:
+                    out.setdefault(name, t)
+    return out
+
+
+def refused_units(
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    dtypes: Mapping[str, str | None],
+    profile: Profile,
+) -> dict[str, str]:
+    """Unit target -> why the profile's ``refused_qdq_units`` refuse its whole unit."""
+    rules = profile.partitioning.refused_qdq_units
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for target in units:
+        n = by_path.get(target)
+        if n is None:
+            continue
+        for rule in rules:
+            if rule.op != n.op_type or not all(
+                dequantized_type(n, slot, units[target], dtypes) in types
+                for slot, types in rule.input_types.items()
+            ):
+                continue
+            out[target] = f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit: {rule.reason}"
+            break
+    return out
+
+
+def layout_pass_failures(
+    kept: set[str],
+    units: Mapping[str, list[str]],
+    by_path: Mapping[str, NodeRef],
+    la: LevelAssignment,
+    profile: Profile,
+) -> dict[str, str]:
+    """Node path -> why the EP refuses the claimed node after ORT's layout transform.
+
+    The profile's ``partitioning.layout_pass_failures`` name the layout-sensitive ops the
+    EP takes in its first capability pass without validating them; a node that meets one
+    of their conditions is refused when the EP sees it again in its own layout, and
+    session creation fails (no EP is left for the rewritten node).
+    """
+    rules = profile.partitioning.layout_pass_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    for path in kept:
+        n = by_path[path]
+        for rule in rules:
+            if rule.op != n.op_type:
+                continue
+            problem = _layout_problem(rule, n, units.get(path), la)
+            if problem is not None:
+                out[path] = (
+                    f"{short_ep(profile.ep)} takes this {n.op_type} before ORT rewrites it to "
+                    f"{profile.layout} and refuses it afterwards ({problem}): {rule.reason}"
+                )
+                break
+    return out
+
+
+def _layout_problem(
+    rule: LayoutPassFailure, n: NodeRef, unit: Sequence[str] | None, la: LevelAssignment
+) -> str | None:
+    """What about ``n`` meets ``rule``'s condition; None when it does not."""
+    if rule.condition == "zero_sized_output":
+        na = la.get(n.path)
+        for i, shape in enumerate(na.facts.output_shapes if na is not None else ()):
+            if shape is not None and 0 in shape:
+                return f"output {i} has a zero-sized dimension {list(shape)}"
+        return None
+    if rule.condition == "computed_bias_in_qdq_unit" and unit is not None:
+        slot = rule.slot if rule.slot is not None else 2
+        if slot >= len(n.inputs) or not n.inputs[slot]:
+            return None
+        prod = n.graph.producers.get(n.inputs[slot])
+        if prod is None or prod.path in unit or prod.op_type == "DequantizeLinear":
+            return None
+        return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
+    return None
+
+
+def finalize_failures(
+    g: GraphRef, group: Sequence[str], by_path: Mapping[str, NodeRef], profile: Profile
+) -> dict[str, str]:
+    """First node path of each chain of ``partitioning.finalize_failures`` found inside one
+    partition ``group`` -> why the EP fails to compile that partition."""
+    rules = profile.partitioning.finalize_failures
+    out: dict[str, str] = {}
+    if not rules:
+        return out
+    members = set(group)
+    for path in group:
+        n = by_path[path]
+        for rule in rules:
+            found = _chain_from(g, n, rule.chain, members)
+            if found is not None:
+                ops = " -> ".join(m.op_type for m in found)
+                out[path] = (
+                    f"{short_ep(profile.ep)} fails to compile a partition holding the chain "
+                    f"{ops} from {n.label}: {rule.reason}"
+                )
+                break
+    return out
+
+
+def _chain_from(
+    g: GraphRef, n: NodeRef, chain: Sequence[ChainLink], members: set[str]
+) -> list[NodeRef] | None:
+    """The nodes of ``chain`` starting at ``n``, each feeding the next, all in ``members``."""
+    link = chain[0]
+    if n.op_type != link.op or n.path not in members:
+        return None
+    if link.constant is not None and not any(
+        _scalar_constant(g, name) == link.constant for name in n.inputs if name
+    ):
+        return None
+    if len(chain) == 1:
+        return [n]
+    for name in n.outputs:
+        for c in g.consumers.get(name, []) if name else []:
+            rest = _chain_from(g, c, chain[1:], members)
+            if rest is not None:
+                return [n, *rest]
+    return None
+
+
+def _scalar_constant(g: GraphRef, name: str) -> float | None:
+    """The value of a one-element inline constant (initializer or Constant node)."""
+    t = g.initializers.get(name)
+    if t is None:
+        p = g.producers.get(name)
+        if p is None or p.op_type != "Constant":
+            return None
+        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
+    arr = inline_array(t, max_elements=1) if t is not None else None
+    if arr is None or arr.size != 1 or arr.dtype.kind not in "fiu":
+        return None
+    return float(arr.reshape(-1)[0])
+
+
+def unfusable_group(
+    groups: Sequence[list[str]], edges: tuple[dict[str, list[str]], dict[str, list[str]]]
+) -> str | None:
+    """The first node of a group that a path leaving the group re-enters, over all edges
+    (captured values included); None when every group can be fused."""
+    _preds, succs = edges
+    for grp in groups:
+        members = set(grp)
+        stack = [s for m in grp for s in succs.get(m, []) if s not in members]
+        seen: set[str] = set()
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            for s in succs.get(x, []):
+                if s in members:
+                    return s
+                stack.append(s)
+    return None
+
+
+def keep_group(group: list[str], by_path: Mapping[str, NodeRef], profile: Profile) -> str | None:
+    """None to keep a greedy group, else why the EP's on-group-closed check drops it."""
+    part = profile.partitioning
+    ep = short_ep(profile.ep)
+    if len(group) == 1 and by_path[group[0]].op_type in part.drop_single_op_partitions:
+        return f"{ep} drops a partition that is a single {by_path[group[0]].op_type}"
+    if len(group) < part.min_partition_nodes:
+        return f"{ep} drops partitions of fewer than {part.min_partition_nodes} nodes"
+    return None
+
+
+def boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
+    """Mark the node at each boundary tensor of a partition that the EP's
+    ``partitioning.boundary_tensor_failures`` say it fails to compile (in
+    ``plan.finalize_failures``: the consumer of an entering tensor, the producer of a
+    leaving one)."""
+    rules = {p.ep: p.partitioning.boundary_tensor_failures for p in la.profiles}
+    graphs = {g.path: g for g in la.graph.graphs()}
+    for part in plan.partitions:
+        g = graphs.get(part.graph)
+        if not rules.get(part.ep) or g is None:
+            continue
+        members = set(part.nodes)
+        for direction, names in (("input", part.inputs), ("output", part.outputs)):
+            for name in names:
+                vt = la.graph.value_type(g, name)
+                rule = next(
+                    (
+                        r
+                        for r in rules[part.ep]
+                        if r.direction == direction
+                        and r.dtype == vt.dtype
+                        and vt.shape is not None
+                        and len(vt.shape) == r.rank
+                    ),
+                    None,
+                )
+                node = _boundary_node(g, name, direction, members)
+                if rule is None or node is None:
+                    continue
+                plan.finalize_failures.setdefault(
+                    node.path,
+                    f"{short_ep(part.ep)} fails to compile partition {part.id}, which "
+                    f"{'receives' if direction == 'input' else 'produces'} {name!r} "
+                    f"({vt.dtype}, rank {rule.rank}) at its boundary: {rule.reason}",
+                )
+
+
+def _boundary_node(g: GraphRef, name: str, direction: str, members: set[str]) -> NodeRef | None:
+    """The partition's node that reads (``input``) or writes (``output``) tensor ``name``."""
+    if direction == "output":
+        p = g.producers.get(name)
+        return p if p is not None and p.path in members else None
+    return next((c for c in g.consumers.get(name, []) if c.path in members), None)
+
+
+def constant_only(plan: PartitionPlan, la: LevelAssignment) -> None:
+    """Partitions of EPs that fail on a partition fed only by constants ("zero graph inputs")."""
+    fails = {p.ep for p in la.profiles if p.partitioning.constant_only_partition_fails}
+    for part in plan.partitions:
+        if part.ep in fails and not part.inputs:
+            part.fails = (
+                f"{short_ep(part.ep)} claims a partition that depends only on constants; "
+                "session creation fails with 'zero graph inputs'"
+            )

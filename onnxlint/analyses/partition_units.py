@@ -1,0 +1,317 @@
+"""Node units and grouping: the QDQ units ORT's selectors form (one unit is placed whole),
+the greedy topological grouping of ORT's shared partitioning utility, and OpenVINO's
+clustering."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.ep_names import short_ep
+from onnxlint.index import GraphRef, NodeRef, node_edges
+
+if TYPE_CHECKING:
+    from onnxlint.profiles import Profile
+
+#: ops that always end an OpenVINO cluster (the EP refuses to put them inside one)
+OV_CLUSTER_BREAKERS = frozenset({"TopK", "NonZero"})
+_QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
+
+#: ops whose QDQ selector takes a third DequantizeLinear input (the bias) only when it
+#: dequantizes int32 (ORT qdq_selectors.cc: Conv, ConvTranspose, Gemm, Instance- and
+#: LayerNormalization); with any other bias type the unit does not form
+_INT32_BIAS_OPS = frozenset(
+    {"Conv", "ConvTranspose", "Gemm", "InstanceNormalization", "LayerNormalization"}
+)
+
+
+def qdq_units(
+    g: GraphRef, nodes: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None = None
+) -> dict[str, list[str]]:
+    """Target node path -> the nodes of its QDQ unit in order (DQs, target, Qs).
+
+    A unit forms around a non-Q/DQ node whose inputs come from DequantizeLinear
+    nodes used by it alone and whose outputs all go to QuantizeLinear nodes
+    (ORT's QDQ selectors, simplified). ``dtypes`` (tensor name -> element type)
+    enables the selectors' type checks: the first DQ's quantized type must be the
+    Q's output type, and a bias DQ of the ops in ``_INT32_BIAS_OPS`` must be int32.
+    Nodes outside any unit are their own unit.
+    """
+    paths = {n.path for n in nodes}
+    outputs = set(g.outputs)
+    units: dict[str, list[str]] = {}
+    taken: set[str] = set()
+
+    def only_consumer(name: str, who: NodeRef) -> bool:
+        cons = [c for c in g.consumers.get(name, []) if c.path in paths]
+        return name not in outputs and all(c is who for c in cons)
+
+    for n in nodes:
+        if n.op_type in _QDQ_OPS or n.domain != "ai.onnx":
+            continue
+        dqs: list[NodeRef] = []
+        for name in n.inputs:
+            p = g.producers.get(name) if name else None
+            if (
+                p is not None
+                and p.path in paths
+                and p.op_type == "DequantizeLinear"
+                and p.path not in taken
+                and only_consumer(name, n)
+                and p not in dqs
+            ):
+                dqs.append(p)
+        if not dqs:
+            continue
+        qs: list[NodeRef] = []
+        ok = True
+        for name in n.outputs:
+            if not name:
+                continue
+            cons = [c for c in g.consumers.get(name, []) if c.path in paths]
+            if name in outputs or not cons or any(c.op_type != "QuantizeLinear" for c in cons):
+                ok = False
+                break
+            qs += [c for c in cons if c.path not in taken]
+        if not ok or not qs or not _selector_types_match(n, dqs, qs, dtypes):
+            continue
+        members = [d.path for d in dqs] + [n.path] + [q.path for q in qs]
+        units[n.path] = members
+        taken.update(members)
+    return units
+
+
+def _selector_types_match(
+    n: NodeRef,
+    dqs: Sequence[NodeRef],
+    qs: Sequence[NodeRef],
+    dtypes: Mapping[str, str | None] | None,
+) -> bool:
+    if dtypes is None:
+        return True
+    members = [d.path for d in dqs]
+    first = dequantized_type(n, 0, members, dtypes)
+    out = dtypes.get(qs[0].outputs[0]) if qs[0].outputs else None
+    if first is not None and out is not None and first != out:
+        return False
+    bias = dequantized_type(n, 2, members, dtypes) if n.op_type in _INT32_BIAS_OPS else None
+    return bias is None or bias == "int32"
+
+
+def greedy_groups(
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    supported: set[str],
+    units: Mapping[str, list[str]] | None = None,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
+) -> list[list[str]]:
+    """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
+
+    ``order`` is the graph's topological order; ``supported`` the node paths
+    the EP may take; ``units`` maps a unit's target node to its members.
+    """
+    units = units or {}
+    unit_of: dict[str, str] = {}
+    for target, members in units.items():
+        for m in members:
+            unit_of[m] = target
+    for n in order:
+        unit_of.setdefault(n.path, n.path)
+    members_of: dict[str, list[str]] = {}
+    for n in order:
+        members_of.setdefault(unit_of[n.path], []).append(n.path)
+    for target, members in units.items():
+        members_of[target] = list(members)
+
+    preds, succs = edges or node_edges(g, order)
+    # unit-level edges with multiplicity, as ORT counts input edges
+    in_degree: dict[str, int] = {}
+    out_edges: dict[str, list[str]] = {}
+    for u, members in members_of.items():
+        mset = set(members)
+        in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
+        out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
+    roots = []
+    seen_units: set[str] = set()
+    for n in order:
+        u = unit_of[n.path]
+        if u in seen_units:
+            continue
+        seen_units.add(u)
+        if in_degree[u] == 0:
+            roots.append(u)
+    to_process: deque[str] = deque(roots)
+    next_group: deque[str] = deque()
+    groups: list[list[str]] = []
+    group: list[str] = []
+    border: set[str] = set()
+    while to_process or next_group:
+        if not to_process:
+            if group:
+                groups.append(group)
+            group, border = [], set()
+            to_process, next_group = next_group, deque()
+            continue
+        u = to_process.popleft()
+        ok = all(m in supported for m in members_of[u])
+        if not ok and u in border:
+            next_group.append(u)
+            continue
+        if ok:
+            group.extend(members_of[u])
+            border.discard(u)
+        for d in out_edges[u]:
+            if ok:
+                border.add(d)
+            in_degree[d] -= 1
+            if in_degree[d] == 0:
+                to_process.append(d)
+    if group:
+        groups.append(group)
+    return groups
+
+
+def ov_clusters(
+    lg: LevelGraph,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    supported: set[str],
+    profile: Profile,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
+) -> tuple[list[list[str]], dict[str, str]]:
+    """OpenVINO's clusters, and why claimed nodes outside every kept cluster were released."""
+    released: dict[str, str] = {}
+    paths = [n.path for n in order]
+    by_path = {n.path: n for n in order}
+    ep = short_ep(profile.ep)
+    has_real_input = any(lg.is_graph_input(g, i) for i in g.inputs) or g.depth > 0
+    if all(p in supported for p in paths):
+        if not has_real_input or not paths:
+            for p in paths:
+                released[p] = f"{ep} claims nothing in a graph without non-constant inputs"
+            return [], released
+        return [list(paths)], released
+    cuts = {p for p in paths if p not in supported or by_path[p].op_type in OV_CLUSTER_BREAKERS}
+    for p in paths:
+        if p in supported and p in cuts:
+            released[p] = f"{ep} never keeps {by_path[p].op_type} inside a cluster"
+    runs: list[list[str]] = []
+    cur: list[str] = []
+    for p in paths:
+        if p in cuts:
+            if cur:
+                runs.append(cur)
+            cur = []
+        else:
+            cur.append(p)
+    if cur:
+        runs.append(cur)
+    preds, succs = edges or node_edges(g, order)
+    clusters: list[list[str]] = []
+    for run in runs:
+        remaining = list(run)
+        while remaining:
+            comp: list[str] = []
+            stack = [remaining[0]]
+            rset = set(remaining)
+            while stack:
+                x = stack.pop()
+                if x not in rset:
+                    continue
+                rset.discard(x)
+                comp.append(x)
+                stack.extend(reversed(succs[x]))
+                stack.extend(reversed(preds[x]))
+            remaining = [r for r in remaining if r in rset]
+            clusters.append(sorted(comp, key=paths.index))
+    part = profile.partitioning
+    clusters = _merge_small_clusters(
+        clusters, preds, succs, max(part.min_partition_nodes, 1), paths
+    )
+    kept: list[list[str]] = []
+    for i, cl in enumerate(clusters):
+        cset = set(cl)
+        why: str | None = None
+        last_kept = part.keeps_last_small_cluster and i == len(clusters) - 1
+        if len(cl) < max(part.min_partition_nodes, 1) and not last_kept:
+            why = f"{ep} drops clusters of fewer than {part.min_partition_nodes} nodes"
+        else:
+            for p in cl:
+                n = by_path[p]
+                if n.op_type in part.drop_if_output_used_outside and n.outputs:
+                    out0 = n.outputs[0]
+                    if any(
+                        c.path not in cset for c in g.consumers.get(out0, []) if c.path in by_path
+                    ):
+                        why = (
+                            f"{ep} drops a cluster whose {n.op_type} output is used outside it "
+                            f"({n.label})"
+                        )
+                        break
+        if why is None:
+            # initializers count as cluster inputs too (GetInputsOutputsOfCluster appends
+            # them): only a cluster with no input at all is left to CPU's constant folding
+            inputs = {
+                name
+                for p in cl
+                for name in by_path[p].inputs
+                if name and not (g.producers.get(name) and g.producers[name].path in cset)
+            }
+            if not inputs:
+                why = f"{ep} drops a cluster that has no inputs"
+        if why is None:
+            kept.append(cl)
+        else:
+            for p in cl:
+                released[p] = why
+    return kept, released
+
+
+def _merge_small_clusters(
+    clusters: list[list[str]],
+    preds: Mapping[str, list[str]],
+    succs: Mapping[str, list[str]],
+    min_nodes: int,
+    order: list[str],
+) -> list[list[str]]:
+    """A cluster below the minimum joins the next cluster it has an edge with (else an earlier one).
+
+    Measured with onnxruntime-openvino 1.24.1 (profile note): Relu -> {NonZero, Sigmoid, Cast}
+    with NonZero and Cast refused keeps Relu + Sigmoid as one cluster although the
+    topological cut leaves them in two single-node runs.
+    """
+    if min_nodes <= 1:
+        return clusters
+    out = [list(c) for c in clusters]
+    changed = True
+    while changed:
+        changed = False
+        for i, cl in enumerate(out):
+            if len(cl) >= min_nodes:
+                continue
+            mine = set(cl)
+            linked = {x for p in cl for x in (*preds[p], *succs[p])} - mine
+            targets = [j for j in range(len(out)) if j != i and linked & set(out[j])]
+            if not targets:
+                continue
+            j = next((t for t in targets if t > i), targets[0])
+            out[j] = sorted(out[j] + cl, key=order.index)
+            del out[i]
+            changed = True
+            break
+    return out
+
+
+def dequantized_type(
+    n: NodeRef, slot: int, members: Sequence[str], dtypes: Mapping[str, str | None]
+) -> str | None:
+    """The element type the unit's DQ feeding input ``slot`` of ``n`` dequantizes."""
+    if slot >= len(n.inputs) or not n.inputs[slot]:
+        return None
+    dq = n.graph.producers.get(n.inputs[slot])
+    if dq is None or dq.path not in members or not dq.inputs:
+        return None
+    return dtypes.get(dq.inputs[0])

@@ -1,0 +1,336 @@
+"""The immutable model of an EP capability profile: :class:`Profile` and the records it
+holds (op support, constraints, partitioning facts, provenance), and the errors a profile
+that cannot be found, parsed or validated raises."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Effect = Literal["refuse", "fails_after_claim"]
+Consequence = Literal["cpu_fallback", "session_fails"]
+
+
+class ProfileError(Exception):
+    """A profile could not be found, parsed or validated.
+
+    ``errors`` holds one line per problem, each starting with the JSON path of
+    the offending value (``ops[12].versions[0].from: 'x' is not of type 'integer'``).
+    """
+
+    def __init__(self, source: str, errors: Iterable[str]) -> None:
+        self.source = source
+        self.errors: tuple[str, ...] = tuple(errors)
+        lines = "\n".join(f"  {e}" for e in self.errors)
+        super().__init__(f"invalid EP profile {source}:\n{lines}" if lines else source)
+
+
+class UnknownProfileError(ProfileError):
+    """No shipped profile answers to the given EP name or alias."""
+
+    def __init__(self, name: str, known: Iterable[str]) -> None:
+        self.name = name
+        self.known = tuple(known)
+        msg = f"unknown execution provider {name!r} (known: {', '.join(self.known)})"
+        self.source = name
+        self.errors = (msg,)
+        Exception.__init__(self, msg)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a group of facts came from (an upstream file, a runtime query, a measurement)."""
+
+    id: str
+    kind: str
+    repository: str | None = None
+    file: str | None = None
+    version: str | None = None
+    commit: str | None = None
+    date: str | None = None
+    packages: Mapping[str, str] = field(default_factory=dict, hash=False, compare=False)
+    tool: str | None = None
+    note: str | None = None
+
+    def describe(self) -> str:
+        """One line a reviewer can follow back to the source."""
+        parts: list[str] = []
+        if self.kind == "measured":
+            parts.append("measured with onnxlint probe")
+        if self.repository:
+            parts.append(self.repository)
+        if self.file:
+            parts.append(self.file)
+        if self.version:
+            parts.append(self.version)
+        if self.commit:
+            parts.append(f"@{self.commit[:10]}")
+        if self.packages:
+            parts.append(", ".join(f"{k} {v}" for k, v in sorted(self.packages.items())))
+        if self.date:
+            parts.append(self.date)
+        return " ".join(parts) if parts else self.id
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One declarative condition a node must meet (see the schema for the kinds)."""
+
+    kind: str
+    reason: str
+    effect: Effect = "refuse"
+    provenance: str | None = None
+    inputs: tuple[int, ...] | None = None
+    outputs: tuple[int, ...] | None = None
+    value: int | None = None
+    name: str | None = None
+    allowed: tuple[Any, ...] | None = None
+    forbidden: tuple[Any, ...] | None = None
+    absent: bool = False
+    default: Any = None
+    graph_nodes_at_most: int | None = None
+    except_ops: frozenset[str] = frozenset()
+    skip_constant_inputs: bool = False
+    graph_inputs_only: bool = False
+
+    def op_excluded(self, op_type: str) -> bool:
+        return op_type in self.except_ops
+
+
+@dataclass(frozen=True)
+class OpRange:
+    """Supported operator revisions ``first..last`` (inclusive; ``last`` None = open)."""
+
+    first: int
+    last: int | None = None
+    types: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    constraints: tuple[Constraint, ...] = ()
+
+    def covers(self, revision: int) -> bool:
+        return revision >= self.first and (self.last is None or revision <= self.last)
+
+    def label(self) -> str:
+        if self.last is None:
+            return f"{self.first}+"
+        if self.last == self.first:
+            return str(self.first)
+        return f"{self.first}-{self.last}"
+
+
+@dataclass(frozen=True)
+class OpSupport:
+    """What the EP claims for one (domain, op type)."""
+
+    domain: str
+    op: str
+    ranges: tuple[OpRange, ...] | None
+    types: Mapping[str, frozenset[str]] = field(default_factory=dict, hash=False, compare=False)
+    constraints: tuple[Constraint, ...] = ()
+    provenance: str = ""
+    note: str | None = None
+    index: int = 0
+    graph_io_types: Mapping[str, frozenset[str]] = field(
+        default_factory=dict, hash=False, compare=False
+    )  # position in the profile's ``ops`` array, for JSON paths
+
+    def range_for(self, revision: int) -> OpRange | None:
+        if self.ranges is None:
+            return OpRange(first=1)
+        for r in self.ranges:
+            if r.covers(revision):
+                return r
+        return None
+
+
+@dataclass(frozen=True)
+class OpsetLimit:
+    min: int | None = None
+    max: int | None = None
+    reason: str | None = None
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class TensorDtypes:
+    """Element types accepted on every input/output of every claimed node."""
+
+    allowed: frozenset[str]
+    allowed_constant: frozenset[str] | None
+    reason: str
+    provenance: str | None = None
+    forbidden_on_graph_io: frozenset[str] = frozenset()
+    fails_on_graph_io: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RankLosingOp:
+    """An operator revision whose outputs reach the EP's next subgraph without a rank."""
+
+    op: str
+    domain: str
+    since_version: int
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class RefusedQdqUnit:
+    """A QDQ node unit the EP refuses whole: target ``op`` whose DQ on each slot of
+    ``input_types`` dequantizes one of the listed element types."""
+
+    op: str
+    input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
+    reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class LayoutPassFailure:
+    """A layout-sensitive op the EP claims before ORT's layout transform without validating
+    it, and then refuses once rewritten to its layout: session creation fails.
+
+    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0) or
+    ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
+    is computed by a node that is not a DequantizeLinear)."""
+
+    op: str
+    condition: str
+    reason: str
+    slot: int | None = None
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class ChainLink:
+    """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
+    one-element constant input it must have."""
+
+    op: str
+    constant: float | None = None
+
+
+@dataclass(frozen=True)
+class FinalizeFailure:
+    """A chain of nodes (each feeding the next) that the EP claims and then fails to
+    compile when all of them fall in one of its partitions: session creation fails."""
+
+    chain: tuple[ChainLink, ...]
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class BoundaryTensorFailure:
+    """A tensor of ``dtype`` and ``rank`` entering (``direction`` "input") or leaving
+    ("output") one of the EP's partitions, which the EP then fails to compile."""
+
+    dtype: str
+    rank: int
+    direction: str
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class RequantizedConstantFailure:
+    """A QDQ arrangement the EP claims and then fails to compile: a QuantizeLinear of a float
+    constant, quantized to one of ``quantized_types``, whose DequantizeLinear feeds one of
+    the ``inputs`` of ``op`` (the schema's ``requantized_constant_failures``)."""
+
+    op: str
+    domain: str = "ai.onnx"
+    inputs: tuple[int, ...] = ()
+    quantized_types: frozenset[str] = frozenset()
+    #: "any", "scalar" or "non_scalar": the rank of the quantized constant
+    constant: str = "any"
+    #: another input must be a DequantizeLinear of a QuantizeLinear of a computed tensor
+    activation_input: bool = False
+    #: ops that must compute that tensor; empty = any
+    activation_producers: frozenset[str] = frozenset()
+    #: that op's inputs must all be computed (no constant, no quantized weight)
+    activation_producer_computed: bool = False
+    #: a node whose every consumer is one of these loads
+    except_consumers: frozenset[str] = frozenset()
+    reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    min_partition_nodes: int = 1
+    drop_single_op_partitions: tuple[str, ...] = ()
+    drop_if_output_used_outside: tuple[str, ...] = ()
+    constant_only_partition_fails: bool = False
+    unknown_rank_input_fails: bool = False
+    rank_losing_ops: tuple[RankLosingOp, ...] = ()
+    cyclic_partition_fails: bool = False
+    claimed_body_partition_fails: tuple[str, ...] = ()
+    bodies_compiled_with_node: tuple[str, ...] = ()
+    #: the last cluster is kept below min_partition_nodes
+    keeps_last_small_cluster: bool = False
+    refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
+    layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
+    finalize_failures: tuple[FinalizeFailure, ...] = ()
+    boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
+    #: the EP groups its nodes blind to values If/Loop bodies capture, and ORT refuses its
+    #: whole answer for a graph when a group is then not fusable
+    grouping_ignores_captured_inputs: bool = False
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A validated, immutable EP capability profile."""
+
+    id: str
+    ep: str
+    display_name: str
+    variant: Mapping[str, Any] = field(hash=False, compare=False)
+    aliases: tuple[str, ...]
+    describes: Mapping[str, str] = field(hash=False, compare=False)
+    provenance: Mapping[str, Provenance] = field(hash=False, compare=False)
+    kind: str
+    requires_static_shapes: bool
+    requires_static_control_flow: bool
+    device_memory: str
+    cpu_preferred_shape_nodes: bool
+    layout: str
+    opsets: Mapping[str, OpsetLimit] = field(hash=False, compare=False)
+    unlisted_ops: str
+    domains: frozenset[str]
+    partitioning: Partitioning
+    tensor_dtypes: TensorDtypes | None
+    global_constraints: tuple[Constraint, ...]
+    notes: tuple[str, ...]
+    ops: Mapping[tuple[str, str], OpSupport] = field(hash=False, compare=False)
+    source: str = ""
+    #: a DequantizeLinear of constants counts as a constant input (quantized weights)
+    dequantized_constants: bool = False
+    #: cause ("dynamic_shapes", "control_flow") -> "cpu_fallback" | "session_fails"
+    refusal_consequence: Mapping[str, Consequence] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    #: QDQ arrangements claimed and then failing to compile (``requantized_constant_failures``)
+    requantized_constant_failures: tuple[RequantizedConstantFailure, ...] = ()
+
+    def refusal_fails(self, cause: str) -> bool:
+        """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes
+        for ``cause``; a cause the profile does not state falls back, as ORT partitions."""
+        return self.refusal_consequence.get(cause, "cpu_fallback") == "session_fails"
+
+    @property
+    def label(self) -> str:
+        """How messages name the EP: ``QNNExecutionProvider (HTP)``."""
+        parts = [str(v) for k, v in self.variant.items() if k in ("device", "format", "backend")]
+        return f"{self.ep} ({', '.join(parts)})" if parts else self.ep
+
+    def lookup(self, domain: str, op_type: str) -> OpSupport | None:
+        return self.ops.get((_norm_domain(domain), op_type))
+
+    def claims_domain(self, domain: str) -> bool:
+        return _norm_domain(domain) in self.domains
+
+
+def _norm_domain(domain: str) -> str:
+    return "ai.onnx" if domain in ("", "ai.onnx") else domain
