@@ -19,7 +19,7 @@
 //    the language client's generic errors.
 // With ONNXLINT_E2E_WORKSPACE=full (issue #18's 48 models; E2E_TIMEOUT_S defaults to 2400)
 // it first times the workspace's first lint (the status bar's counts reach the expected
-// totals), and before the last step checks every model's Problems group: one group, as
+// totals), and before the edits checks every model's Problems group: one group, as
 // many entries as the server's own diagnostics, no entry twice, and a sample of each
 // binary model's problems opening the graph view at the node's line.
 // Screenshots are written whether it passes or fails.
@@ -90,6 +90,7 @@ async function main() {
   const expected = JSON.parse(
     execFileSync(python, [path.join(here, "make_workspace.py"), ws], { encoding: "utf8" }),
   );
+  if (fullWorkspace) fs.writeFileSync(path.join(artifacts, "full-expected.json"), JSON.stringify(expected, null, 2));
   log(`expecting ${expected.code} on ${expected.node_path}: ${expected.message}`);
   fs.writeFileSync(
     path.join(userData, "User", "settings.json"),
@@ -184,8 +185,9 @@ async function main() {
       await oneGroupPerModel(page, expected);
       await problemOpensNode(page, expected);
       await chainProblems(page, expected);
-      await featuresInStep(page, expected, ws);
+      // before the "Ignore" quick fix of featuresInStep changes the configuration
       if (fullWorkspace) await everyModel(page, expected);
+      await featuresInStep(page, expected, ws);
       await missingOnnxlint(page, path.join(userData, "User", "settings.json"));
     } finally {
       await page.screenshot({ path: path.join(artifacts, "final.png") });
@@ -564,12 +566,14 @@ async function missingOnnxlint(page, settingsPath) {
   void messages;
 }
 
-/** The status bar's problem counts: {errors, warnings} (infos are not counted there). */
+/** The status bar's problem counts: {errors, warnings} (its text: icons, then the
+ * numbers of errors, warnings and, when there are some, infos). */
 async function statusCounts(page) {
-  const label = (await page.locator("#status\\.problems").first().getAttribute("aria-label").catch(() => "")) ?? "";
-  const text = `${label} ${await page.locator("#status\\.problems").first().innerText().catch(() => "")}`;
-  const n = (re) => Number(re.exec(text)?.[1] ?? "NaN");
-  return { errors: n(/(\d+)\s+Errors?/i), warnings: n(/(\d+)\s+Warnings?/i), text: text.replace(/\s+/g, " ") };
+  const item = page.locator("#status\\.problems").first();
+  const text = ((await item.innerText().catch(() => "")) ?? "").replace(/\s+/g, " ").trim();
+  const label = (await item.getAttribute("aria-label").catch(() => "")) ?? "";
+  const nums = (text.match(/\d+/g) ?? []).map(Number);
+  return { errors: nums[0] ?? NaN, warnings: nums[1] ?? NaN, text: `${text} (${label})` };
 }
 
 /** Time the first lint of the whole workspace: until the status bar shows the totals. */
@@ -585,7 +589,7 @@ async function firstLint(page, expected) {
   const got = await until(
     () => statusCounts(page),
     (c) => c.errors === want.errors && c.warnings === want.warnings,
-    900_000,
+    600_000,
     `the status bar's problem counts (want ${JSON.stringify(want)})`,
   ).catch(async (err) => {
     await shot(page, "full-first-lint.png");
@@ -607,7 +611,7 @@ async function everyModel(page, expected) {
   for (const [model, want] of Object.entries(expected.models)) {
     const seen = await inProblems(page, model, async () => {
       await page.waitForTimeout(300);
-      const ok = (v) => (want.count === 0 ? v.groups.length === 0 : v.groups.length === 1 && v.groups[0].count === want.count && v.rows.length === want.count);
+      const ok = (v) => (want.count === 0 ? v.groups.length === 0 : v.groups.length === 1 && v.groups[0].count === want.count);
       const v = await until(
         async () => ({ groups: await groupsOf(page, model), rows: await markerTexts(page) }),
         ok,
@@ -618,9 +622,10 @@ async function everyModel(page, expected) {
     });
     const dup = seen.rows.length - new Set(seen.rows).size;
     const count = seen.groups.reduce((a, g) => a + g.count, 0);
+    // rows: the marker rows on screen (a cause's related nodes may push some below it)
     const line = { model, groups: seen.groups.length, count, want: want.count, rows: seen.rows.length, dup };
     if ((want.count ? seen.groups.length !== 1 : seen.groups.length !== 0) || count !== want.count || dup || want.duplicates) {
-      failures.push(line);
+      failures.push({ ...line, shown: seen.rows.map((r) => r.slice(0, 160)) });
       await shot(page, `full-${model}.png`);
     }
     if (want.binary && want.count) line.opens = await sampleOpens(page, model, want, failures);
@@ -668,9 +673,12 @@ async function run(page, expected) {
   await command(page, "View: Focus Problems");
   const problems = page.locator(".markers-panel");
   await problems.waitFor({ timeout: 60_000 });
+  // the tree renders only the rows on screen: with many models, show only this one's
+  if (fullWorkspace) await filterProblems(page, expected.model);
   const row = problems.locator(".monaco-list-row", { hasText: expected.code });
   await row.first().waitFor({ timeout: 120_000 });
   const rowText = await row.first().innerText();
+  if (fullWorkspace) await filterProblems(page, "");
   log(`Problems panel: ${rowText.replace(/\s+/g, " ")}`);
   if (!rowText.includes(expected.code)) throw new Error(`no ${expected.code} row in the Problems panel`);
   await page.screenshot({ path: path.join(artifacts, "problems.png") });
