@@ -630,8 +630,9 @@ async function everyModel(page, expected) {
     }
     if (want.binary && want.count) line.opens = await sampleOpens(page, model, want, failures);
     report.push(line);
+    // after each model: a run cut short still leaves what it saw
+    fs.writeFileSync(path.join(artifacts, "full-workspace.json"), JSON.stringify({ report, failures }, null, 2));
   }
-  fs.writeFileSync(path.join(artifacts, "full-workspace.json"), JSON.stringify({ report, failures }, null, 2));
   log(`every model: ${report.length} checked, ${failures.length} failure(s)`);
   if (failures.length) throw new Error(`the 48-model workspace: ${JSON.stringify(failures)}`);
 }
