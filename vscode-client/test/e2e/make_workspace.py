@@ -5,6 +5,9 @@ dynamic ``batch`` input, an ONNX text model the test edits, and their config. Th
 expectations (the node-level finding, the summary lens of each text the test types)
 come from onnxlint itself, so the test keeps working as rules are added or reworded.
 
+With ``ONNXLINT_E2E_WORKSPACE=full`` the workspace is issue #18's 48 models
+(``full_workspace.py``) and the JSON adds, per model, what its Problems group must list.
+
 Usage: python make_workspace.py WORKSPACE_DIR
        python make_workspace.py --features FILE   (the summary lens and the symbols of
                                                    FILE as it is on disk, now)
@@ -13,6 +16,7 @@ Usage: python make_workspace.py WORKSPACE_DIR
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -120,6 +124,12 @@ def main() -> int:
     before, after = features_of(edited), features_of(edited, typed)
     # the lens and the symbols must change with the edit, or the test could not tell
     assert before["lens"] and after["lens"] and before != after, (before, after)
+    full: dict[str, object] = {}
+    if os.environ.get("ONNXLINT_E2E_WORKSPACE") == "full":
+        import full_workspace
+
+        full_workspace.add_models(ws)
+        full = {"models": full_workspace.expectations(ws)}
     print(
         json.dumps(
             {
@@ -139,6 +149,7 @@ def main() -> int:
                     "before": before,
                     "after": after,
                 },
+                **full,
             }
         )
     )
