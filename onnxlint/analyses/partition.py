@@ -65,9 +65,7 @@ _LOOP_OPS = frozenset({"Loop", "Scan"})
 
 
 def _uses_ov_clustering(profile: Profile) -> bool:
-    return profile.ep.startswith("OpenVINO") or bool(
-        profile.partitioning.drop_if_output_used_outside
-    )
+    return profile.partitioning.grouping == "clusters"
 
 
 # ---------------------------------------------------------------------------

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from onnxlint.profiles import Profile
 
 #: ops that always end an OpenVINO cluster (the EP refuses to put them inside one)
-OV_CLUSTER_BREAKERS = frozenset({"TopK", "NonZero"})
 _QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
 
 
@@ -194,7 +193,11 @@ def ov_clusters(
                 released[p] = f"{ep} claims nothing in a graph without non-constant inputs"
             return [], released
         return [list(paths)], released
-    cuts = {p for p in paths if p not in supported or by_path[p].op_type in OV_CLUSTER_BREAKERS}
+    cuts = {
+        p
+        for p in paths
+        if p not in supported or by_path[p].op_type in profile.partitioning.cluster_breakers
+    }
     for p in paths:
         if p in supported and p in cuts:
             released[p] = f"{ep} never keeps {by_path[p].op_type} inside a cluster"

@@ -258,6 +258,10 @@ class RequantizedConstantFailure:
 
 @dataclass(frozen=True)
 class Partitioning:
+    #: "greedy" (connected groups of claimed nodes) or "clusters" (cut in ORT's order)
+    grouping: str = "greedy"
+    #: with "clusters": supported ops that always cut the cluster they sit in
+    cluster_breakers: frozenset[str] = frozenset()
     min_partition_nodes: int = 1
     drop_single_op_partitions: tuple[str, ...] = ()
     drop_if_output_used_outside: tuple[str, ...] = ()

@@ -6,6 +6,7 @@ the same model against the real OpenVINO runner (onnxruntime-openvino 1.24.1, CP
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -271,3 +272,50 @@ def test_cyclic_partition_on_real_openvino(level: str) -> None:
 def test_loop_with_a_body_partition_on_real_openvino(level: str) -> None:
     real = _real_sessions({"loop": LOOP}, level)
     assert not real["loop"].get("ok") and "openvino" in str(real["loop"]["error"]), real
+
+
+# TopK is supported by OpenVINO, yet never kept inside a cluster: the profile's
+# partitioning.cluster_breakers cuts the chain around it (profile note, measured with
+# onnxruntime-openvino 1.24.1). The refused scalar ConstantOfShape keeps the graph from
+# being claimed whole.
+TOPK_IN_CHAIN = """\
+<ir_version: 8, opset_import: ["" : 14]>
+g (float[1,8] x) => (float[1,4] y, int64[1,4] i, float[] s) {
+    a = Relu(x)
+    b = Sigmoid(a)
+    k = Constant <value = int64[1] {4}> ()
+    v, i = TopK(b, k)
+    c = Relu(v)
+    y = Neg(c)
+    e = Constant <value = int64[0] {}> ()
+    s = ConstantOfShape <value = float[1] {0.5}> (e)
+}
+"""
+
+
+def _plan_with(text: str, **partitioning: object) -> list[list[str]]:
+    """OpenVINO's predicted partitions with some of its partitioning fields replaced."""
+    ctx = context(text, ["openvino"])
+    ctx.eps = [
+        dataclasses.replace(p, partitioning=dataclasses.replace(p.partitioning, **partitioning))
+        if p.ep == OV
+        else p
+        for p in ctx.eps
+    ]
+    plan = ctx.analysis(Partitions).plan("exported")
+    assert plan is not None
+    return sorted(sorted(n.split("_")[0] for n in p.op_types) for p in plan.partitions_on(OV))
+
+
+def test_cluster_breakers_come_from_the_profile() -> None:
+    assert sorted(_ov_partitions(TOPK_IN_CHAIN)) == [["Neg", "Relu"], ["Relu", "Sigmoid"]]
+    assert _plan_with(TOPK_IN_CHAIN, cluster_breakers=frozenset()) == [
+        ["Neg", "Relu", "Relu", "Sigmoid", "TopK"]
+    ]
+
+
+def test_grouping_comes_from_the_profile() -> None:
+    # greedy grouping keeps every connected claimed node, breakers and all
+    greedy = _plan_with(TOPK_IN_CHAIN, grouping="greedy")
+    assert greedy != sorted(_ov_partitions(TOPK_IN_CHAIN))
+    assert any("TopK" in p for p in greedy)
