@@ -216,6 +216,7 @@ def test_partitioning_on_real_openvino() -> None:
         "if": onnx.parser.parse_model(IF_BRANCHES),
         "last_single": onnx.parser.parse_model(LAST_SINGLE),
         "two_then_last_single": onnx.parser.parse_model(TWO_THEN_LAST_SINGLE),
+        "topk_in_chain": onnx.parser.parse_model(TOPK_IN_CHAIN),
     }
     check_real("openvino", str(openvino_runner()), models)
 
@@ -276,19 +277,20 @@ def test_loop_with_a_body_partition_on_real_openvino(level: str) -> None:
 
 # TopK is supported by OpenVINO, yet never kept inside a cluster: the profile's
 # partitioning.cluster_breakers cuts the chain around it (profile note, measured with
-# onnxruntime-openvino 1.24.1). The refused scalar ConstantOfShape keeps the graph from
-# being claimed whole.
+# onnxruntime-openvino 1.24.1). The refused scalar ConstantOfShape (see ORDER_CUT) keeps
+# the graph from being claimed whole.
 TOPK_IN_CHAIN = """\
 <ir_version: 8, opset_import: ["" : 14]>
-g (float[1,8] x) => (float[1,4] y, int64[1,4] i, float[] s) {
+g (float[1,8] x) => (float[1,4] y, int64[1,4] i) {
     a = Relu(x)
     b = Sigmoid(a)
     k = Constant <value = int64[1] {4}> ()
     v, i = TopK(b, k)
     c = Relu(v)
-    y = Neg(c)
+    n = Neg(c)
     e = Constant <value = int64[0] {}> ()
     s = ConstantOfShape <value = float[1] {0.5}> (e)
+    y = Mul(n, s)
 }
 """
 
@@ -308,9 +310,9 @@ def _plan_with(text: str, **partitioning: object) -> list[list[str]]:
 
 
 def test_cluster_breakers_come_from_the_profile() -> None:
-    assert sorted(_ov_partitions(TOPK_IN_CHAIN)) == [["Neg", "Relu"], ["Relu", "Sigmoid"]]
+    assert sorted(_ov_partitions(TOPK_IN_CHAIN)) == [["Mul", "Neg", "Relu"], ["Relu", "Sigmoid"]]
     assert _plan_with(TOPK_IN_CHAIN, cluster_breakers=frozenset()) == [
-        ["Neg", "Relu", "Relu", "Sigmoid", "TopK"]
+        ["Mul", "Neg", "Relu", "Relu", "Sigmoid", "TopK"]
     ]
 
 
