@@ -6,18 +6,21 @@ from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.index import NodeRef
 
-ERF_GELU_EPS = frozenset({"QNNExecutionProvider"})
 
+def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
+    """The EPs whose profile lists ``fusion`` in ``fusions``.
 
-#: EPs that claim a DynamicQuantizeLinear together with the MatMulIntegers that read its
-#: output, with constant weights and every shape static, although they claim
-#: neither op alone ("Operators of type ... are not supported by QNN EP"). QNN HTP,
-#: measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60):
-#: the pattern of ORT's dynamic quantization (DynamicQuantizeLinear -> MatMulInteger ->
-#: Cast -> Mul by Mul(scale, weight scale)) is taken at both levels, with uint8 or int8
-#: weights; the scale used without the weight scale's Mul, a DynamicQuantizeLinear alone or before a
-#: ConvInteger, or an unknown or dynamic shape, is refused.
-DQL_MATMULINTEGER_EPS = frozenset({"QNNExecutionProvider"})
+    ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .) into Gelu and so
+    takes an Erf it refuses alone. ``dynamic_quantize_matmul_integer``: the EP claims a
+    DynamicQuantizeLinear together with the MatMulIntegers reading its output (constant
+    weights, every shape static) although it claims neither op alone. QNN HTP, measured
+    with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60): ORT's
+    dynamic-quantization pattern (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
+    Mul(scale, weight scale)) is taken at both levels with uint8 or int8 weights; the scale
+    used without the weight scale's Mul, a DynamicQuantizeLinear alone or before a
+    ConvInteger, or an unknown or dynamic shape, is refused.
+    """
+    return [p.ep for p in result.profiles if fusion in p.fusions]
 
 
 def _static(shape: tuple[object, ...] | None) -> bool:
@@ -25,7 +28,7 @@ def _static(shape: tuple[object, ...] | None) -> bool:
 
 
 def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
-    """The MatMulIntegers fused with ``dql`` (see :data:`DQL_MATMULINTEGER_EPS`), or []."""
+    """The MatMulIntegers fused with ``dql`` (the "dynamic_quantize_matmul_integer" fusion), or []."""
     g = dql.graph
     users = g.consumers.get(dql.outputs[0], []) if dql.outputs else []
     if not users:
@@ -80,13 +83,16 @@ def _rescaled_to_float(result: LevelAssignment, mmi: NodeRef, dql: NodeRef) -> b
 def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
     from dataclasses import replace
 
+    dql_eps = _eps_fusing(result, "dynamic_quantize_matmul_integer")
+    gelu_eps = _eps_fusing(result, "erf_gelu")
+
     for na in list(result.nodes.values()):
         n = na.node
         if n.op_type != "DynamicQuantizeLinear" or n.domain not in ("", "ai.onnx"):
             continue
         users = _dql_matmulinteger(result, n)
         group = [na, *(result.nodes[u.path] for u in users)] if users else []
-        for ep in DQL_MATMULINTEGER_EPS:
+        for ep in dql_eps:
             refused = [m.verdict_for(ep) for m in group]
             if not group or not all(
                 v is not None and not v.claimed and v.kind == "op" for v in refused
@@ -113,7 +119,7 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
             # only an Erf refused for being Erf, in a pattern whose other nodes the EP takes
             others = [result.nodes.get(p.path) for p in pattern]
             fused = (
-                v.ep in ERF_GELU_EPS
+                v.ep in gelu_eps
                 and not v.claimed
                 and v.kind == "op"
                 and all(o is not None and o.claims(v.ep) for o in others)

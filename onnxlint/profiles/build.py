@@ -188,6 +188,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         },
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
+        fusions=frozenset(data.get("fusions", [])),
         dequantized_constants=bool(data.get("dequantized_constants", False)),
         requantized_constant_failures=tuple(
             RequantizedConstantFailure(

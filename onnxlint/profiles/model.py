@@ -317,6 +317,8 @@ class Profile:
     )
     #: QDQ arrangements claimed and then failing to compile (``requantized_constant_failures``)
     requantized_constant_failures: tuple[RequantizedConstantFailure, ...] = ()
+    #: node patterns the EP fuses and claims (``fusions``: "erf_gelu", ...)
+    fusions: frozenset[str] = frozenset()
 
     def refusal_fails(self, cause: str) -> bool:
         """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes

@@ -9,9 +9,12 @@ ORT's GetCpuPreferredNodes rule (no CUDA device here to confirm them).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.partition import Partitions
 from onnxlint.analyses.partition_units import greedy_groups, qdq_units
 from onnxlint.ep_names import CPU_EP
 from onnxlint.index import topological_order
@@ -97,6 +100,17 @@ def test_erf_gelu_is_fused_only_when_its_pattern_is_claimed() -> None:
     assert static is not None and dynamic is not None
     assert static.node_ep["main/gelu_erf"] == QNN
     assert dynamic.node_ep["main/gelu_erf"] == CPU_EP
+
+
+def test_erf_gelu_fusion_comes_from_the_profile() -> None:
+    ctx = context(_model("encoder_static"), ["qnn"])
+    ctx.eps = [
+        dataclasses.replace(p, fusions=p.fusions - {"erf_gelu"}) if p.ep == QNN else p
+        for p in ctx.eps
+    ]
+    plan = ctx.analysis(Partitions).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/gelu_erf"] == CPU_EP
 
 
 def test_qdq_units_group_dq_target_q() -> None:

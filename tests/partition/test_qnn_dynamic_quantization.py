@@ -13,6 +13,7 @@ Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import numpy as np
@@ -20,9 +21,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint.analyses.partition import Partitions
 from onnxlint.ep_names import CPU_EP
 
-from .conftest import check_real, partitions
+from .conftest import check_real, context, partitions
 
 QNN = "QNNExecutionProvider"
 
@@ -94,6 +96,19 @@ def test_the_pair_stays_on_cpu_otherwise(kind: str, rows: int | str) -> None:
     eps = _eps(dynamic_matmul(kind, rows))
     assert eps["main/dql"] == CPU_EP
     assert eps.get("main/mmi", CPU_EP) == CPU_EP
+
+
+def test_the_fusion_comes_from_the_profile() -> None:
+    ctx = context(dynamic_matmul("uint8"), ["qnn"])
+    ctx.eps = [
+        dataclasses.replace(p, fusions=p.fusions - {"dynamic_quantize_matmul_integer"})
+        if p.ep == QNN
+        else p
+        for p in ctx.eps
+    ]
+    plan = ctx.analysis(Partitions).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/dql"] == CPU_EP
 
 
 def test_fixing_the_named_dim_claims_the_pair() -> None:
