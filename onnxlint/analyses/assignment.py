@@ -122,7 +122,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     _apply_requantized_failures(lg, result)
     for p in eps:
         if p.cpu_preferred_shape_nodes:
-            apply_cpu_preference(lg, result, p.ep)
+            apply_cpu_preference(lg, result, p)
     _fill_first_claimer(result, eps)
     return result
 

@@ -3,53 +3,26 @@
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.index import GraphRef, NodeRef
+
+if TYPE_CHECKING:
+    from onnxlint.profiles import Profile
 
 #: ORT's GetCpuPreferredNodes treats initializers up to this many elements as small CPU values.
 SMALL_INITIALIZER_ELEMENTS = 100
 #: element types that GetCpuPreferredNodes never moves to CPU
 _NO_CPU_PREFERENCE_DTYPES = frozenset({"float16", "bfloat16", "float8e4m3fn", "float8e5m2"})
 
-#: Kernel outputs that live in CPU memory on device EPs (CUDA/ROCm/DML kernel
-#: registrations mark them with OutputMemoryType(OrtMemTypeCPUOutput)): the
-#: seeds of the CPU-preference walk.
-CPU_OUTPUT_OPS: dict[str, tuple[int, ...]] = {"Shape": (0,), "Size": (0,)}
-#: Kernel inputs that device EPs read from CPU memory (InputMemoryType(OrtMemTypeCPUInput)):
-#: a CPU tensor arriving there is expected, so it does not pull the node to CPU.
-CPU_INPUT_SLOTS: dict[str, tuple[int, ...]] = {
-    "Reshape": (1,),
-    "Expand": (1,),
-    "ConstantOfShape": (0,),
-    "Tile": (1,),
-    "Slice": (1, 2, 3, 4),
-    "Squeeze": (1,),
-    "Unsqueeze": (1,),
-    "TopK": (1,),
-    "Pad": (1, 2, 3),
-    "Resize": (1, 2, 3),
-    "Upsample": (1,),
-    "OneHot": (1,),
-    "Range": (0, 1, 2),
-    "ReduceSum": (1,),
-    "ReduceMean": (1,),
-    "ReduceMax": (1,),
-    "ReduceMin": (1,),
-    "ReduceProd": (1,),
-    "ReduceL2": (1,),
-    "Split": (1,),
-    "Trilu": (1,),
-    "NonMaxSuppression": (2, 3, 4),
-}
 
-
-def apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> None:
+def apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, profile: Profile) -> None:
     """ORT's GetCpuPreferredNodes for one kernel EP, per graph.
 
-    Seeds: consumers of outputs the EP's kernels leave in CPU memory (Shape,
-    Size). A candidate the EP would run moves to CPU when every input is a
+    Seeds: consumers of outputs the EP's kernels leave in CPU memory (the profile's
+    ``kernel_memory.cpu_outputs``: Shape, Size). A candidate the EP would run moves to CPU when every input is a
     CPU value (a seed output, an output of a node already moved), a graph
     input or a small initializer, none is float16/bfloat16, and no CPU input
     lands on a slot the EP's kernel reads from CPU anyway; the move then
@@ -57,9 +30,12 @@ def apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> No
     """
     from dataclasses import replace
 
+    ep = profile.ep
+    cpu_outputs = profile.kernel_cpu_outputs
+    cpu_inputs = profile.kernel_cpu_inputs
     for g in lg.graphs():
         nodes = lg.nodes(g)
-        seeds = [n for n in nodes if n.op_type in CPU_OUTPUT_OPS and n.domain == "ai.onnx"]
+        seeds = [n for n in nodes if n.op_type in cpu_outputs and n.domain == "ai.onnx"]
         if not seeds:
             continue  # nothing leaves a value in CPU memory: nothing to move
         topo = lg.order(g)
@@ -78,7 +54,7 @@ def apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> No
         for n in seeds:
             if not is_tentative(n.path):
                 continue
-            for slot in CPU_OUTPUT_OPS[n.op_type]:
+            for slot in cpu_outputs[n.op_type]:
                 if slot < len(n.outputs) and n.outputs[slot]:
                     cpu_values.add(n.outputs[slot])
                     candidates.update(c.path for c in consumers(n.outputs[slot]))
@@ -95,7 +71,7 @@ def apply_cpu_preference(lg: LevelGraph, result: LevelAssignment, ep: str) -> No
             if not is_tentative(cur):
                 continue
             n = topo[order[cur]]
-            cpu_slots = CPU_INPUT_SLOTS.get(n.op_type, ()) if n.domain == "ai.onnx" else ()
+            cpu_slots = cpu_inputs.get(n.op_type, ()) if n.domain == "ai.onnx" else ()
             place = True
             for i, name in enumerate(n.inputs):
                 if not name:

@@ -189,6 +189,14 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         device_memory=data.get("device_memory", "host"),
         cpu_preferred_shape_nodes=bool(data.get("cpu_preferred_shape_nodes", False)),
         fusions=frozenset(data.get("fusions", [])),
+        kernel_cpu_outputs={
+            op: tuple(slots)
+            for op, slots in data.get("kernel_memory", {}).get("cpu_outputs", {}).items()
+        },
+        kernel_cpu_inputs={
+            op: tuple(slots)
+            for op, slots in data.get("kernel_memory", {}).get("cpu_inputs", {}).items()
+        },
         dequantized_constants=bool(data.get("dequantized_constants", False)),
         requantized_constant_failures=tuple(
             RequantizedConstantFailure(

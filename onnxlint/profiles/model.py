@@ -319,6 +319,14 @@ class Profile:
     requantized_constant_failures: tuple[RequantizedConstantFailure, ...] = ()
     #: node patterns the EP fuses and claims (``fusions``: "erf_gelu", ...)
     fusions: frozenset[str] = frozenset()
+    #: op -> output slots its kernel leaves in CPU memory (``kernel_memory.cpu_outputs``)
+    kernel_cpu_outputs: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    #: op -> input slots its kernel reads from CPU memory (``kernel_memory.cpu_inputs``)
+    kernel_cpu_inputs: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
 
     def refusal_fails(self, cause: str) -> bool:
         """Whether a session fails (rather than falls back to CPU) when this EP refuses nodes

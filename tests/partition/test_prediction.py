@@ -208,6 +208,14 @@ g (float[N,16] x) => (float[N,16] y) {
     assert "GetCpuPreferredNodes" in plan.released["main/Gather_2"]
     crossing = [c for c in plan.crossings if c.crosses_eps]
     assert {c.kind for c in crossing} == {"memcpy"}
+    # the kernels' CPU memory is profile data (kernel_memory): without it nothing moves
+    ctx = context(text, ["cuda"])
+    ctx.eps = [
+        dataclasses.replace(p, kernel_cpu_outputs={}) if p.ep == CUDA else p for p in ctx.eps
+    ]
+    bare = ctx.analysis(Partitions).plan("exported")
+    assert bare is not None
+    assert set(bare.node_ep.values()) == {CUDA}
 
 
 def test_openvino_drops_single_node_clusters_and_breaks_at_nonzero() -> None:
