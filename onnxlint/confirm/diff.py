@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from onnxlint.ep_names import CPU_EP
 from onnxlint.runtime.results import AssignedNode, SessionResult
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from onnxlint.profiles import Profile
 
 
-CPU_EP = "CPUExecutionProvider"
 #: prediction graph level for each session level
 PREDICTION_LEVEL = {"disabled": "exported", "default": "optimized"}
 

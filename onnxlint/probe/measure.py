@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from onnxlint.ep_names import CPU_EP
 from onnxlint.probe.report import Measurement, ProbeCase
 from onnxlint.runtime.normalise import match_assignment
 from onnxlint.runtime.results import STATUS_OK, SessionResult
@@ -29,7 +30,7 @@ _NO_KERNEL_MARKERS = ("Could not find an implementation for", "Failed to find ke
 # Source folder of each EP in ORT's tree: an exception thrown from there says
 # which EP held the node when the session failed.
 _EP_SOURCE_DIRS = {
-    "CPUExecutionProvider": "/providers/cpu/",
+    CPU_EP: "/providers/cpu/",
     "QNNExecutionProvider": "/providers/qnn/",
     "OpenVINOExecutionProvider": "/providers/openvino/",
     "CUDAExecutionProvider": "/providers/cuda/",
@@ -85,7 +86,7 @@ def measure(case: ProbeCase, res: SessionResult, provider: str) -> Measurement:
         m.claimed = _claim_from_error(res.error or "", provider)
         if m.claimed is False:
             m.reason = _short(res.error)
-    if provider == "CPUExecutionProvider" and res.ok:
+    if provider == CPU_EP and res.ok:
         m.claimed = True
     if m.claimed is False:
         reasons = [v.reason for v in mine if not v.passed and v.reason]
@@ -101,8 +102,8 @@ def _claim_from_error(err: str, provider: str) -> bool | None:
     own = _EP_SOURCE_DIRS.get(provider)
     if own and own in err:
         return True  # claimed, then failed in the EP's own code
-    cpu = _EP_SOURCE_DIRS["CPUExecutionProvider"]
-    if provider != "CPUExecutionProvider" and cpu in err:
+    cpu = _EP_SOURCE_DIRS[CPU_EP]
+    if provider != CPU_EP and cpu in err:
         return False  # a CPU kernel was being built for the node
     return None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from onnxlint.ep_names import CPU_EP
 from onnxlint.runtime.processes import (
     DEFAULT_MEMORY_CAP_MB,
     Worker,
@@ -315,7 +316,7 @@ def _from_event(
     if "qnn_sdk_version" in ev:
         v["qnn_sdk"] = ev["qnn_sdk_version"]
     fallback = Fallback()
-    if ok and item.kind == "session" and provider != "CPUExecutionProvider":
+    if ok and item.kind == "session" and provider != CPU_EP:
         fb_to = ev.get("fallback_to")
         missing = bool(session_providers) and provider not in session_providers
         counted = [n for n in assignment if n.op_type != "Constant"]

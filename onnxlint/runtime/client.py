@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onnxlint.ep_names import CPU_EP
 from onnxlint.runtime.batch import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
@@ -198,7 +199,7 @@ def start_optimize(
     )
     return PendingRun(
         [item],
-        spec=EpSpec("CPUExecutionProvider"),
+        spec=EpSpec(CPU_EP),
         runner=runner or sys.executable,
         timeout_s=timeout_s,
         memory_cap_mb=memory_cap_mb,

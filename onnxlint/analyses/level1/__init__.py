@@ -51,6 +51,7 @@ from onnxlint.analyses.level1.eligibility import (
     skip_reason,
     with_default_attributes,
 )
+from onnxlint.ep_names import CPU_EP
 
 # re-exported: the cache switch and ORT's identity are part of what this module answers by
 from onnxlint.runtime.identity import NO_CACHE_ENV as NO_CACHE_ENV
@@ -94,7 +95,7 @@ def needed(config: Config, profiles: Sequence[Any]) -> bool:
         return True
     if str((config.partition or {}).get("graph-level", "optimized")) == "exported":
         return False
-    return any(getattr(p, "ep", None) != "CPUExecutionProvider" for p in profiles)
+    return any(getattr(p, "ep", None) != CPU_EP for p in profiles)
 
 
 # ---------------------------------------------------------------------------
