@@ -235,6 +235,16 @@ BROKEN = [
         "blue",
         "(root): Additional properties are not allowed ('colour' was unexpected)",
     ),
+    (
+        ("cpu_preferred_shape_nodes",),
+        True,
+        "cpu_preferred_shape_nodes: ORT's CPU preference starts from the outputs",
+    ),
+    (
+        ("partitioning",),
+        {"cluster_breakers": ["TopK"]},
+        "partitioning.cluster_breakers: cluster_breakers apply only with",
+    ),
 ]
 
 

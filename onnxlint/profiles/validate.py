@@ -102,6 +102,25 @@ def _semantic_errors(data: dict[str, Any]) -> list[tuple[str, str]]:
         errors.append(
             (json_path(["refusal_consequence", "provenance"]), f"unknown provenance id {ref!r}")
         )
+    if data.get("cpu_preferred_shape_nodes") and not data.get("kernel_memory", {}).get(
+        "cpu_outputs"
+    ):
+        errors.append(
+            (
+                json_path(["cpu_preferred_shape_nodes"]),
+                "ORT's CPU preference starts from the outputs a kernel leaves in CPU memory: "
+                "give kernel_memory.cpu_outputs (e.g. Shape and Size, output 0)",
+            )
+        )
+    if data.get("partitioning", {}).get("cluster_breakers") and (
+        data.get("partitioning", {}).get("grouping") != "clusters"
+    ):
+        errors.append(
+            (
+                json_path(["partitioning", "cluster_breakers"]),
+                "cluster_breakers apply only with partitioning.grouping 'clusters'",
+            )
+        )
     seen: dict[tuple[str, str], int] = {}
     for i, op in enumerate(data.get("ops", [])):
         key = (op["domain"], op["op"])
