@@ -109,3 +109,13 @@ def prune(folder: Path, patterns: Sequence[str], max_entries: int, max_bytes: in
             total += size
             if i >= max_entries or total > max_bytes:
                 discard(f)
+
+
+def read_or_discard(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """An entry's bytes, or ``(None, why)``: an unusable entry (a link, a FIFO, another
+    user's, too large) is removed and its reason returned; a missing one gives ``(None, None)``."""
+    try:
+        return read_entry(path, max_bytes), None
+    except UnusableEntry as exc:
+        discard(path)
+        return None, str(exc)

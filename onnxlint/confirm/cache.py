@@ -133,14 +133,10 @@ class ResultCache:
         from onnxlint import cachefs
 
         path = self.path(key)
-        try:
-            # never follows a link or blocks on a FIFO; another user's entry is not read
-            raw = cachefs.read_entry(path, CACHE_MAX_BYTES)
-        except cachefs.UnusableEntry as exc:
-            cachefs.discard(path)
-            return CacheLookup(None, str(exc))
+        # never follows a link or blocks on a FIFO; another user's entry is not read
+        raw, unusable = cachefs.read_or_discard(path, CACHE_MAX_BYTES)
         if raw is None:
-            return CacheLookup(None)
+            return CacheLookup(None, unusable) if unusable else CacheLookup(None)
         try:
             entry = json.loads(raw)
             if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:

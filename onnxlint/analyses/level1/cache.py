@@ -96,14 +96,10 @@ class Level1Cache:
         from onnxlint import cachefs
 
         path = self.path(key)
-        try:
-            # never follows a link or blocks on a FIFO; another user's entry is not read
-            raw = cachefs.read_entry(path, MAX_BYTES)
-        except cachefs.UnusableEntry as exc:
-            cachefs.discard(path)
-            return CacheHit(None, str(exc))
+        # never follows a link or blocks on a FIFO; another user's entry is not read
+        raw, unusable = cachefs.read_or_discard(path, MAX_BYTES)
         if raw is None:
-            return CacheHit(None)
+            return CacheHit(None, unusable) if unusable else CacheHit(None)
         try:
             head, sep, payload = raw.partition(b"\n")
             if not sep:
