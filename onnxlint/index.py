@@ -12,7 +12,7 @@ model-local functions, and resolves the operator revision each node uses
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -282,6 +282,28 @@ def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
         elif attr.type == onnx.AttributeProto.GRAPHS:
             out += [(f"{attr.name}[{k}]", sg) for k, sg in enumerate(attr.graphs)]
     return out
+
+
+#: the attribute types whose value is a graph or a list of graphs
+GRAPH_ATTRIBUTE_TYPES = frozenset({onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS})
+
+
+def stored_graphs(
+    attributes: Iterable[onnx.AttributeProto],
+) -> Iterator[tuple[str, int | None, onnx.GraphProto]]:
+    """Every graph the attributes hold (a node's, or a function's defaults), as ``(attribute
+    name, position in graphs or None for g, graph)``, read from the fields whatever the
+    attribute's type says.
+
+    For the walks over a raw model before it is checked (the loader's limits, the tensor
+    walk, the checker's copy): a hostile model may set ``g`` on an attribute typed INT,
+    and ORT or onnx could read the field the type does not name. Everything after the
+    load walks :func:`subgraphs` (the index) instead."""
+    for attr in attributes:
+        if attr.HasField("g"):
+            yield attr.name, None, attr.g
+        for k, sub in enumerate(attr.graphs):
+            yield attr.name, k, sub
 
 
 def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxlint.index import stored_graphs
 from onnxlint.names import node_labels
 
 #: larger inline tensors are not decoded by :func:`inline_array` unless asked to
@@ -158,7 +159,7 @@ def inline_scalar_int(tensor: onnx.TensorProto) -> int | None:
 
 
 def _attribute_tensors(
-    attr: onnx.AttributeProto, where: str, graphs: list[tuple[onnx.GraphProto, str]]
+    attr: onnx.AttributeProto, where: str
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
     # fields are read whatever ``attr.type`` says: a hostile model may set both, and
     # ORT or onnx could read the one the type does not name
@@ -170,10 +171,6 @@ def _attribute_tensors(
     for sp in (*sparse, *attr.sparse_tensors):
         yield sp.values, where
         yield sp.indices, where
-    if attr.HasField("g"):
-        graphs.append((attr.g, f"{where}:{attr.name}"))
-    for k, g in enumerate(attr.graphs):
-        graphs.append((g, f"{where}:{attr.name}[{k}]"))
 
 
 def _node_tensors(
@@ -182,12 +179,20 @@ def _node_tensors(
     nodes = list(nodes)
     labels: list[str] | None = None  # the index's labels, made only for a graph with bodies
     for i, node in enumerate(nodes):
-        if labels is None and any(a.HasField("g") or a.graphs for a in node.attribute):
+        bodies = list(stored_graphs(node.attribute))
+        if labels is None and bodies:
             labels = node_labels([(n.name, n.op_type) for n in nodes])
         label = f"{where}/{labels[i] if labels is not None else node.name}"
         for attr in node.attribute:
-            for tensor, _ in _attribute_tensors(attr, label, graphs):
+            for tensor, _ in _attribute_tensors(attr, label):
                 yield tensor, where
+        graphs += _body_paths(bodies, label)
+
+
+def _body_paths(
+    bodies: Iterable[tuple[str, int | None, onnx.GraphProto]], where: str
+) -> list[tuple[onnx.GraphProto, str]]:
+    return [(g, f"{where}:{name}" + ("" if k is None else f"[{k}]")) for name, k, g in bodies]
 
 
 def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
@@ -201,8 +206,9 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
     for f in model.functions:
         where = f"fn:{f.domain}.{f.name}"
         for attr in f.attribute_proto:
-            for tensor, _ in _attribute_tensors(attr, f"{where}/{attr.name}", graphs):
+            for tensor, _ in _attribute_tensors(attr, f"{where}/{attr.name}"):
                 yield tensor, where
+            graphs += _body_paths(stored_graphs([attr]), f"{where}/{attr.name}")
         yield from _node_tensors(f.node, where, graphs)
     while graphs:
         graph, where = graphs.pop()

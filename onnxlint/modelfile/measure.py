@@ -14,6 +14,7 @@ import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from onnxlint.index import stored_graphs
 from onnxlint.limits import Limits
 
 #: types nest (sequence of map of optional ...) at most this deep; real models use 2 or 3,
@@ -50,9 +51,7 @@ def deepest_type(model: onnx.ModelProto, stop: int) -> int:
                     deepest = max(deepest, _type_depth(attr.tp, stop))
                 for tp in attr.type_protos:
                     deepest = max(deepest, _type_depth(tp, stop))
-                if attr.HasField("g"):
-                    graphs.append(attr.g)
-                graphs += list(attr.graphs)
+            graphs += [g for _, _, g in stored_graphs(node.attribute)]
     return deepest
 
 
@@ -110,10 +109,10 @@ def count_declarations(
             if node_io > limits.max_node_io:
                 args = {"where": where, "count": node_io, "limit": limits.max_node_io}
                 return "node_io", args
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    graphs.append((attr.g, f"{where}/{node.op_type}:{attr.name}"))
-                graphs += [(g, f"{where}/{node.op_type}:{attr.name}") for g in attr.graphs]
+            graphs += [
+                (g, f"{where}/{node.op_type}:{name}")
+                for name, _, g in stored_graphs(node.attribute)
+            ]
     return None
 
 
@@ -137,10 +136,7 @@ def count_expansion(model: onnx.ModelProto, limits: Limits) -> tuple[str, dict[s
             for node in stack.pop():
                 if (node.domain, node.op_type) in local:
                     out.append((node.domain, node.op_type))
-                for attr in node.attribute:
-                    if attr.HasField("g"):
-                        stack.append(attr.g.node)
-                    stack += [g.node for g in attr.graphs]
+                stack += [g.node for _, _, g in stored_graphs(node.attribute)]
         return out
 
     def expanded(key: tuple[str, str]) -> int:
@@ -180,10 +176,7 @@ def _count_all(nodes: Sequence[onnx.NodeProto]) -> int:
         batch = stack.pop()
         count += len(batch)
         for node in batch:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    stack.append(attr.g.node)
-                stack += [g.node for g in attr.graphs]
+            stack += [g.node for _, _, g in stored_graphs(node.attribute)]
     return count
 
 
@@ -259,8 +252,5 @@ def measure(model: onnx.ModelProto, limits: Limits) -> tuple[int, int]:
             break
         count += len(nodes)
         for node in nodes:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    stack.append((attr.g.node, depth + 1))
-                stack.extend((g.node, depth + 1) for g in attr.graphs)
+            stack.extend((g.node, depth + 1) for _, _, g in stored_graphs(node.attribute))
     return max_depth, count

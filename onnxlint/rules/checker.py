@@ -13,7 +13,7 @@ import onnx
 
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
-from onnxlint.index import is_unknown_standard_op
+from onnxlint.index import is_unknown_standard_op, stored_graphs
 from onnxlint.rule import Rule, register
 from onnxlint.rules.structure import VALID_MODEL
 from onnxlint.tensors import without_external_data
@@ -125,10 +125,7 @@ def _all_node_lists(model: onnx.ModelProto) -> list[Sequence[onnx.NodeProto]]:
         g = graphs.pop()
         out.append(g.node)
         for node in g.node:
-            for attr in node.attribute:
-                if attr.HasField("g"):
-                    graphs.append(attr.g)
-                graphs.extend(attr.graphs)
+            graphs += [sub for _, _, sub in stored_graphs(node.attribute)]
     out.extend(fn.node for fn in model.functions)
     return out
 
