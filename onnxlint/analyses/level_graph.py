@@ -15,7 +15,14 @@ from onnxlint.analyses.session_types import infer_session_types
 from onnxlint.analyses.shapes import dtype_name
 from onnxlint.analyses.value_types import ValueType, vi_type
 from onnxlint.diagnostics import Location
-from onnxlint.index import GraphRef, ModelIndex, NodeRef, topological_order
+from onnxlint.index import (
+    GraphRef,
+    ModelIndex,
+    NodeRef,
+    iter_graphs,
+    subgraphs,
+    topological_order,
+)
 
 EXPORTED = "exported"
 OPTIMIZED = "optimized"
@@ -215,21 +222,10 @@ def build_level_graph(
 def _graph_protos(model: onnx.ModelProto) -> list[onnx.GraphProto | onnx.FunctionProto]:
     """The model's graphs in :class:`ModelIndex` order: each graph, then the bodies of its
     nodes depth first; then each function the same way."""
-    out: list[onnx.GraphProto | onnx.FunctionProto] = []
-
-    def walk(g: onnx.GraphProto | onnx.FunctionProto) -> None:
-        out.append(g)
-        for n in g.node:
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    walk(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sub in a.graphs:
-                        walk(sub)
-
-    walk(model.graph)
+    out: list[onnx.GraphProto | onnx.FunctionProto] = [*iter_graphs(model.graph)]
     for fn in model.functions:
-        walk(fn)
+        out.append(fn)
+        out += [g for n in fn.node for _, sub in subgraphs(n) for g in iter_graphs(sub)]
     return out
 
 

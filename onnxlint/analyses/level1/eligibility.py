@@ -22,16 +22,9 @@ OPTIMIZED_MAX_NODES = 5_000
 
 def count_nodes(g: onnx.GraphProto) -> int:
     """Nodes of ``g`` and of every body inside it."""
-    import onnx
+    from onnxlint.index import iter_graphs
 
-    total = len(g.node)
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                total += count_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                total += sum(count_nodes(s) for s in a.graphs)
-    return total
+    return sum(len(body.node) for body in iter_graphs(g))
 
 
 def skip_reason(model: onnx.ModelProto) -> str | None:
