@@ -101,11 +101,9 @@ def _attr_sig(attr: onnx.AttributeProto) -> str | None:
 
 
 def _has_graph(node: onnx.NodeProto) -> bool:
-    import onnx
+    from onnxlint.index import GRAPH_ATTRIBUTE_TYPES
 
-    return any(
-        a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute
-    )
+    return any(a.type in GRAPH_ATTRIBUTE_TYPES for a in node.attribute)
 
 
 def _constants(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:

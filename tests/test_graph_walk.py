@@ -8,17 +8,17 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
-from onnxlint.index import ModelIndex, iter_graphs, subgraphs
+from onnxlint.index import ModelIndex, iter_graphs, stored_graphs, subgraphs
 
 PACKAGE = Path(__file__).resolve().parent.parent / "onnxlint"
 
-#: places outside ``index`` that still find graph attributes themselves (an attribute
-#: type test or ``HasField("g")``). When this test was written: tensors (which reads
-#: ``g``/``graphs`` whatever the type says, on purpose: a hostile model may set both),
-#: signatures, the loader, lsp/sourcemap, rules/structure, analyses/level1, assignment and
-#: capability. The count only goes down (issue #15); it is a count, not a list of files,
-#: so a module split keeps it.
-MAX_OWN_WALKS = 19
+#: places outside ``index`` that find graph attributes themselves (an attribute type test or
+#: ``HasField("g")``): none. Everything after the load walks ``subgraphs``/``iter_graphs``
+#: (or the index's ``GraphRef``s); the walks over a raw model before it is checked (the
+#: loader's limits, the tensor walk, the checker's copy) use ``stored_graphs``, which reads
+#: the fields whatever the type says. ``modelfile/prescan`` walks protobuf wire bytes, not
+#: messages, and names no attribute type. Issue #15: it was 19.
+MAX_OWN_WALKS = 0
 
 
 def _body(name: str, op: str = "Identity") -> onnx.GraphProto:
@@ -85,3 +85,26 @@ def test_no_new_module_finds_graph_attributes_itself() -> None:
     assert sum(found.values()) <= MAX_OWN_WALKS, (
         f"walk bodies with onnxlint.index.subgraphs/iter_graphs: {found}"
     )
+
+
+def test_stored_graphs_reads_the_fields_whatever_the_type_says() -> None:
+    model = _model()
+    outer, custom = model.graph.node
+    assert [(name, k) for name, k, _ in stored_graphs(outer.attribute)] == [
+        ("else_branch", None),
+        ("then_branch", None),
+    ]
+    assert [(name, k, g.name) for name, k, g in stored_graphs(custom.attribute)] == [
+        ("bodies", 0, "k0"),
+        ("bodies", 1, "k1"),
+    ]
+    # a hostile model: a graph stored on an INT attribute is invisible to the index's walk
+    # but not to the raw one (the loader's limits must see it)
+    hidden = helper.make_attribute("n", 3)
+    hidden.g.CopyFrom(_body("hidden"))
+    node = helper.make_node("Relu", ["x"], ["y"])
+    node.attribute.append(hidden)
+    assert subgraphs(node) == []
+    assert [(name, k, g.name) for name, k, g in stored_graphs(node.attribute)] == [
+        ("n", None, "hidden")
+    ]

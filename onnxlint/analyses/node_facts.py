@@ -9,14 +9,12 @@ import onnx
 from onnxlint.analyses.capability import NodeFacts
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.value_types import ValueType
-from onnxlint.index import GraphRef, NodeRef
+from onnxlint.index import GRAPH_ATTRIBUTE_TYPES, GraphRef, NodeRef
 
 
 def _attr_plain(a: onnx.AttributeProto) -> Any:
-    if a.type in (
+    if a.type in GRAPH_ATTRIBUTE_TYPES or a.type in (
         onnx.AttributeProto.TENSOR,
-        onnx.AttributeProto.GRAPH,
-        onnx.AttributeProto.GRAPHS,
         onnx.AttributeProto.SPARSE_TENSOR,
         onnx.AttributeProto.TENSORS,
         onnx.AttributeProto.TYPE_PROTO,

@@ -42,6 +42,8 @@ def facts_from_node(
     import onnx
     import onnx.helper
 
+    from onnxlint.index import GRAPH_ATTRIBUTE_TYPES
+
     vis = (
         dict(value_infos)
         if isinstance(value_infos, Mapping)
@@ -84,7 +86,7 @@ def facts_from_node(
     out_dt, out_sh = io(node.output)
     attrs: dict[str, Any] = {}
     for a in node.attribute:
-        if a.type in (onnx.AttributeProto.TENSOR, onnx.AttributeProto.GRAPH):
+        if a.type == onnx.AttributeProto.TENSOR or a.type in GRAPH_ATTRIBUTE_TYPES:
             attrs[a.name] = None
             continue
         try:

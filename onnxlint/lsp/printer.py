@@ -270,15 +270,16 @@ class _GraphViewPrinter:
 
     def attribute(self, ref: NodeRef, attr: onnx.AttributeProto, depth: int) -> None:
         w = self.w
-        A = onnx.AttributeProto
+        kind = _attr_type(attr)
         if attr.ref_attr_name:
-            w.put(f"{attr.name}: {_attr_type(attr)} = @{attr.ref_attr_name}")
+            w.put(f"{attr.name}: {kind} = @{attr.ref_attr_name}")
             return
-        if attr.type == A.GRAPH:
+        # the bodies themselves are the index's (``ref.subgraphs``, named as in graph paths)
+        if kind == "graph":
             w.put(f"{attr.name}: graph = ")
             self.graph(ref.subgraphs[attr.name], depth)
             return
-        if attr.type == A.GRAPHS:
+        if kind == "graphs":
             w.put(f"{attr.name}: graphs = [")
             for k in range(len(attr.graphs)):
                 self.graph(ref.subgraphs[f"{attr.name}[{k}]"], depth)
@@ -286,7 +287,7 @@ class _GraphViewPrinter:
                     w.put(", ")
             w.put("]")
             return
-        w.put(f"{attr.name}: {_attr_type(attr)} = {_attr_value(attr)}")
+        w.put(f"{attr.name}: {kind} = {_attr_value(attr)}")
 
 
 def _attr_type(attr: onnx.AttributeProto) -> str:
