@@ -43,6 +43,7 @@ from onnxlint.analyses.elements import (
     tensor_elems,
 )
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.index import topological_order
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -229,7 +230,9 @@ class Dataflow:
         for name, init in g.initializers.items():
             if name not in table:
                 table[name] = ValueFacts(Constness.CONSTANT, value=tensor_elems(init))
-        for node in _topological(g):
+        # ORT's order, the one every other analysis walks: of two call sites of a function
+        # that both pass a data-dependent value, the one first in it names the origin
+        for node in topological_order(g, g.nodes):
             self._node(node, table)
 
     def _lookup(self, table: dict[str, ValueFacts], name: str) -> ValueFacts:
@@ -537,36 +540,3 @@ def _with_value(facts: ValueFacts, value: tuple[Elem, ...]) -> ValueFacts:
         facts.shape_dependent,
         facts.shape_origin,
     )
-
-
-def _topological(g: GraphRef) -> list[NodeRef]:
-    """Nodes in dependency order (file order when already sorted or when cyclic)."""
-    position = {id(n): i for i, n in enumerate(g.nodes)}
-    if all(
-        (p := g.producers.get(name)) is None or position[id(p)] < n.index
-        for n in g.nodes
-        for name in n.node.input
-        if name
-    ):
-        return list(g.nodes)
-    indeg = {id(n): 0 for n in g.nodes}
-    succ: dict[int, list[NodeRef]] = {id(n): [] for n in g.nodes}
-    for n in g.nodes:
-        for name in set(n.node.input):
-            p = g.producers.get(name) if name else None
-            if p is not None and p is not n:
-                indeg[id(n)] += 1
-                succ[id(p)].append(n)
-    ready = [n for n in g.nodes if indeg[id(n)] == 0]
-    out: list[NodeRef] = []
-    while ready:
-        n = ready.pop(0)
-        out.append(n)
-        for s in succ[id(n)]:
-            indeg[id(s)] -= 1
-            if indeg[id(s)] == 0:
-                ready.append(s)
-    if len(out) < len(g.nodes):
-        done = {id(n) for n in out}
-        out += [n for n in g.nodes if id(n) not in done]
-    return out

@@ -10,7 +10,7 @@ import pytest
 from onnxlint.analyses.dataflow import Constness, Dataflow
 from onnxlint.config import Config
 from onnxlint.context import LintContext
-from onnxlint.index import ModelIndex
+from onnxlint.index import ModelIndex, topological_order
 from onnxlint.loader import load
 
 from ..conftest import parse
@@ -158,6 +158,34 @@ def test_function_inputs_join_their_call_sites() -> None:
     assert df.kind("t", fn) is C
     assert df.kind("a", fn) is D and df.kind("o", fn) is D
     assert df.kind("y") is D
+
+
+def test_call_sites_are_joined_in_the_index_topological_order() -> None:
+    """Of two call sites that pass data-dependent values, the first in ORT's order (the
+    index's, which every other analysis walks) names the function input's source. ORT's
+    order is a reverse DFS from the leaves: the later of two independent chains first."""
+    model = parse(
+        '<ir_version: 8, opset_import: ["" : 17, "local" : 1]>\n'
+        "g (float[4] x1, float[4] x2) => (float[4] y1, float[4] y2) {\n"
+        " y1 = local.Twice(x1)\n"
+        " y2 = local.Twice(x2)\n}\n"
+        '<domain: "local", opset_import: ["" : 17]>\n'
+        "Twice (a) => (o) {\n o = Add(a, a)\n}"
+    )
+    df, index = flow(model)
+    order = [n.node.input[0] for n in topological_order(index.main, index.main.nodes)]
+    assert order == ["x2", "x1"]
+    fn = index.functions[("local", "Twice")]
+    assert df.kind("a", fn) is D
+    assert df.source("a", fn) == order[0] == "x2"
+    # the file order is not what decides: swapped in the file, the source follows ORT's order
+    swapped = onnx.ModelProto()
+    swapped.CopyFrom(model)
+    first, second = list(swapped.graph.node)
+    del swapped.graph.node[:]
+    swapped.graph.node.extend([second, first])
+    df, index = flow(swapped)
+    assert df.source("a", index.functions[("local", "Twice")]) == "x1"
 
 
 def test_linear_in_model_size() -> None:
