@@ -15,7 +15,7 @@ import onnx
 from onnxlint.limits import Limits
 from onnxlint.modelfile.read import TEXT_SUFFIXES as TEXT_SUFFIXES
 from onnxlint.modelfile.read import LoadedModel as LoadedModel
-from onnxlint.modelfile.read import read
+from onnxlint.modelfile.read import read, read_text
 from onnxlint.rules.load import load_diagnostics
 
 
@@ -30,5 +30,14 @@ def load(
     rules' findings for the problems it found.
     """
     loaded = read(source, limits, root)
+    loaded.diagnostics = load_diagnostics(loaded.problems)
+    return loaded
+
+
+def load_text(data: bytes, limits: Limits, label: str = "<document>") -> LoadedModel:
+    """An ONNX text document (the language server's editor buffers) as
+    :func:`~onnxlint.modelfile.read.read_text` reads it, its records worded by the load
+    rules as :func:`load` words a file's."""
+    loaded = read_text(data, limits, label)
     loaded.diagnostics = load_diagnostics(loaded.problems)
     return loaded

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,7 +23,7 @@ import onnx
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
-from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load
+from onnxlint.loader import TEXT_SUFFIXES, load, load_text
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
@@ -132,52 +131,6 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
     except (OSError, ValueError):
         return None
     return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
-
-
-#: comments and blank lines before the first token of an ONNX text document
-_LEADING_COMMENTS = re.compile(rb"(?:[ \t\r\n]*#[^\n]*)*")
-#: leading line breaks that fit the loader's 256-byte look at the start
-_KEPT_BREAKS = 200
-
-
-def load_text(data: bytes, limits: Limits, label: str = "<document>") -> LoadedModel:
-    """An ONNX text document (an editor buffer or a ``.onnxtxt`` file) through the loader.
-
-    The loader's guards apply: size limit, UTF-8, the bracket-nesting guard that
-    keeps ``onnx.parser`` from overflowing the C stack, depth and node limits.
-    ``loader.load`` tells text from protobuf bytes by their first 256 bytes (``<``
-    or ``ir_version`` first), and a document may begin with comments, so those
-    are dropped before the loader sees the bytes, their line breaks kept (a parse
-    error keeps its line) unless there are more than ``_KEPT_BREAKS`` of them.
-    Node ranges never depend on it: they are found in the document's own text. A
-    document without a model header is refused as ONNX text, never decoded as
-    protobuf.
-    """
-    from onnxlint.diagnostics import Location
-    from onnxlint.rules import load as load_rules
-
-    if not data.strip():
-        result = LoadedModel(model=None, content_hash=content_hash(data), size=len(data))
-        result.is_text = True
-        result.diagnostics.append(load_rules.EmptyFile.make(Location(), "default", path=label))
-        return result
-    match = _LEADING_COMMENTS.match(data)
-    head = match.end() if match else 0
-    breaks = data.count(b"\n", 0, head)
-    masked = (b"\n" * breaks if breaks <= _KEPT_BREAKS else b"") + data[head:]
-    if not masked.lstrip().startswith((b"<", b"ir_version")):
-        result = LoadedModel(model=None, content_hash=content_hash(data), size=len(data))
-        result.is_text = True
-        result.diagnostics.append(
-            load_rules.TextParseError.make(
-                Location(),
-                "default",
-                error="no model header: ONNX text begins with "
-                '<ir_version: ..., opset_import: ["" : ...]>',
-            )
-        )
-        return result
-    return load(masked, limits)
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,39 @@ def read(
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
         return _parse(result, data, is_text=_looks_like_text(data), limits=limits)
     return read_path(Path(source), limits, Path(root) if root is not None else None)
+
+
+#: comments and blank lines before the first token of an ONNX text document
+_LEADING_COMMENTS = re.compile(rb"(?:[ \t\r\n]*#[^\n]*)*")
+#: leading line breaks that fit the 256-byte look at the start (``_looks_like_text``)
+_KEPT_BREAKS = 200
+
+
+def read_text(data: bytes, limits: Limits, label: str = "<document>") -> LoadedModel:
+    """An ONNX text document (an editor buffer, or a ``.onnxtxt`` file's bytes) through the
+    same guards as :func:`read`, with what was wrong as records.
+
+    :func:`read` tells text from protobuf bytes by their first 256 bytes (``<`` or
+    ``ir_version`` first), and a document may begin with comments, so those are dropped
+    first, their line breaks kept (a parse error keeps its line) unless there are more
+    than ``_KEPT_BREAKS`` of them. A document that is blank is empty (OL003, named by
+    ``label``); one without a model header is refused as ONNX text (OL006), never
+    decoded as protobuf.
+    """
+    if not data.strip():
+        result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
+        result.is_text = True
+        return _fail(result, "OL003", "default", path=label)
+    match = _LEADING_COMMENTS.match(data)
+    head = match.end() if match else 0
+    breaks = data.count(b"\n", 0, head)
+    masked = (b"\n" * breaks if breaks <= _KEPT_BREAKS else b"") + data[head:]
+    if not masked.lstrip().startswith((b"<", b"ir_version")):
+        result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
+        result.is_text = True
+        error = 'no model header: ONNX text begins with <ir_version: ..., opset_import: ["" : ...]>'
+        return _fail(result, "OL006", "default", error=error)
+    return read(masked, limits)
 
 
 def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:
