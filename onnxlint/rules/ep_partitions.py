@@ -10,7 +10,8 @@ body the EP claimed whole. Session creation fails on each, with no fallback to C
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.level_graph import LevelGraph, source_location
@@ -89,30 +90,77 @@ g (float[1,4] x) => (float[1,4] y) {
                 if first is not None and plan.graph is not None
                 else Location(graph=p.graph)
             )
-            d = self.make(
+            _emit_exported(
+                self,
+                ctx,
                 loc,
-                ep=p.ep,
-                fix=Fix(title="fold the constant subgraph, or enable ORT graph optimizations"),
+                "default",
+                p.ep,
+                "fold the constant subgraph, or enable ORT graph optimizations",
                 reason=p.fails,
                 partition=p.id,
                 nodes=p.size,
                 first=first.label if first is not None else p.first,
-                level="exported",
             )
-            ctx.emit(replace(d, graph_level="exported"))
 
 
-def _failing_plan(
-    ctx: LintContext, fails: Callable[[Partitioning], bool]
-) -> tuple[set[str], PartitionPlan, LevelGraph] | None:
-    """The EPs whose partitioning facts say ``fails``, and the exported graph's plan."""
+@dataclass(frozen=True)
+class _Claimed:
+    """The exported graph's plan as seen by a rule about EPs with one partitioning flag."""
+
+    #: the EPs whose partitioning facts set the flag
+    eps: set[str]
+    plan: PartitionPlan
+    lg: LevelGraph
+    #: the plan's partitions of those EPs, in the plan's order
+    partitions: list[Partition]
+    graphs: dict[str, GraphRef]
+
+
+def _claimed_partitions(ctx: LintContext, fails: Callable[[Partitioning], bool]) -> _Claimed | None:
+    """The claimed partitions of the EPs whose partitioning facts say ``fails``, on the
+    exported graph; None when no EP sets the flag or there is no plan."""
     failing = {p.ep for p in ctx.eps if fails(p.partitioning)}
     if not failing:
         return None
     plan = ctx.analysis(Partitions).plan("exported")
     if plan is None or plan.graph is None:
         return None
-    return failing, plan, plan.graph
+    lg = plan.graph
+    return _Claimed(
+        eps=failing,
+        plan=plan,
+        lg=lg,
+        partitions=[p for p in plan.partitions if p.ep in failing],
+        graphs={g.path: g for g in lg.graphs()},
+    )
+
+
+def _emit_exported(
+    rule: type[Rule] | Rule,
+    ctx: LintContext,
+    where: Location,
+    message_id: str,
+    ep: str,
+    fix_title: str,
+    **args: Any,
+) -> None:
+    """Emit ``rule``'s finding about the exported graph (its message names the level)."""
+    d = rule.make(where, message_id, ep=ep, fix=Fix(title=fix_title), **args, level="exported")
+    ctx.emit(replace(d, graph_level="exported"))
+
+
+def _emit_at_node(
+    rule: type[Rule] | Rule,
+    ctx: LintContext,
+    at: tuple[LevelGraph, NodeRef],
+    ep: str,
+    fix_title: str,
+    **args: Any,
+) -> None:
+    """:func:`_emit_exported` at a node of the exported level graph, ``accel`` first."""
+    where = source_location(at[0], at[1], ctx.index)
+    _emit_exported(rule, ctx, where, "default", ep, fix_title, accel=short_ep(ep), **args)
 
 
 @register
@@ -176,17 +224,16 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        got = _failing_plan(ctx, lambda part: part.unknown_rank_input_fails)
-        if got is None:
+        claimed = _claimed_partitions(ctx, lambda part: part.unknown_rank_input_fails)
+        if claimed is None:
             return
-        failing, plan, lg = got
+        failing, plan, lg = claimed.eps, claimed.plan, claimed.lg
         shapes = ctx.analysis(Shapes)
         parts = {p.id: p for p in plan.partitions}
-        graphs = {g.path: g for g in lg.graphs()}
         lost = _rank_lost_tensors(ctx, plan, failing)
         for c in plan.crossings:
             dsts = [parts[i] for i in c.dst_partitions if parts[i].ep in failing]
-            g = graphs.get(c.graph)
+            g = claimed.graphs.get(c.graph)
             if not dsts or g is None:
                 continue
             origin = lost.get(c.tensor)
@@ -217,22 +264,20 @@ g (float[1,4] x) => (float[1,4] y) {
                     if consumer is not None
                     else Location(graph=c.graph, tensor=c.tensor)
                 )
-                d = self.make(
+                _emit_exported(
+                    self,
+                    ctx,
                     replace(loc, tensor=c.tensor, slot="input"),
-                    ep=dst.ep,
-                    fix=Fix(
-                        title="give the tensor a known rank (value_info, ORT's "
-                        "symbolic_shape_infer, static input dims), or enable ORT graph "
-                        "optimizations"
-                    ),
+                    "default",
+                    dst.ep,
+                    "give the tensor a known rank (value_info, ORT's symbolic_shape_infer, "
+                    "static input dims), or enable ORT graph optimizations",
                     tensor=c.tensor,
                     accel=short_ep(dst.ep),
                     partition=dst.id,
                     node=consumer.label if consumer is not None else dst.first,
                     source=source,
-                    level="exported",
                 )
-                ctx.emit(replace(d, graph_level="exported"))
 
     def _emit_lost(
         self,
@@ -252,14 +297,14 @@ g (float[1,4] x) => (float[1,4] y) {
             else Location(graph=g.path, tensor=tensor)
         )
         node, since = origin
-        d = self.make(
+        _emit_exported(
+            self,
+            ctx,
             replace(loc, tensor=tensor, slot="input"),
             "rank_lost",
-            ep=dst.ep,
-            fix=Fix(
-                title=f"re-export at opset 16 or later, or enable ORT graph optimizations "
-                f"(constant folding often removes the {node.op_type})"
-            ),
+            dst.ep,
+            f"re-export at opset 16 or later, or enable ORT graph optimizations "
+            f"(constant folding often removes the {node.op_type})",
             tensor=tensor,
             accel=short_ep(dst.ep),
             partition=dst.id,
@@ -268,9 +313,7 @@ g (float[1,4] x) => (float[1,4] y) {
             origin=node.label,
             op=node.op_type,
             since_version=since,
-            level="exported",
         )
-        ctx.emit(replace(d, graph_level="exported"))
 
 
 @register
@@ -338,31 +381,27 @@ g (float[1,8] x) => (float[1,8] y) {
         # the exported graph only: OpenVINO cuts along ORT's order, which follows node
         # indices; the level-1 graph's nodes created by ORT's fusions have indices its saved
         # file does not give (a fused DynamicQuantizeLinear's cut is predicted elsewhere)
-        got = _failing_plan(ctx, lambda part: part.cyclic_partition_fails)
-        if got is None:
+        claimed = _claimed_partitions(ctx, lambda part: part.cyclic_partition_fails)
+        if claimed is None:
             return
-        failing, plan, lg = got
-        graphs = {g.path: g for g in lg.graphs()}
-        for p in plan.partitions:
-            g = graphs.get(p.graph)
-            if p.ep not in failing or g is None:
-                continue
-            found = _reentry(lg, g, p)
+        lg = claimed.lg
+        for p in claimed.partitions:
+            g = claimed.graphs.get(p.graph)
+            found = _reentry(lg, g, p) if g is not None else None
             if found is None:
                 continue
             exit_, entry = found
-            d = self.make(
-                source_location(lg, entry, ctx.index),
-                ep=p.ep,
-                fix=Fix(title="let the EP claim the nodes on the path, or drop the EP"),
-                accel=short_ep(p.ep),
+            _emit_at_node(
+                self,
+                ctx,
+                (lg, entry),
+                p.ep,
+                "let the EP claim the nodes on the path, or drop the EP",
                 partition=p.id,
                 nodes=p.size,
                 exit=exit_.label,
                 entry=entry.label,
-                level="exported",
             )
-            ctx.emit(replace(d, graph_level="exported"))
 
 
 @register
@@ -427,14 +466,12 @@ g (float[4] x) => (float[4] y) {
 
     def check_model(self, ctx: LintContext) -> None:
         ops = {p.ep: set(p.partitioning.claimed_body_partition_fails) for p in ctx.eps}
-        got = _failing_plan(ctx, lambda part: bool(part.claimed_body_partition_fails))
-        if got is None:
+        claimed = _claimed_partitions(ctx, lambda part: bool(part.claimed_body_partition_fails))
+        if claimed is None:
             return
-        failing, plan, lg = got
+        plan, lg = claimed.plan, claimed.lg
         refs = {n.path: n for n in lg.index.nodes}
-        for p in plan.partitions:
-            if p.ep not in failing:
-                continue
+        for p in claimed.partitions:
             for path in p.nodes:
                 n = refs.get(path)
                 if n is None or n.op_type not in ops[p.ep]:
@@ -449,18 +486,17 @@ g (float[4] x) => (float[4] y) {
                 )
                 if inner is None:
                     continue
-                d = self.make(
-                    source_location(lg, n, ctx.index),
-                    ep=p.ep,
-                    fix=Fix(title="unroll the loop at export, or run without the EP"),
-                    accel=short_ep(p.ep),
+                _emit_at_node(
+                    self,
+                    ctx,
+                    (lg, n),
+                    p.ep,
+                    "unroll the loop at export, or run without the EP",
                     op=n.op_type,
                     node=n.label,
                     partition=p.id,
                     inner=inner.id,
-                    level="exported",
                 )
-                ctx.emit(replace(d, graph_level="exported"))
 
 
 def _reentry(lg: LevelGraph, g: GraphRef, part: Partition) -> tuple[NodeRef, NodeRef] | None:
