@@ -134,6 +134,22 @@ g (float[1,1,512] x) => (float[1,8,3] y) {
         )
 
 
+#: OL513's two examples up to sqrt(mean(x^2) + eps): the bad one then multiplies by the
+#: reciprocal, the good one divides
+_RMS_NORM_HEAD = """\
+<ir_version: 8, opset_import: ["" : 18]>
+g (float[1,8,32] x) => (float[1,8,32] y) {
+    two = Constant <value = float {2.0}> ()
+    ax = Constant <value = int64[1] {-1}> ()
+    eps = Constant <value = float {0.000001}> ()
+    w = Constant <value = float[32] {1.0}> ()
+    p = Pow(x, two)
+    m = ReduceMean(p, ax)
+    a = Add(m, eps)
+    s = Sqrt(a)
+"""
+
+
 @register
 class EpPartitionFailsToCompile(_SessionFailure):
     """The execution provider claims a chain of nodes whose partition its backend then fails to compile.
@@ -166,37 +182,23 @@ class EpPartitionFailsToCompile(_SessionFailure):
 
     code = "OL513"
     name = "ep-partition-fails-to-compile"
-    example_bad = """\
-<ir_version: 8, opset_import: ["" : 18]>
-g (float[1,8,32] x) => (float[1,8,32] y) {
-    two = Constant <value = float {2.0}> ()
-    ax = Constant <value = int64[1] {-1}> ()
-    eps = Constant <value = float {0.000001}> ()
-    w = Constant <value = float[32] {1.0}> ()
-    p = Pow(x, two)
-    m = ReduceMean(p, ax)
-    a = Add(m, eps)
-    s = Sqrt(a)
+    example_bad = (
+        _RMS_NORM_HEAD
+        + """\
     r = Reciprocal(s)
     q = Mul(x, r)
     y = Mul(w, q)
 }
 """
-    example_good = """\
-<ir_version: 8, opset_import: ["" : 18]>
-g (float[1,8,32] x) => (float[1,8,32] y) {
-    two = Constant <value = float {2.0}> ()
-    ax = Constant <value = int64[1] {-1}> ()
-    eps = Constant <value = float {0.000001}> ()
-    w = Constant <value = float[32] {1.0}> ()
-    p = Pow(x, two)
-    m = ReduceMean(p, ax)
-    a = Add(m, eps)
-    s = Sqrt(a)
+    )
+    example_good = (
+        _RMS_NORM_HEAD
+        + """\
     q = Div(x, s)
     y = Mul(w, q)
 }
 """
+    )
 
     def check_model(self, ctx: LintContext) -> None:
         _report_marked(
