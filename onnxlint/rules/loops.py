@@ -24,6 +24,17 @@ _UNROLL_FIX = Fix(
 )
 
 
+#: the end of both rules' bad examples: a Loop of ``n`` iterations over Relu
+_RELU_LOOP = """\
+    t = Constant<value = bool {1}>()
+    y = Loop(n, t, x) <body = b (int64 i, bool c, float[4] v) => (bool co, float[4] vo) {
+        co = Identity(c)
+        vo = Relu(v)
+    }>
+}
+"""
+
+
 def _loop_findings(
     ctx: LintContext, node: NodeRef
 ) -> tuple[str, dict[str, Any], ValueFacts] | None:
@@ -63,20 +74,15 @@ def _loop_findings(
         return None
     # Scan: the iteration count is the length of the scanned axis
     shapes = ctx.analysis(Shapes)
-    n_scan = 0
-    attr = node.attr("num_scan_inputs")
-    if attr is not None:
-        n_scan = int(attr.i)
-    body = node.subgraphs.get("body")
-    n_state = max(0, (len(body.inputs) if body else 0) - n_scan)
-    for name in node.inputs[n_state:]:
+    scan_inputs = _scan_inputs(node)
+    for name in scan_inputs:
         if not name:
             continue
         if df.shape_dependent(name, g):
             origin = df.shape_origin(name, g)
             src = f"{origin.path} ({origin.op_type})" if origin is not None else "a runtime value"
             return "scan_length", {"value": name, "source": src}, df.facts(name, g)
-        axis = _scan_axis(node, node.inputs[n_state:].index(name))
+        axis = _scan_axis(node, scan_inputs.index(name))
         vt = shapes.value_type(name)
         if vt is not None and vt.shape is not None and -len(vt.shape) <= axis < len(vt.shape):
             d = vt.shape[axis]
@@ -86,6 +92,16 @@ def _loop_findings(
         elif vt is None or vt.shape is None:
             return "scan_shape", {"value": name, "dims": "unknown dims"}, df.facts(name, g)
     return None
+
+
+def _scan_inputs(node: NodeRef) -> list[str]:
+    """A Scan's scanned inputs: those after its state variables (the body's inputs that
+    are not among the last ``num_scan_inputs``)."""
+    attr = node.attr("num_scan_inputs")
+    n_scan = int(attr.i) if attr is not None else 0
+    body = node.subgraphs.get("body")
+    n_state = max(0, (len(body.inputs) if body else 0) - n_scan)
+    return node.inputs[n_state:]
 
 
 def _scan_axis(node: NodeRef, k: int) -> int:
@@ -110,11 +126,7 @@ def _static_iterations(ctx: LintContext, node: NodeRef) -> str | None:
             else "a fixed number of"
         )
     shapes = ctx.analysis(Shapes)
-    attr = node.attr("num_scan_inputs")
-    n_scan = int(attr.i) if attr is not None else 0
-    body = node.subgraphs.get("body")
-    n_state = max(0, (len(body.inputs) if body else 0) - n_scan)
-    scanned = [n for n in node.inputs[n_state:] if n]
+    scanned = [n for n in _scan_inputs(node) if n]
     if not scanned:
         return None
     vt = shapes.value_type(scanned[0])
@@ -166,16 +178,13 @@ class DataDependentLoop(Rule):
         "(from {source}){why}",
         "scan_shape": "Scan iterates over '{value}' along a dynamic axis ({dims}){why}",
     }
-    example_bad = """\
+    example_bad = (
+        """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (int64 n, float[4] x) => (float[4] y) {
-    t = Constant<value = bool {1}>()
-    y = Loop(n, t, x) <body = b (int64 i, bool c, float[4] v) => (bool co, float[4] vo) {
-        co = Identity(c)
-        vo = Relu(v)
-    }>
-}
 """
+        + _RELU_LOOP
+    )
     example_good = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4] x) => (float[4] y) {
@@ -231,17 +240,14 @@ class StaticLoop(Rule):
     messages = {
         "default": "{op} runs {count} iterations, fixed before the model runs; unroll it{why}"
     }
-    example_bad = """\
+    example_bad = (
+        """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4] x) => (float[4] y) {
     n = Constant<value = int64 {3}>()
-    t = Constant<value = bool {1}>()
-    y = Loop(n, t, x) <body = b (int64 i, bool c, float[4] v) => (bool co, float[4] vo) {
-        co = Identity(c)
-        vo = Relu(v)
-    }>
-}
 """
+        + _RELU_LOOP
+    )
     example_good = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[4] x) => (float[4] y) {
