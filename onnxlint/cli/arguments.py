@@ -18,19 +18,19 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "paths", nargs="+", metavar="PATH", help="model files or folders (searched recursively)"
     )
-    p.add_argument(
+    _repeated(
+        p,
         "--ep",
-        action="append",
+        "EP",
+        "execution provider in priority order (repeatable): cpu, cuda, tensorrt, qnn, ...",
         dest="eps",
-        metavar="EP",
-        help="execution provider in priority order (repeatable): cpu, cuda, tensorrt, qnn, ...",
     )
-    p.add_argument(
+    _repeated(
+        p,
         "--ep-profile",
-        action="append",
+        "JSON",
+        "an extra EP capability profile (for an EP onnxlint does not ship)",
         dest="ep_profiles",
-        metavar="JSON",
-        help="an extra EP capability profile (for an EP onnxlint does not ship)",
     )
     p.add_argument(
         "--format",
@@ -45,9 +45,9 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="SARIF: name models relative to DIR (default: the working folder), as %%SRCROOT%%",
     )
-    p.add_argument(
+    _flag(
+        p,
         "--sarif-partitions",
-        action="store_true",
         help="SARIF: add the predicted partitions as a run property (large on big models)",
     )
     p.add_argument(
@@ -57,53 +57,30 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         help="list findings at or above this level (default: info; json: hint); "
         "the summary counts the rest",
     )
-    p.add_argument(
-        "--show-nodes",
-        action="store_true",
-        help="list every finding, not one row per root cause (table)",
-    )
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="only the findings: no summary, no notes"
-    )
-    p.add_argument(
-        "--statistics", action="store_true", help="how many findings each rule gave, most first"
-    )
-    p.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 even with findings (2 still means unusable)",
-    )
-    p.add_argument(
+    _flag(p, "--show-nodes", help="list every finding, not one row per root cause (table)")
+    _flag(p, "-q", "--quiet", help="only the findings: no summary, no notes")
+    _flag(p, "--statistics", help="how many findings each rule gave, most first")
+    _flag(p, "--exit-zero", help="exit 0 even with findings (2 still means unusable)")
+    _flag(
+        p,
         "--show-settings",
-        action="store_true",
         help="print the resolved settings for the first model (config, EPs, versions) and exit",
     )
     p.add_argument(
         "-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout"
     )
-    p.add_argument(
-        "--select", action="append", metavar="CODES", help="codes, prefixes or categories to enable"
-    )
-    p.add_argument(
-        "--ignore",
-        action="append",
-        metavar="CODES",
-        help="codes, prefixes or categories to disable",
-    )
-    p.add_argument(
-        "--extend-ignore", action="append", metavar="CODES", help="add to the configured ignores"
-    )
-    p.add_argument(
-        "--severity", action="append", metavar="CODE=LEVEL", help="override a rule's severity"
-    )
+    _repeated(p, "--select", "CODES", "codes, prefixes or categories to enable")
+    _repeated(p, "--ignore", "CODES", "codes, prefixes or categories to disable")
+    _repeated(p, "--extend-ignore", "CODES", "add to the configured ignores")
+    _repeated(p, "--severity", "CODE=LEVEL", "override a rule's severity")
     p.add_argument("--fail-on", choices=("error", "warning", "info", "hint"), default=None)
     p.add_argument("--target-ort", metavar="X.Y", help="ONNX Runtime release to check against")
     p.add_argument("--config", metavar="FILE", help="use this onnxlint.toml/pyproject.toml")
-    p.add_argument("--isolated", action="store_true", help="ignore configuration files")
+    _flag(p, "--isolated", help="ignore configuration files")
     p.add_argument(
         "-j", "--jobs", type=_positive_int, default=1, metavar="N", help="lint N files in parallel"
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _flag(p, "--no-progress", help="no progress bar on stderr")
     p.add_argument(
         "--report",
         choices=("partitions",),
@@ -114,21 +91,21 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write a self-contained HTML page of the predicted partitions (graph coloured by EP)",
     )
-    p.add_argument(
+    _repeated(
+        p,
         "--assume-dim",
-        action="append",
+        "NAME=VALUE",
+        "give a symbolic input dimension a value (like a free dimension override; repeatable)",
         dest="assume_dims",
-        metavar="NAME=VALUE",
-        help="give a symbolic input dimension a value (like a free dimension override; repeatable)",
     )
-    p.add_argument(
+    _flag(
+        p,
         "--confirm",
-        action="store_true",
         help="create real ORT sessions on each EP (isolated workers) and diff them with the prediction",
     )
-    p.add_argument(
+    _flag(
+        p,
         "--no-cache",
-        action="store_true",
         help="ignore and do not write the caches (--confirm results, ORT's level-1 graph); "
         "also ONNXLINT_NO_CACHE=1",
     )
@@ -149,6 +126,19 @@ def add_lint_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="record today's findings in FILE and exit 0 (adopt onnxlint on an existing model zoo)",
     )
+
+
+def _flag(p: argparse.ArgumentParser, *names: str, help: str) -> None:
+    """An on/off option (``store_true``)."""
+    p.add_argument(*names, action="store_true", help=help)
+
+
+def _repeated(
+    p: argparse.ArgumentParser, name: str, metavar: str, help: str, dest: str | None = None
+) -> None:
+    """An option that may be given more than once, its values kept in order (``append``)."""
+    # dest None: argparse names it after the option, as when it is not given
+    p.add_argument(name, action="append", dest=dest, metavar=metavar, help=help)
 
 
 def _positive_int(value: str) -> int:
