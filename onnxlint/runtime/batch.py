@@ -276,9 +276,9 @@ def _run_chunk(
             worker.close()
 
 
-#: item kinds whose worker may answer the next request: a CPU session that writes
-#: ORT's level-1 graph leaves nothing behind in the process (no EP library loaded)
-_REUSABLE_KINDS = {"optimize"}
+#: item kinds whose worker may answer the next request: CPU sessions that write ORT's
+#: level-1 graph or measure its limits leave nothing behind (no EP library is loaded)
+_REUSABLE_KINDS = {"optimize", "limits"}
 
 
 def _reusable(

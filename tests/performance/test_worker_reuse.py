@@ -172,3 +172,18 @@ def test_a_worker_is_retired_after_max_requests(
         pids.append(run.worker.proc.pid)
         assert run.result()[0].ok
     assert pids[0] == pids[1] != pids[2]
+
+
+def test_the_worker_that_measured_orts_limits_builds_the_first_level1_graph(
+    tmp_path: Path, reuse: None
+) -> None:
+    from onnxlint.runtime.batch import run_items
+
+    (res,) = run_items(
+        [WorkerItem(id="limits", kind="limits")], spec=EpSpec(CPU_EP), runner=sys.executable
+    )
+    assert res.ok and processes._SPARE is not None
+    kept = processes._SPARE[0].proc.pid
+    run = _optimize(tmp_path, "a", _folder(tmp_path, 1) / "m0.onnx")
+    assert run.worker is not None and run.worker.proc.pid == kept
+    assert run.result()[0].ok
