@@ -250,6 +250,10 @@ def keep_warm(worker: Worker) -> bool:
             return False
         warm = Worker.__new__(Worker)
         warm.__dict__.update(worker.__dict__)
+        with contextlib.suppress(OSError):
+            # the stderr tail of a later failure is that request's (one shared file offset)
+            warm.stderr_file.seek(0)
+            warm.stderr_file.truncate()
         warm.detached = False
         worker.detached = True
         _WORKERS.discard(worker)

@@ -187,3 +187,15 @@ def test_the_worker_that_measured_orts_limits_builds_the_first_level1_graph(
     run = _optimize(tmp_path, "a", _folder(tmp_path, 1) / "m0.onnx")
     assert run.worker is not None and run.worker.proc.pid == kept
     assert run.result()[0].ok
+
+
+def test_a_kept_workers_stderr_starts_afresh_for_its_next_request(
+    tmp_path: Path, reuse: None
+) -> None:
+    first = _optimize(tmp_path, "a", _folder(tmp_path, 1) / "m0.onnx")
+    assert first.worker is not None
+    first.worker.stderr_file.write(b"what the first request left on stderr\n")
+    assert first.result()[0].ok
+    assert processes._SPARE is not None
+    # a failure of the next request reports its own stderr, not the first one's
+    assert processes._SPARE[0].stderr_tail() == []
