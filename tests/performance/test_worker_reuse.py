@@ -106,6 +106,24 @@ def test_jobs_2_starts_at_most_two_workers_and_prints_what_serial_prints(
     assert str(os.getpid()) not in lint_processes  # the lints ran in the pool ...
     assert 1 <= len(starts) <= 2  # ... with one warm worker each, not one per model
     assert len(lint_processes) == len(starts)
+    for line in starts if sys.platform == "linux" else []:  # each ended with its process
+        assert _ended(int(line.split()[1])), line
+
+
+def _ended(pid: int, wait_s: float = 10.0) -> bool:
+    """Whether ``pid`` is gone or a zombie (its parent, a pool process, has exited)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_a_worker_that_answered_is_kept_and_answers_the_next_model(
