@@ -95,14 +95,13 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     result = LevelAssignment(graph=lg, profiles=eps)
     # evaluate() is pure: nodes with equal facts (most of a large graph) share one
     # evaluation per EP, and one facts object and one tuple of verdicts in memory
-    exact: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]] = {}
     # a second memo keyed without symbolic dim names: shape inference names unknown dims
     # one by one (unk__17), which makes most nodes of a transformer unique. An EP's verdict
     # from there is reused unless its reason names a symbol; only those EPs are re-asked.
-    by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]] = {}
     # graph sizes matter only up to the largest size a profile asks about: without the cap
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
+    exact, by_class = _memos(eps, cap)
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -125,6 +124,37 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
             apply_cpu_preference(lg, result, p)
     _fill_first_claimer(result, eps)
     return result
+
+
+_Exact = dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]]
+_ByClass = dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]]
+#: the two memos kept across lints (``keep_verdicts``), per EP list and size cap, with the
+#: profiles they were made with; None: each lint has its own
+_KEPT: dict[tuple[int, ...], tuple[tuple[Profile, ...], _Exact, _ByClass]] | None = None
+#: entries kept across lints at most (then both memos start afresh)
+KEPT_LIMIT = 200_000
+
+
+def keep_verdicts(enabled: bool) -> None:
+    """Keep the verdict memos across lints in this process (the language server): a
+    re-lint of an edited model evaluates only the nodes whose facts are new.
+    ``evaluate`` is pure, so a kept verdict is what a new evaluation would say."""
+    global _KEPT
+    _KEPT = {} if enabled else None
+
+
+def _memos(eps: Sequence[Profile], cap: int) -> tuple[_Exact, _ByClass]:
+    if _KEPT is None:
+        return {}, {}
+    key = (cap, *map(id, eps))
+    # the entry holds its profiles: while it lives, no other object can have their ids
+    kept = _KEPT.get(key)
+    if kept is None:
+        kept = _KEPT[key] = (tuple(eps), {}, {})
+    if len(kept[1]) + len(kept[2]) > KEPT_LIMIT:
+        kept[1].clear()
+        kept[2].clear()
+    return kept[1], kept[2]
 
 
 def _verdicts(

@@ -260,27 +260,30 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
                     show_progress(i, len(jobs), jobs[k][0])
             return [done[k] for k in range(len(jobs))]
     reports = []
-    if len(jobs) > 1:
-        from onnxlint.analyses.level1 import set_keep_spare
+    from onnxlint.runtime.processes import set_reuse
 
-        # each ORT level-1 worker is started while the previous file is linted
-        set_keep_spare(True)
+    # one ORT level-1 worker for the whole run: it imports onnxruntime once and answers
+    # each file's request in turn (a worker that crashed or hung is replaced)
+    set_reuse(len(jobs) > 1)
     try:
         for i, (f, c) in enumerate(jobs, 1):
             if show:
                 show_progress(i, len(jobs), f)
             reports.append(_lint_one(f, c))
     finally:
-        if len(jobs) > 1:
-            from onnxlint.analyses.level1 import set_keep_spare
-            from onnxlint.runtime.processes import drop_spare
-
-            set_keep_spare(False)
-            drop_spare()
+        set_reuse(False)  # ends the kept worker
     return reports
 
 
 def lint_process_init() -> None:
+    """A ``-j N`` lint process: its level-1 worker runs while its lint waits (so N lint
+    processes keep N cores busy, not 2N) and stays warm for the process's next file."""
+    from multiprocessing.util import Finalize
+
     from onnxlint.analyses.level1 import set_early_start
+    from onnxlint.runtime.processes import drop_spare, set_reuse
 
     set_early_start(False)
+    set_reuse(True)
+    # a pool process exits without atexit handlers: multiprocessing's own finalizers run
+    Finalize(None, drop_spare, exitpriority=10)

@@ -251,7 +251,7 @@ def diagnostics_for(
     rendered = view != "file" or not state.view_pending
     smap = state.source if rendered else None
     findings = state.report.diagnostics
-    groups = causes.group(state.report)
+    groups = state.cause_groups()
     grouped = {id(d) for g in groups for d in g.members}
 
     def convert(d: Diagnostic) -> lsp.Diagnostic:

@@ -9,7 +9,6 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
-from onnxlint import causes
 from onnxlint.diagnostics import Diagnostic
 from onnxlint.index import NodeRef
 from onnxlint.lsp.printer import tensor_elements
@@ -356,7 +355,7 @@ def code_lenses(state: ModelState) -> list[lsp.CodeLens]:
             )
         )
     is_text = state.is_text
-    for g in causes.group(state.report):
+    for g in state.cause_groups():
         line = diagnostic_range(cause_finding(g), smap, is_text=is_text).start.line
         n = len(g.nodes)
         title = f"root cause ({g.code}) · costs {n} node{'s' if n != 1 else ''} on {g.ep}"

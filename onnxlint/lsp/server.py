@@ -382,5 +382,13 @@ def main() -> int:
     # view took 0.65-0.9 s instead of 0.3 s with four such models cached. Collections
     # still run, a hundred times less often in the youngest generation.
     gc.set_threshold(*GC_THRESHOLDS)
+    from onnxlint.analyses.assignment import keep_verdicts
+    from onnxlint.runtime.processes import set_reuse
+
+    # ORT's level-1 worker stays warm between lints: an edit pays for a session, not for
+    # a Python start-up and ``import onnxruntime`` (ended at exit, or with its stdin)
+    set_reuse(True)
+    # and the EP verdicts stay memoised by node facts: a re-lint evaluates new facts only
+    keep_verdicts(True)
     server.start_io()
     return 0

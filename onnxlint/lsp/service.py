@@ -375,6 +375,9 @@ class LintService:
             task.cancel()
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.view_executor.shutdown(wait=False, cancel_futures=True)
+        from onnxlint.runtime.processes import drop_spare
+
+        drop_spare()  # the warm level-1 worker (``set_reuse`` in the server's main)
 
 
 def _weight(state: ModelState) -> int:

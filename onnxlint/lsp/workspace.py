@@ -161,6 +161,17 @@ class ModelState:
     )
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    _causes: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    def cause_groups(self) -> list[Any]:
+        """The report's root causes (:func:`onnxlint.causes.group`), grouped once per
+        result: the file's and the graph view's diagnostics and the code lenses share them."""
+        groups = self._causes
+        if groups is None:
+            from onnxlint import causes
+
+            groups = self._causes = causes.group(self.report)
+        return groups
 
     @property
     def result_id(self) -> str:

@@ -35,6 +35,11 @@ stdout: JSON lines, each with an ``event`` key:
 - ``result``: ``index``, ``id`` and the item's result fields;
 - ``done``: after the last item.
 
+With ``--serve`` the worker stays: stdin carries one request per line, each answered
+by its own ``hello`` ... ``done``, until stdin ends. The parent keeps such a worker
+warm between the level-1 graphs of several models (one ``import onnxruntime`` for a
+whole run); a worker that crashed, hung or ran out of memory is never asked again.
+
 ORT and the EP libraries write to fds 1 and 2 directly (C++ streams, and the
 Python fallback path ``print``s); the worker keeps a private duplicate of the
 original stdout for the protocol and points fds 1 and 2 at a per-item log file.
@@ -901,12 +906,22 @@ def main() -> int:
     _proto_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    if "--preload" in sys.argv[1:]:
+    if "--preload" in sys.argv[1:] or "--serve" in sys.argv[1:]:
         # started ahead of its request (the parent is still loading the model): spend
         # the wait importing onnxruntime; a failure is reported with the request
         with contextlib.suppress(Exception):
             _ort()
-    raw = sys.stdin.read()
+    if "--serve" in sys.argv[1:]:
+        code = 0
+        for line in sys.stdin:
+            if line.strip():
+                code = serve_one(line)
+        return code
+    return serve_one(sys.stdin.read())
+
+
+def serve_one(raw: str) -> int:
+    """Answer one request (its ``hello``, items and ``done``); the exit status it implies."""
     try:
         request = json.loads(raw)
     except ValueError as exc:

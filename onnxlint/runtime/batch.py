@@ -21,6 +21,7 @@ from onnxlint.ep_names import CPU_EP
 from onnxlint.runtime.processes import (
     DEFAULT_MEMORY_CAP_MB,
     Worker,
+    keep_warm,
     private_temp_dir,
     remove_temp_dir,
 )
@@ -180,6 +181,7 @@ def _run_chunk(
         return len(chunk), None
 
     got = 0
+    reusable = False
     versions: dict[str, Any] = {}
     current: int | None = None  # position in chunk of the item being worked on
     log_path: str | None = None
@@ -232,6 +234,10 @@ def _run_chunk(
                 current = None
                 deadline = time.monotonic() + timeout_s
             elif kind == "done":
+                if worker.serving:
+                    # answered in full: the process may take the next model's request
+                    reusable = _reusable(items, chunk, spec, results)
+                    return got, None
                 break
             elif kind == "fatal":
                 msg = str(ev.get("error"))
@@ -266,7 +272,34 @@ def _run_chunk(
                     got += 1
         return got, None
     finally:
-        worker.close()
+        if not (reusable and keep_warm(worker)):
+            worker.close()
+
+
+#: item kinds whose worker may answer the next request: CPU sessions that write ORT's
+#: level-1 graph or measure its limits leave nothing behind (no EP library is loaded)
+_REUSABLE_KINDS = {"optimize", "limits"}
+
+
+def _reusable(
+    items: Sequence[WorkerItem],
+    chunk: list[int],
+    spec: EpSpec,
+    results: list[SessionResult | None],
+) -> bool:
+    """Whether the worker that answered ``chunk`` is fit for another request: only CPU
+    level-1 graphs, none with an injected fault, none that ended in a worker failure."""
+    if spec.provider != CPU_EP:
+        return False
+    for i in chunk:
+        item, res = items[i], results[i]
+        if item.kind not in _REUSABLE_KINDS or item.payload.get("fault") or res is None:
+            return False
+        if res.status in (STATUS_OOM, STATUS_CRASH, STATUS_TIMEOUT, STATUS_RUNNER):
+            return False
+        if res.error_kind == "worker":
+            return False
+    return True
 
 
 def _from_event(

@@ -205,6 +205,61 @@ def _die_cleanly(signum: int, frame: Any) -> None:
 
 #: a worker started ahead of its request (prewarm), with the (runner, memory cap) it has
 _SPARE: tuple[Worker, tuple[str, int | None]] | None = None
+#: whether workers are started in serve mode and kept for the next request (set_reuse)
+_REUSE = False
+#: workers started by this process, ever (what the reuse saves, for tests and logs)
+STARTED = 0
+#: requests one kept worker answers before it is retired and a fresh one started
+MAX_REQUESTS = 200
+
+
+def set_reuse(enabled: bool) -> None:
+    """Keep one warm worker for the next request instead of one process per request.
+
+    For a run over several models (the CLI's files, the language server's edits):
+    a worker that answered its level-1 request cleanly becomes the spare that the
+    next :class:`PendingRun` sends its request to, so ``import onnxruntime`` is paid
+    once per run, not once per model. Off: every worker ends after its request.
+    Turning it off ends the kept worker.
+    """
+    global _REUSE
+    _REUSE = enabled
+    if not enabled:
+        drop_spare()
+
+
+def reuse_enabled() -> bool:
+    return _REUSE
+
+
+def keep_warm(worker: Worker) -> bool:
+    """Make ``worker`` (serving, its last request answered) the spare; False when it
+    cannot be: reuse is off, it is not serving, it has exited, it has answered
+    ``MAX_REQUESTS``, or a spare exists.
+
+    The spare is a new :class:`Worker` holding the same process: the old object's
+    holder may still ``close()`` it, which then leaves the process running.
+    """
+    global _SPARE
+    if not (_REUSE and worker.serving and not worker.detached and worker.proc.poll() is None):
+        return False
+    if worker.requests >= MAX_REQUESTS:
+        return False  # whatever ORT keeps between sessions cannot grow without bound
+    with _LIVE_LOCK:
+        if _SPARE is not None:
+            return False
+        warm = Worker.__new__(Worker)
+        warm.__dict__.update(worker.__dict__)
+        with contextlib.suppress(OSError):
+            # the stderr tail of a later failure is that request's (one shared file offset)
+            warm.stderr_file.seek(0)
+            warm.stderr_file.truncate()
+        warm.detached = False
+        worker.detached = True
+        _WORKERS.discard(worker)
+        _WORKERS.add(warm)
+        _SPARE = (warm, warm.key)
+    return True
 
 
 def prewarm(runner: str | None = None, memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB) -> bool:
@@ -253,9 +308,27 @@ def drop_spare() -> None:
 class Worker:
     """One worker process and the protocol lines it has sent."""
 
-    def __init__(self, exe: str, request: dict[str, Any] | None, memory_cap_mb: int | None) -> None:
-        """Start the worker; without ``request`` it imports onnxruntime and waits for ``send``."""
+    def __init__(
+        self,
+        exe: str,
+        request: dict[str, Any] | None,
+        memory_cap_mb: int | None,
+        *,
+        serve: bool | None = None,
+    ) -> None:
+        """Start the worker; without ``request`` it imports onnxruntime and waits for ``send``.
+
+        ``serve``: it answers one request per line until stdin ends (``keep_warm``);
+        None: while reuse is on (:func:`set_reuse`).
+        """
+        global STARTED
         ensure_cleanup()
+        self.serving = _REUSE if serve is None else serve
+        #: requests sent to this process (a kept worker is retired after MAX_REQUESTS)
+        self.requests = 0
+        #: True once the process has been handed to another Worker object (keep_warm)
+        self.detached = False
+        self.key = (exe, memory_cap_mb)
         # Closed in close(); a file, not a pipe, so a chatty EP cannot block.
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115
         env = dict(os.environ)
@@ -263,8 +336,9 @@ class Worker:
         env.pop("PYTHONPATH", None)  # the worker needs nothing of ours
         argv = [exe, "-I", str(WORKER_PATH)] if _accepts_isolated(exe) else [exe, str(WORKER_PATH)]
         try:
+            mode = ["--serve"] if self.serving else [] if request is not None else ["--preload"]
             self.proc = subprocess.Popen(
-                argv if request is not None else [*argv, "--preload"],
+                [*argv, *mode],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.stderr_file,
@@ -276,18 +350,25 @@ class Worker:
             self.stderr_file.close()
             raise
         _WORKERS.add(self)
+        STARTED += 1
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.buf = b""
         if request is not None:
             self.send(request)
 
     def send(self, request: dict[str, Any]) -> None:
-        """Give the worker its one request (it reads stdin to the end)."""
+        """Give the worker its request: its one (it reads stdin to the end), or the next
+        line of a serving worker."""
         assert self.proc.stdin is not None
+        self.requests += 1
         try:
-            self.proc.stdin.write(json.dumps(request).encode())
-            self.proc.stdin.close()
-        except BrokenPipeError:
+            if self.serving:
+                self.proc.stdin.write(json.dumps(request).encode() + b"\n")
+                self.proc.stdin.flush()
+            else:
+                self.proc.stdin.write(json.dumps(request).encode())
+                self.proc.stdin.close()
+        except (BrokenPipeError, ValueError):  # it died (or its stdin was closed)
             pass
 
     def read_event(self, deadline: float) -> dict[str, Any] | None:
@@ -312,6 +393,8 @@ class Worker:
         return _decode(line)
 
     def kill(self) -> None:
+        if self.detached:
+            return  # the process is another Worker's now (keep_warm)
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -325,10 +408,14 @@ class Worker:
         return text.splitlines()[-lines:]
 
     def close(self) -> None:
+        if self.detached:
+            return  # the process is another Worker's now (keep_warm)
         self.kill()
         _WORKERS.discard(self)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
         self.stderr_file.close()
 
 
