@@ -241,3 +241,49 @@ def test_session_types_copy_the_weights_once(monkeypatch: pytest.MonkeyPatch) ->
     assert w_out.raw_data == w_in.raw_data  # the data is back in the result
     y = next(v for v in (*out.graph.value_info, *out.graph.output) if v.name == "m")
     assert [d.dim_value for d in y.type.tensor_type.shape.dim] == [1, 1]
+
+
+class _CountingOnnx:
+    """The ``onnx`` module as the checker rule sees it, counting the ModelProtos it makes."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(onnx, name)
+
+    def ModelProto(self) -> onnx.ModelProto:  # stands in for the class
+        self.made += 1
+        return onnx.ModelProto()
+
+
+UNKNOWN_OP = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x) => (float[1,4] y) {
+    [f] y = Frobnicate(x)
+}
+"""
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["inline", "external-data"])
+def test_the_checker_rule_copies_the_model_at_most_once(
+    external: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from onnxlint.rules import checker
+
+    model = parse(UNKNOWN_OP)
+    if external:
+        w = model.graph.initializer.add()
+        w.name, w.data_type = "w", onnx.TensorProto.FLOAT
+        w.dims.extend([4])
+        w.data_location = onnx.TensorProto.EXTERNAL
+        w.external_data.add(key="location", value="w.bin")
+        (tmp_path / "w.bin").write_bytes(bytes(16))
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    counting = _CountingOnnx()
+    monkeypatch.setattr(checker, "onnx", counting)
+    engine.lint(path, config=engine.Config(select=("OL101",)))
+    # inline: the copy with the unknown op set aside; external data: the copy without it
+    # (made in tensors.without_external_data, not counted here) and no second one
+    assert counting.made == (0 if external else 1)
