@@ -29,6 +29,7 @@ from onnxlint.modelfile.measure import (
     deepest_type,
     first_string_problem,
     measure,
+    serialized_size,
 )
 from onnxlint.modelfile.prescan import over_limits_on_wire, text_nesting, text_nesting_limit
 from onnxlint.modelfile.problem import LoadProblem
@@ -110,8 +111,8 @@ def read(
                 limit=MAX_TYPE_NESTING,
             )
         # upb's ByteSize() serialises the message: on a model with hundreds of MB of
-        # weights each call costs as much as SerializeToString, so it is asked once
-        size = source.ByteSize()
+        # weights it costs as much as SerializeToString (serialized_size does not)
+        size = serialized_size(source)
         if not hash_proto:
             digest = ""
         elif size < limits.max_file_bytes:

@@ -287,3 +287,40 @@ def test_the_checker_rule_copies_the_model_at_most_once(
     # inline: the copy with the unknown op set aside; external data: the copy without it
     # (made in tensors.without_external_data, not counted here) and no second one
     assert counting.made == (0 if external else 1)
+
+
+def _sized_model(sizes: list[int], typed: bool = False, doc: bool = False) -> onnx.ModelProto:
+    """A graph adding float vectors of the given element counts (as raw data by default)."""
+    inits = []
+    for i, n in enumerate(sizes):
+        t = numpy_helper.from_array(np.ones(n, dtype=np.float32), f"w{i}")
+        if typed:
+            t.ClearField("raw_data")
+            t.float_data.extend([1.0] * n)
+        if doc:
+            t.doc_string = "weights"
+        inits.append(t)
+    nodes = [helper.make_node("Identity", [f"w{i}"], [f"y{i}"]) for i in range(len(sizes))]
+    outs = [
+        helper.make_tensor_value_info(f"y{i}", onnx.TensorProto.FLOAT, None)
+        for i in range(len(sizes))
+    ]
+    g = helper.make_graph(nodes, "g", [], outs, inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(
+    "sizes, typed, doc",
+    [
+        ([10], False, False),  # nothing large: ByteSize itself
+        ([DATALESS_MIN_ELEMENTS + 1], False, False),
+        ([5000, 40_000, 3, 2**21], False, False),  # 2, 3 and 4-byte length prefixes
+        ([5000, 2**22], True, False),  # typed data: measured the ordinary way
+        ([5000], False, True),  # another field on the tensor: likewise
+    ],
+)
+def test_serialized_size_is_bytesize(sizes: list[int], typed: bool, doc: bool) -> None:
+    from onnxlint.modelfile.measure import serialized_size
+
+    model = _sized_model(sizes, typed, doc)
+    assert serialized_size(model) == model.ByteSize() == len(model.SerializeToString())
