@@ -199,8 +199,8 @@ def run(
         for cm in models(args.cache, args.quick, args.models, log):
             cmds: dict[str, list[str]] = {}
             for tool, root in roots.items():
-                if tool == BASE and not cm.name.startswith("light_"):
-                    continue  # the baseline on the light models and the folder only
+                if tool == BASE and not (cm.name.startswith("light_") or cm.name == "bert_base"):
+                    continue  # the baseline on the light models, BERT-base and the folder only
                 cmds[tool] = lint_cmd(cm.path, root, None)
                 warm = lint_cmd(cm.path, root, caches[tool])
                 run_child(warm, 900)  # fills this tool's level-1 cache; not timed

@@ -10,7 +10,7 @@ import os
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +172,7 @@ def lint(
     what_if: bool = True,
     observe: Callable[[LintContext, Report], None] | None = None,
     partition_summary: bool = False,
+    hash_proto: bool = True,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
 
@@ -185,13 +186,17 @@ def lint(
     ``what_if``: predict the outcome of the remedies of root causes (dims pinned) and
     attach them to the report (``Report.what_ifs``). Raises ``UsageError``/``ConfigError``
     for bad arguments or configuration.
+
+    ``hash_proto=False``: for a ModelProto onnxlint made itself (a what-if's pinned
+    copy), the report's ``content_hash`` stays empty and the model is not serialised
+    to be hashed.
     """
     config = config or Config()
     ep_names = list(eps if eps is not None else config.eps)
     profiles = resolve_eps(ep_names, config)
     rules = instantiate_rules(config)
     plan = plan_lint(config, profiles, rules, partition_summary)
-    loaded = load(source, config.limits)
+    loaded = load(source, config.limits, hash_proto=hash_proto)
     label = path_label or (str(loaded.path) if loaded.path else None)
     report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
     diagnostics = list(loaded.diagnostics)
@@ -234,7 +239,9 @@ def _what_ifs(
     from onnxlint.what_if import what_ifs
 
     try:
-        return what_ifs(model, report.diagnostics, report, config, profiles, lint=lint)
+        # the pinned copy is linted for its plan only: nothing reads its report's hash
+        inner = partial(lint, hash_proto=False)
+        return what_ifs(model, report.diagnostics, report, config, profiles, lint=inner)
     except Exception as exc:  # reported in the stats; the findings stand
         report.stats["what_if_error"] = f"{type(exc).__name__}: {exc}"
         return []

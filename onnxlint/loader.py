@@ -23,13 +23,15 @@ def load(
     source: str | os.PathLike[str] | bytes | onnx.ModelProto,
     limits: Limits | None = None,
     root: str | os.PathLike[str] | None = None,
+    *,
+    hash_proto: bool = True,
 ) -> LoadedModel:
     """Load a model from a path, bytes or a ModelProto; never raises for bad input.
 
     As :func:`~onnxlint.modelfile.read.read`, with ``diagnostics`` holding the load
-    rules' findings for the problems it found.
+    rules' findings for the problems it found (``hash_proto``: as there).
     """
-    loaded = read(source, limits, root)
+    loaded = read(source, limits, root, hash_proto=hash_proto)
     loaded.diagnostics = load_diagnostics(loaded.problems)
     return loaded
 

@@ -99,7 +99,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         for profile in la.profiles:
             ep = profile.ep
             claimed = {p for p in unassigned if (na := la.get(p)) is not None and na.claims(ep)}
-            for p in unassigned:
+            # in graph order, as everything written into the plan: a set's order would
+            # follow string hashing and differ from run to run in the JSON report
+            for p in (n.path for n in order if n.path in unassigned):
                 na = la.get(p)
                 if na is not None and ep in na.cpu_preferred_by:
                     plan.released.setdefault(
@@ -141,7 +143,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                         f"captures ({unfusable}), and a group with an unsupported node on "
                         "a path between its nodes cannot be fused"
                     )
-                    for p in claimed:
+                    for p in (n.path for n in order if n.path in claimed):
                         plan.released.setdefault(p, why)
                     found = []
                 for grp in found:

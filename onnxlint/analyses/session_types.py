@@ -35,9 +35,15 @@ def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
     raises, and without propagation its memory is bounded by the graph.
     """
     from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+    from onnxlint.tensors import dataless_copy, restore_data
 
-    work = onnx.ModelProto()
-    work.CopyFrom(model)
+    # the weights' values are not needed, and copying them was most of the time: the
+    # work copy leaves large initializers' data behind, put back once into the result
+    # (the small tensors that shape values come from are kept)
+    work, left = dataless_copy(model)
+    if work is model:
+        work = onnx.ModelProto()
+        work.CopyFrom(model)
     if work.ir_version < 4:
         # Below IR 4 ONNX only reads initializers that are also graph inputs; ORT's
         # optimized models keep the old IR version but drop the folded inputs.
@@ -71,7 +77,7 @@ def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
             kept_vi = [v for v in w.value_info if v.name not in hidden]
             del w.value_info[:]
             w.value_info.extend(kept_vi)
-    return inferred
+    return restore_data(inferred, left)
 
 
 #: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
@@ -144,12 +150,9 @@ def _copy_node(node: onnx.NodeProto) -> onnx.NodeProto:
 
 
 def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    from onnxlint.tensors import dataless_copy, restore_data
-
-    light, left = dataless_copy(model)  # the weights' values are not needed (copying them is)
+    """One inference pass on ``model`` (already without its large weights' data)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(light, strict_mode=False, data_prop=False)
-        return restore_data(inferred, left)
+        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=False)
     except Exception:  # protobuf or checker errors on hostile models: keep what is declared
         return model
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
+from onnxlint.modelfile.measure import serialized_size
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
@@ -476,7 +477,7 @@ class Shapes:
         if gaps and symbolic_could_help(inferred, table, set(gaps)):
             if node_count > SYMBOLIC_MAX_NODES:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
-            elif model.ByteSize() > SYMBOLIC_MAX_BYTES:
+            elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
             elif (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing

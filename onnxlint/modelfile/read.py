@@ -30,6 +30,7 @@ from onnxlint.modelfile.measure import (
     deepest_type,
     first_string_problem,
     measure,
+    serialized_size,
 )
 from onnxlint.modelfile.prescan import over_limits_on_wire, text_nesting, text_nesting_limit
 from onnxlint.modelfile.problem import LoadProblem
@@ -73,10 +74,16 @@ def read(
     source: str | os.PathLike[str] | bytes | onnx.ModelProto,
     limits: Limits | None = None,
     root: str | os.PathLike[str] | None = None,
+    *,
+    hash_proto: bool = True,
 ) -> LoadedModel:
     """Read a model from a path, bytes or a ModelProto; never raises for bad input.
 
     What was wrong is in ``problems`` (records); ``diagnostics`` stays empty here.
+
+    ``hash_proto=False``: a ModelProto's ``content_hash`` stays empty instead of hashing
+    its serialised bytes (for a model made inside onnxlint, e.g. a what-if's pinned copy,
+    whose report nobody keys anything by).
 
     ``root`` (paths only) is the folder being linted: a model path whose real file lies
     outside it (a symlink leading elsewhere) is reported and never read. It defaults to
@@ -104,12 +111,16 @@ def read(
                 depth=type_depth,
                 limit=MAX_TYPE_NESTING,
             )
-        data = (
-            source.SerializeToString(deterministic=True)
-            if source.ByteSize() < limits.max_file_bytes
-            else b""
-        )
-        result = LoadedModel(model=source, content_hash=_hash(data), size=source.ByteSize())
+        # upb's ByteSize() serialises the message: on a model with hundreds of MB of
+        # weights it costs as much as SerializeToString (serialized_size does not)
+        size = serialized_size(source)
+        if not hash_proto:
+            digest = ""
+        elif size < limits.max_file_bytes:
+            digest = _hash(source.SerializeToString(deterministic=True))
+        else:
+            digest = _hash(b"")
+        result = LoadedModel(model=source, content_hash=digest, size=size)
         return _post_checks(result, limits)
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)

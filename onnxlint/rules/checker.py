@@ -104,7 +104,10 @@ def _unknown_ops_set_aside(ctx: LintContext, model: onnx.ModelProto) -> onnx.Mod
     """``model``, or a copy whose nodes with no schema in a standard domain (OL204's
     findings) are in a private domain the checker does not validate."""
     protos = {id(n.node) for n in ctx.index.nodes if is_unknown_standard_op(n, ctx.index.functions)}
-    if not protos:
+    if not protos or model is not ctx.model:
+        # the nodes are matched by identity with the index's, so only the lint's own
+        # model can have any set aside; a copy of another one would move none (and cost
+        # a whole model: the copy without external data already is one)
         return model
     copy = onnx.ModelProto()
     copy.CopyFrom(model)

@@ -45,6 +45,7 @@ from onnxlint.analyses.level1.cache import (
     dims_key,
     hint_key,
     key_material,
+    key_material_of,
 )
 from onnxlint.analyses.level1.eligibility import (
     inert_reason,
@@ -69,6 +70,18 @@ if TYPE_CHECKING:
 
 NOTE_OK = "ORT level-1 (basic), CPU only"
 DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """The binary file a model was read from, as the loader saw it: its real path, the
+    SHA-256 and length of the bytes it parsed. A job given one keys the cache by those
+    and hands ORT a verified copy of the file, so a model of hundreds of MB is never
+    serialised again (about a second for BERT-base, warm or cold)."""
+
+    path: Path
+    sha256: str
+    size: int
 
 
 @dataclass(frozen=True)
@@ -113,8 +126,11 @@ class Level1Job:
         cache_dir: Path | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         hint: str | None = None,
+        file: ModelFile | None = None,
     ) -> None:
         self.model = model
+        #: the file ``model`` was parsed from, unchanged (None: serialise ``model``)
+        self.file = file
         self.use_cache = use_cache
         self.hint = hint  # written once the cache has this model's entry
         self.cache = Level1Cache(cache_dir)
@@ -145,9 +161,15 @@ class Level1Job:
             if self.use_cache and self.hint:
                 self.cache.put_hint(self.hint)  # no prewarmed worker next time either
             return self
-        data = self.model.SerializeToString()
+        data: bytes | None = None
+        if self.file is None:
+            data = serialize(self.model)
         if self.use_cache:
-            self._material = key_material(data)
+            self._material = (
+                key_material(data)
+                if data is not None
+                else key_material_of(self.file.sha256, self.file.size)  # type: ignore[union-attr]
+            )
             if self._material is not None:
                 self._key = cache_key(self._material)
                 hit = self.cache.get(self._key, self._material)
@@ -162,7 +184,13 @@ class Level1Job:
 
         self._tmp = private_temp_dir("level1")
         src = self._tmp / "exported.onnx"
-        src.write_bytes(data)  # private mkdtemp folder, removed by close()
+        if data is None and not self._copy_file(src):
+            data = serialize(self.model)  # the file changed since it was read
+            if self.use_cache:
+                self._material = key_material(data)
+                self._key = cache_key(self._material) if self._material is not None else None
+        if data is not None:
+            src.write_bytes(data)  # private mkdtemp folder, removed by close()
         # in an isolated worker: an ORT crash on a hostile model must not end the linter;
         # folded weights go to a side file that is never read: only the graph is needed
         self._pending = start_optimize(
@@ -177,6 +205,25 @@ class Level1Job:
 
             prewarm()  # the next file's worker; a spare never taken is ended by the caller
         return self
+
+    def _copy_file(self, dest: Path) -> bool:
+        """Copy the model's file to ``dest``; False (nothing usable there) unless the copy
+        holds exactly the bytes the lint parsed."""
+        import hashlib
+        import shutil
+
+        assert self.file is not None
+        try:
+            shutil.copyfile(self.file.path, dest)
+            digest = hashlib.sha256()
+            with dest.open("rb") as fh:
+                size = 0
+                while chunk := fh.read(1 << 22):
+                    digest.update(chunk)
+                    size += len(chunk)
+        except OSError:
+            return False
+        return digest.hexdigest() == self.file.sha256 and size == self.file.size
 
     def result(self) -> Graph:
         """The graph (None and why when ORT cannot produce it); waits for the worker."""
@@ -279,7 +326,7 @@ def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Le
     source = override_dims(loaded.model, config.assume_dims)
     use_cache = cache_enabled(config)
     hint = hint_key(loaded.content_hash, config.assume_dims) if use_cache and loaded.path else None
-    job = Level1Job(source, use_cache=use_cache, hint=hint)
+    job = Level1Job(source, use_cache=use_cache, hint=hint, file=model_file(loaded, source))
     with _ACTIVE_LOCK:
         _ACTIVE[id(loaded.model)] = (loaded.model, dims_key(config.assume_dims), job)
     try:
@@ -293,6 +340,25 @@ def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Le
         release(job)
         raise
     return job
+
+
+def serialize(model: onnx.ModelProto) -> bytes:
+    """The bytes ORT is given for a model that is not (or no longer) its file."""
+    return model.SerializeToString()
+
+
+def model_file(loaded: LoadedModel, source: onnx.ModelProto) -> ModelFile | None:
+    """The file behind ``source`` when ORT can be given that file: ``source`` is the model
+    parsed from a binary file, unchanged (no assumed dims written into it); None otherwise
+    (ONNX text, bytes or a ModelProto given to the API, a copy with dims fixed)."""
+    if (
+        source is not loaded.model
+        or loaded.is_text
+        or loaded.real_path is None
+        or not loaded.content_hash
+    ):
+        return None
+    return ModelFile(loaded.real_path, loaded.content_hash, loaded.size)
 
 
 def release(job: Level1Job | None) -> None:

@@ -46,6 +46,12 @@ def default_cache_dir() -> Path:
 
 def key_material(data: bytes) -> dict[str, Any] | None:
     """What ORT's level-1 output depends on, for ``data`` (None: ORT not found)."""
+    return key_material_of(hashlib.sha256(data).hexdigest(), len(data))
+
+
+def key_material_of(model_sha256: str, model_bytes: int) -> dict[str, Any] | None:
+    """:func:`key_material` for bytes known by their SHA-256 and length (a model file
+    hashed when it was read: the bytes need not be produced again)."""
     from onnxlint.runtime.batch import PROTOCOL
 
     ort = ort_identity()
@@ -53,8 +59,8 @@ def key_material(data: bytes) -> dict[str, Any] | None:
         return None
     return {
         "schema": CACHE_SCHEMA,
-        "model_sha256": hashlib.sha256(data).hexdigest(),
-        "model_bytes": len(data),
+        "model_sha256": model_sha256,
+        "model_bytes": model_bytes,
         "ort": ort,
         "level": LEVEL,
         "external_min_bytes": EXTERNAL_MIN_BYTES,
