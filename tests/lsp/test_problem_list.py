@@ -13,18 +13,9 @@ from onnxlint.lsp import diagnostics
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, analyse, graph_uri, path_to_uri
 from tests.lsp.models import write_model
+from tests.lsp.test_features import _chain
 
 HINT = lsp.DiagnosticSeverity.Hint
-
-
-def _chain(n: int) -> str:
-    """``n`` Relus on a dynamic batch: one cause (the input), ``n`` hints on the nodes."""
-    body = "\n".join(f"   [r{i}] t{i + 1} = Relu (t{i})" for i in range(n))
-    return f"""<ir_version: 8, opset_import: ["" : 17]>
-chain (float[N,4] t0) => (float[N,4] t{n}) {{
-{body}
-}}
-"""
 
 
 def _state(path: Path) -> ModelState:
