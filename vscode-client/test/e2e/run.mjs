@@ -735,6 +735,9 @@ async function sampleOpens(page, model, want, failures) {
       // the row under this model's group: another model's group may list the same message
       const at = await until(() => findRow(page, model, e.message.slice(0, 80)), (v) => v !== null, 10_000, `${model}: the row of ${e.code}`);
       const row = await revealRow(page, at);
+      // the mouse off the panel: a row's hover (the scroll left it there) takes the click
+      await page.mouse.move(700, 300);
+      await page.waitForTimeout(400);
       await row.click({ timeout: 10_000 });
       await page.keyboard.press("Enter");
       const got = await until(
