@@ -38,6 +38,9 @@ class LevelGraph:
     types: dict[tuple[str, str], ValueType] = field(default_factory=dict)
     #: this level's node path -> the node path in the user's model (same for ``exported``)
     source_path: dict[str, str] = field(default_factory=dict)
+    #: the user's node path -> its place top-down in the model as written (partitions are
+    #: numbered in this order, as a reader meets their first node)
+    source_rank: dict[str, int] = field(default_factory=dict)
     note: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -155,6 +158,25 @@ def is_constant_node(node: NodeRef) -> bool:
     return node.op_type == "Constant" and node.domain == "ai.onnx"
 
 
+def text_ranks(index: ModelIndex) -> dict[str, int]:
+    """Node path -> place top-down in the model as written: a graph's nodes in file order,
+    each followed by the nodes of its bodies (as ONNX text and the graph view print them)."""
+    bodies: dict[int, list[GraphRef]] = {}
+    for g in index.graphs:
+        if g.parent is not None and not g.is_function:
+            bodies.setdefault(id(g.parent), []).append(g)
+    ranks: dict[str, int] = {}
+    stack = [iter(index.main.nodes)]  # no recursion: bodies nest without limit
+    while stack:
+        n = next(stack[-1], None)
+        if n is None:
+            stack.pop()
+            continue
+        ranks[n.path] = len(ranks)
+        stack.extend(iter(g.nodes) for g in reversed(bodies.get(id(n), [])))
+    return ranks
+
+
 def build_level_graph(
     model: onnx.ModelProto,
     level: str,
@@ -192,6 +214,7 @@ def build_level_graph(
         for g in index.graphs:
             for name, vi in g.value_info.items():
                 lg.types[(g.path, name)] = vi_type(vi)
+    lg.source_rank = text_ranks(source if source is not None else index)
     if source is None:
         lg.source_path = {n.path: n.path for n in index.nodes}
     else:

@@ -198,7 +198,15 @@ def _number_partitions(
     for g in lg.graphs():
         pos.update(lg.positions(g))
     by_path = {n.path: n for n in lg.index.nodes}
-    groups.sort(key=lambda t: (graph_rank[t[1].path], min(pos[p] for p in t[2])))
+    # top-down, as a reader of the model meets each partition's first node; nodes with no
+    # place in the model as written (made by level-1 fusions) go by ORT's order after them
+    ranks, source = lg.source_rank, lg.source_path
+
+    def top(grp: list[str]) -> int:
+        found = [ranks[s] for p in grp if (s := source.get(p)) is not None and s in ranks]
+        return min(found, default=len(ranks))
+
+    groups.sort(key=lambda t: (top(t[2]), graph_rank[t[1].path], min(pos[p] for p in t[2])))
     for i, (ep, g, grp) in enumerate(groups, 1):
         ordered = sorted(grp, key=lambda p: pos[p])
         plan.partitions.append(

@@ -15,7 +15,7 @@ from lsprotocol import types as lsp
 from onnxlint import causes
 from onnxlint.diagnostics import Category, Diagnostic, Severity
 from onnxlint.lsp.sourcemap import SourceMap
-from onnxlint.lsp.workspace import ModelState, path_to_uri
+from onnxlint.lsp.workspace import ModelState, graph_uri, path_to_uri
 
 if sys.version_info >= (3, 11):
     pass
@@ -96,13 +96,14 @@ def to_lsp(
     docs_dir: Path | None = None,
     with_location_prefix: bool = False,
     view_uri: str | None = None,
+    at_self: bool = True,
 ) -> lsp.Diagnostic:
     """One onnxlint finding as an LSP diagnostic, with ``data`` for code actions.
 
-    ``view_uri``: the finding is published on a binary model's file, whose ranges
-    are those of ``smap``, the model's graph view; related locations then point
-    into that view, the first one at the finding itself, so that opening it in
-    the Problems panel lands on the node's line.
+    ``view_uri``: the graph view whose ranges ``smap`` holds (a binary model's):
+    related locations point into it. With ``at_self`` (the finding is published
+    on the model's file) the first one is the finding itself, so that opening it
+    in the Problems panel lands on the node's line.
     """
     loc = d.location
     message = d.message
@@ -118,7 +119,7 @@ def to_lsp(
     where = diagnostic_range(d, smap, is_text=is_text)
     related = []
     if smap is not None:
-        if view_uri is not None:
+        if view_uri is not None and at_self:
             related.append(
                 lsp.DiagnosticRelatedInformation(
                     location=lsp.Location(uri=view_uri, range=where),
@@ -246,24 +247,39 @@ def diagnostics_for(
     with ``per_rule``, the findings of one rule and EP after the first
     ``per_rule`` are hints too, and the last one listed says how many follow, so
     a cause repeated on 10,000 nodes does not flood the panel (the hover still
-    shows every node's findings).
+    shows every node's findings). At most :data:`PUBLISH_MAX` go out: hints past it
+    are left out, so that the client drops nothing itself.
+
+    A binary model's messages name the node in the ``file`` and ``graph`` views
+    alike, and its related locations point into its graph view.
     """
     rendered = view != "file" or not state.view_pending
     smap = state.source if rendered else None
+    binary = view in ("file", "graph")
+    if view == "graph" and state.path is not None:
+        view_uri = graph_uri(state.path)  # related nodes in the view itself
+    loads = state.index is not None
     findings = state.report.diagnostics
     groups = state.cause_groups()
     grouped = {id(d) for g in groups for d in g.members}
 
     def convert(d: Diagnostic) -> lsp.Diagnostic:
-        return to_lsp(
+        diag = to_lsp(
             d,
             smap,
             is_text=view == "text",
             model_uri=state.uri,
             docs_dir=docs_dir,
-            with_location_prefix=view == "file",
-            view_uri=view_uri if view == "file" else None,
+            # one message whether the view is open or not (a binary model's problems are
+            # listed under its view either way): the Problems panel keeps its selection
+            with_location_prefix=binary,
+            view_uri=view_uri if binary else None,
+            at_self=view == "file",
         )
+        if isinstance(diag.data, dict):
+            # a model that does not load has no graph view to list its problems under
+            diag.data["has_view"] = loads
+        return diag
 
     # one diagnostic per root cause, at the cause, its nodes as related information;
     # the findings it stands for stay on their nodes as hints (not in the Problems panel)
@@ -292,7 +308,7 @@ def diagnostics_for(
                 more = totals[key] - per_rule
                 diag.message += f"\n(+{more:,} more like this on other nodes, shown as hints)"
         out.append(diag)
-    return out + [
+    out += [
         lsp.Diagnostic(
             range=_line_range(smap, 0),
             message=note,
@@ -303,6 +319,30 @@ def diagnostics_for(
         for note in state.notes
         if view != "graph"
     ]
+    return within_cap(out)
+
+
+#: diagnostics a client keeps per document: VS Code keeps 1,000 (errors first, hints
+#: last) and lists an extra "Not showing N further errors and warnings" entry for the
+#: rest, which the Problems panel shows as one more information
+PUBLISH_MAX = 1000
+
+
+def within_cap(diags: list[lsp.Diagnostic], cap: int | None = None) -> list[lsp.Diagnostic]:
+    """``diags`` with hints left out past ``cap`` (:data:`PUBLISH_MAX`) in all: every
+    listed problem is kept (the hover still shows each node's findings)."""
+    cap = PUBLISH_MAX if cap is None else cap
+    if len(diags) <= cap:
+        return diags
+    room = cap - sum(1 for d in diags if d.severity != lsp.DiagnosticSeverity.Hint)
+    out = []
+    for d in diags:
+        if d.severity == lsp.DiagnosticSeverity.Hint:
+            if room <= 0:
+                continue
+            room -= 1
+        out.append(d)
+    return out
 
 
 def diagnostics_on_lines(

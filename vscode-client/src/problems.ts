@@ -5,7 +5,8 @@
 // The extension therefore lists a binary model's problems under its graph view's URI
 // (onnx-graph:/a/b.onnx.onnxtxt): opening one opens the view at the node's line, whether
 // the view is open or not, and the model has one group in the Problems panel. The
-// explorer still marks the model file, from a file decoration of its own.
+// explorer still marks the model file, from a file decoration of its own. A file that
+// does not load as a model (corrupt, empty) has no view: its problems stay on the file.
 import * as vscode from "vscode";
 
 export const GRAPH_SCHEME = "onnx-graph";
@@ -54,6 +55,11 @@ export class ProblemCounts {
   }
 }
 
+/** False when the server says the model has no graph view (it does not load). */
+export function hasView(diagnostics: readonly vscode.Diagnostic[]): boolean {
+  return diagnostics.every((d) => (d as { data?: { has_view?: boolean } }).data?.has_view !== false);
+}
+
 function viewUri(model: vscode.Uri): vscode.Uri {
   return vscode.Uri.from({ scheme: GRAPH_SCHEME, path: viewPathOf(model.path) });
 }
@@ -64,6 +70,8 @@ export class ModelProblems implements vscode.FileDecorationProvider {
   private readonly counts = new ProblemCounts();
   private readonly changed = new vscode.EventEmitter<vscode.Uri[]>();
   readonly onDidChangeFileDecorations = this.changed.event;
+  /** binary model paths whose problems are listed on the file itself (no view) */
+  private readonly onFile = new Set<string>();
 
   handleDiagnostics = (
     uri: vscode.Uri,
@@ -71,24 +79,41 @@ export class ModelProblems implements vscode.FileDecorationProvider {
     next: (uri: vscode.Uri, diagnostics: vscode.Diagnostic[]) => void,
   ): void => {
     let model: vscode.Uri | undefined;
-    let target = uri;
     if (isBinaryModel(uri.scheme, uri.path)) {
       model = uri;
-      target = viewUri(uri);
-      // the diagnostic sits in the view now: its first related location (the same place) goes
-      diagnostics = diagnostics.map((d) => {
+    } else if (uri.scheme === GRAPH_SCHEME && isBinaryModel("file", modelPathOf(uri.path))) {
+      model = vscode.Uri.file(modelPathOf(uri.path));
+    }
+    if (!model) {
+      next(uri, diagnostics);
+      return;
+    }
+    const view = viewUri(model);
+    // an empty list clears wherever the model's problems are listed now
+    const onFile = diagnostics.length ? !hasView(diagnostics) : this.onFile.has(model.path);
+    const target = onFile ? model : view;
+    if (onFile !== this.onFile.has(model.path)) {
+      // listed somewhere else from now on: the old place's copy goes
+      if (onFile) {
+        this.onFile.add(model.path);
+      } else {
+        this.onFile.delete(model.path);
+      }
+      next(onFile ? view : model, []);
+    }
+    if (!onFile) {
+      // the diagnostic sits in the view: a related location at the same place goes
+      for (const d of diagnostics) {
         const related = d.relatedInformation?.filter(
-          (r) => !(r.location.uri.toString() === target.toString() && r.location.range.isEqual(d.range)),
+          (r) => !(r.location.uri.toString() === view.toString() && r.location.range.isEqual(d.range)),
         );
         if (related?.length !== d.relatedInformation?.length) {
           d.relatedInformation = related;
         }
-        return d;
-      });
-    } else if (uri.scheme === GRAPH_SCHEME && isBinaryModel("file", modelPathOf(uri.path))) {
-      model = vscode.Uri.file(modelPathOf(uri.path));
+      }
     }
-    if (model && this.counts.set(model.path, diagnostics.map((d) => d.severity))) {
+    // the explorer marks a model listed under its view itself (VS Code marks the file)
+    if (this.counts.set(model.path, onFile ? [] : diagnostics.map((d) => d.severity))) {
       this.changed.fire([model]);
     }
     next(target, diagnostics);

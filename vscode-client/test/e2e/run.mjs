@@ -573,22 +573,24 @@ async function statusCounts(page) {
   const text = ((await item.innerText().catch(() => "")) ?? "").replace(/\s+/g, " ").trim();
   const label = (await item.getAttribute("aria-label").catch(() => "")) ?? "";
   const nums = (text.match(/\d+/g) ?? []).map(Number);
-  return { errors: nums[0] ?? NaN, warnings: nums[1] ?? NaN, text: `${text} (${label})` };
+  return { errors: nums[0] ?? NaN, warnings: nums[1] ?? NaN, infos: nums[2] ?? 0, text: `${text} (${label})` };
 }
 
 /** Time the first lint of the whole workspace: until the status bar shows the totals. */
 async function firstLint(page, expected) {
-  const want = { errors: 0, warnings: 0 };
+  const want = { errors: 0, warnings: 0, infos: 0 };
   for (const m of Object.values(expected.models)) {
     for (const e of m.entries) {
       if (e.severity === 1) want.errors += 1;
       if (e.severity === 2) want.warnings += 1;
+      if (e.severity === 3) want.infos += 1;
     }
   }
   log(`first lint of ${Object.keys(expected.models).length} models: waiting for ${JSON.stringify(want)}`);
   const got = await until(
     () => statusCounts(page),
-    (c) => c.errors === want.errors && c.warnings === want.warnings,
+    // the infos too: VS Code adds one of its own to a document sent over 1,000 diagnostics
+    (c) => c.errors === want.errors && c.warnings === want.warnings && c.infos === want.infos,
     600_000,
     `the status bar's problem counts (want ${JSON.stringify(want)})`,
   ).catch(async (err) => {
@@ -599,32 +601,59 @@ async function firstLint(page, expected) {
   await shot(page, "full-first-lint.png");
 }
 
-/** The marker rows of the Problems panel: [{text, line}] (line from "[Ln N, Col M]"). */
-async function markerTexts(page) {
-  return (await problemRows(page)).map((r) => r.text);
+/** The texts of the marker rows listed under ``model``'s own group (its file or its view):
+ * the filter also matches other files whose names share its letters, and their rows are
+ * not this model's. */
+async function markerTexts(page, model) {
+  return (await rowsOf(page, model)).map((r) => r.text);
+}
+
+/** The marker rows under ``model``'s own group: [{index (the row's data-index), text}]. */
+async function rowsOf(page, model) {
+  return page.locator(".markers-panel .monaco-list-row").evaluateAll((rows, model) => {
+    let group = "";
+    const out = [];
+    const ordered = rows
+      .map((r) => ({ r, at: Number(r.getAttribute("data-index") ?? "0") }))
+      .sort((a, b) => a.at - b.at);
+    for (const { r, at } of ordered) {
+      const label = r.querySelector(".resource-label-container .monaco-icon-label")?.getAttribute("aria-label");
+      if (label) group = label.split("/").pop() ?? label;
+      else if (r.querySelector(".marker-icon") && (group === model || group === `${model}.onnxtxt`)) {
+        out.push({ index: at, text: r.textContent ?? "" });
+      }
+    }
+    return out;
+  }, model);
 }
 
 /** Every model: one group, the server's count, no entry twice, a sample opening the node. */
 async function everyModel(page, expected) {
   const failures = [];
   const report = [];
+  // ONNXLINT_E2E_ONLY=a.onnx,b.onnx: check only these models (to look into one defect)
+  const only = (process.env.ONNXLINT_E2E_ONLY ?? "").split(",").filter(Boolean);
   for (const [model, want] of Object.entries(expected.models)) {
+    if (only.length && !only.includes(model)) continue;
     const seen = await inProblems(page, model, async () => {
       await page.waitForTimeout(300);
       const ok = (v) => (want.count === 0 ? v.groups.length === 0 : v.groups.length === 1 && v.groups[0].count === want.count);
       const v = await until(
-        async () => ({ groups: await groupsOf(page, model), rows: await markerTexts(page) }),
+        async () => ({ groups: await groupsOf(page, model), rows: await markerTexts(page, model) }),
         ok,
         10_000,
         model,
-      ).catch(async () => ({ groups: await groupsOf(page, model), rows: await markerTexts(page) }));
+      ).catch(async () => ({ groups: await groupsOf(page, model), rows: await markerTexts(page, model) }));
       return v;
     });
     const dup = seen.rows.length - new Set(seen.rows).size;
     const count = seen.groups.reduce((a, g) => a + g.count, 0);
     // rows: the marker rows on screen (a cause's related nodes may push some below it)
     const line = { model, groups: seen.groups.length, count, want: want.count, rows: seen.rows.length, dup };
-    if ((want.count ? seen.groups.length !== 1 : seen.groups.length !== 0) || count !== want.count || dup || want.duplicates) {
+    // a file that does not load as a model has no view: its group is the file's own name
+    line.names = seen.groups.map((g) => g.label);
+    const named = want.binary || seen.groups.every((g) => g.label === model);
+    if ((want.count ? seen.groups.length !== 1 : seen.groups.length !== 0) || count !== want.count || dup || want.duplicates || !named) {
       failures.push({ ...line, shown: seen.rows.map((r) => r.slice(0, 160)) });
       await shot(page, `full-${model}.png`);
     }
@@ -637,6 +666,62 @@ async function everyModel(page, expected) {
   if (failures.length) throw new Error(`the 48-model workspace: ${JSON.stringify(failures)}`);
 }
 
+/** The data-index of the row under ``model``'s group whose text has ``text``, scrolling
+ * down from the group's own row (the list renders only the rows in sight); null if none. */
+async function findRow(page, model, text) {
+  await scrollProblemsTop(page);
+  const rows = () =>
+    page.locator(".markers-panel .monaco-list-row").evaluateAll((els) =>
+      els.map((r) => ({
+        at: Number(r.getAttribute("data-index") ?? "-1"),
+        label: (r.querySelector(".resource-label-container .monaco-icon-label")?.getAttribute("aria-label") ?? "").split("/").pop(),
+        marker: Boolean(r.querySelector(".marker-icon")),
+        text: r.textContent ?? "",
+      })),
+    );
+  const own = (await rows()).find((r) => r.label === model || r.label === `${model}.onnxtxt`);
+  if (!own) return null;
+  let end = Infinity;
+  for (let i = 0; i < 40; i++) {
+    const seen = await rows();
+    for (const r of seen) if (r.label && r.at > own.at) end = Math.min(end, r.at);
+    const hit = seen.filter((r) => r.marker && r.at > own.at && r.at < end && r.text.includes(text)).sort((a, b) => a.at - b.at)[0];
+    if (hit) return hit.at;
+    if (Math.max(...seen.map((r) => r.at)) >= end) return null;
+    const lb = await page.locator(".markers-panel .monaco-list").first().boundingBox();
+    if (!lb) return null;
+    await page.mouse.move(lb.x + 5, lb.y + lb.height / 2);
+    await page.mouse.wheel(0, 60);
+    await page.waitForTimeout(150);
+  }
+  return null;
+}
+
+async function scrollProblemsTop(page) {
+  const lb = await page.locator(".markers-panel .monaco-list").first().boundingBox();
+  if (!lb) return;
+  await page.mouse.move(lb.x + 5, lb.y + lb.height / 2);
+  await page.mouse.wheel(0, -100_000);
+  await page.waitForTimeout(200);
+}
+
+/** The Problems panel's row ``index``, scrolled fully into the list (the list scrolls
+ * itself, and a row half out of it, or under a hover, takes no click). */
+async function revealRow(page, index) {
+  const list = page.locator(".markers-panel .monaco-list").first();
+  const row = () => page.locator(`.markers-panel .monaco-list-row[data-index="${index}"]`).first();
+  for (let i = 0; i < 30; i++) {
+    const lb = await list.boundingBox();
+    const rb = await row().boundingBox().catch(() => null);
+    if (!lb) break;
+    if (rb && rb.y >= lb.y && rb.y + rb.height <= lb.y + lb.height) break;
+    await page.mouse.move(lb.x + 5, lb.y + lb.height / 2); // off the rows' text: no hover
+    await page.mouse.wheel(0, rb && rb.y < lb.y ? -40 : 40);
+    await page.waitForTimeout(150);
+  }
+  return row();
+}
+
 /** Open up to 3 of a binary model's problems (distinct messages); each must land on its line. */
 async function sampleOpens(page, model, want, failures) {
   const byMessage = new Map();
@@ -646,10 +731,16 @@ async function sampleOpens(page, model, want, failures) {
   for (const e of sample) {
     await showProblems(page);
     await filterProblems(page, model);
-    const row = page.locator(".markers-panel .monaco-list-row", { hasText: e.message.slice(0, 80) }).first();
     try {
-      await row.waitFor({ timeout: 10_000 });
-      await row.click();
+      // the row under this model's group: another model's group may list the same message
+      const at = await until(() => findRow(page, model, e.message.slice(0, 80)), (v) => v !== null, 10_000, `${model}: the row of ${e.code}`);
+      const row = await revealRow(page, at);
+      // the mouse off the panel: a row's hover (the scroll left it there) takes the click
+      await page.mouse.move(700, 300);
+      await page.waitForTimeout(400);
+      // at the row's right end ("[Ln N, Col M]"): a hover over its text may be left open
+      const box = await row.boundingBox();
+      await row.click({ timeout: 10_000, position: box ? { x: box.width - 40, y: 10 } : undefined });
       await page.keyboard.press("Enter");
       const got = await until(
         async () => ({ tab: await activeTabLabel(page), line: await cursorLine(page) }),

@@ -53,3 +53,27 @@ test("the middleware lists a binary model's problems under its view and marks th
   problems.handleDiagnostics(vscode.Uri.file("/w/t.onnxtxt"), [diag(0, 1)], next);
   assert.deepEqual(sent.slice(1).map(([u, d]) => [u, d.length]), [[String(view), 0], ["file:///w/t.onnxtxt", 1]]);
 });
+
+test("a model that does not load keeps its problems on the file, under its own name", () => {
+  const problems = new ModelProblems();
+  const file = vscode.Uri.file("/w/bad.onnx");
+  const view = vscode.Uri.from({ scheme: "onnx-graph", path: "/w/bad.onnx.onnxtxt" });
+  const sent: [string, number][] = [];
+  const next = (uri: vscode.Uri, d: never[]) => sent.push([String(uri), d.length]);
+  const diag = (hasView: boolean) =>
+    ({ severity: 0, range: { line: 0 }, data: { code: "OL002", has_view: hasView } }) as never;
+  // no view: on the file, and the view's earlier copy (if any) is cleared
+  problems.handleDiagnostics(file, [diag(false)], next);
+  assert.deepEqual(sent, [[String(view), 0], [String(file), 1]]);
+  assert.equal(problems.provideFileDecoration(file), undefined); // VS Code marks the file itself
+  // its view opened (it says why it shows no graph) and the server publishes there: the file still
+  sent.length = 0;
+  problems.handleDiagnostics(file, [], next);
+  problems.handleDiagnostics(view, [diag(false)], next);
+  assert.deepEqual(sent, [[String(file), 0], [String(file), 1]]);
+  // the file is fixed: the problems move under the view, and the file's copy goes
+  sent.length = 0;
+  problems.handleDiagnostics(file, [diag(true)], next);
+  assert.deepEqual(sent, [[String(file), 0], [String(view), 1]]);
+  assert.equal((problems.provideFileDecoration(file) as vscode.FileDecoration).badge, "1");
+});
