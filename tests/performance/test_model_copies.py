@@ -324,3 +324,35 @@ def test_serialized_size_is_bytesize(sizes: list[int], typed: bool, doc: bool) -
 
     model = _sized_model(sizes, typed, doc)
     assert serialized_size(model) == model.ByteSize() == len(model.SerializeToString())
+
+
+#: pinned dims: the Reshape's shape folds, and ``heads`` (read only by the size
+#: computation) is left unused while the weight ``w`` stays
+_FOLDABLE = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 8, 16] x) => (float[2, 8, 4, 4] y)
+    <int64[2] heads = {4, 4}, float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+    s = Shape(x)
+    i0 = Constant<value = int64[1] {0}>()
+    i1 = Constant<value = int64[1] {1}>()
+    b = Gather<axis = 0>(s, i0)
+    q = Gather<axis = 0>(s, i1)
+    shp = Concat<axis = 0>(b, q, heads)
+    t = Reshape(x, shp)
+    y = Add(t, w)
+}
+"""
+
+
+def test_folding_sizes_removes_initializers_in_place_without_copying_the_kept_ones() -> None:
+    """The what-if's fix used to clear the initializers and add the kept ones again, a
+    copy of every weight; the kept tensors are now the same messages as before."""
+    from onnxlint.fixes.shapes import _fold_size_inputs
+
+    model = parse(_FOLDABLE)
+    weight = model.graph.initializer[1]
+    folded, removed = _fold_size_inputs(model)
+    assert folded and removed == 6
+    names = [t.name for t in model.graph.initializer]
+    assert names == ["w", "shp__static"]
+    assert model.graph.initializer[0] is weight  # not a copy
