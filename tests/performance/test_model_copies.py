@@ -356,3 +356,55 @@ def test_folding_sizes_removes_initializers_in_place_without_copying_the_kept_on
     names = [t.name for t in model.graph.initializer]
     assert names == ["w", "shp__static"]
     assert model.graph.initializer[0] is weight  # not a copy
+
+
+def _count_weight_restores(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many weights each ``restore_data`` call that has any to put back puts back."""
+    from onnxlint.analyses import level_graph
+
+    restored: list[int] = []
+    real = tensors.restore_data
+
+    def counted(model: onnx.ModelProto, left: dict[str, Any]) -> onnx.ModelProto:
+        if left:
+            restored.append(len(left))
+        return real(model, left)
+
+    monkeypatch.setattr(tensors, "restore_data", counted)
+    monkeypatch.setattr(level_graph, "restore_data", counted)
+    return restored
+
+
+def test_a_lint_reads_the_inferred_types_without_copying_the_weights_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Shapes analysis and the session types infer on a copy without the large
+    weights' data; the assignment reads only their types, so no weight is copied back
+    (it was once per inference, about a second per lint of BERT-base)."""
+    restored = _count_weight_restores(monkeypatch)
+    report = engine.lint(_weighted_model(), eps=["qnn"], partition_summary=True, what_if=False)
+    assert report.partitions  # the assignment ran, on the inferred types
+    assert restored == []
+
+
+def test_the_level_graph_gets_the_weights_back_when_it_keeps_the_inferred_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from onnxlint.analyses.level_graph import EXPORTED, build_level_graph
+    from onnxlint.analyses.session_types import infer_session_types_without_weights
+    from onnxlint.index import ModelIndex
+
+    model = _weighted_model()
+    inferred, left = infer_session_types_without_weights(model)
+    assert left and not next(t for t in inferred.graph.initializer if t.name == "w").raw_data
+    restored = _count_weight_restores(monkeypatch)
+    # the lint's own index: only the types are read, nothing is put back
+    build_level_graph(
+        model, EXPORTED, inferred=inferred, source_index=ModelIndex(model), weights_left_out=left
+    )
+    assert restored == []
+    # no index to reuse: the copy becomes the level graph's model, with its weights
+    lg = build_level_graph(model, EXPORTED, inferred=inferred, weights_left_out=left)
+    assert restored == [1] and lg.model is inferred
+    w = next(t for t in lg.model.graph.initializer if t.name == "w")
+    assert w.raw_data == next(t for t in model.graph.initializer if t.name == "w").raw_data
