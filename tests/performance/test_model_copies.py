@@ -156,8 +156,15 @@ def test_a_model_proto_is_hashed_once_and_unhashed_when_asked(
     loaded = modelfile_read.read(model)
     assert sizes == [model.ByteSize()] and loaded.size == model.ByteSize()
     assert loaded.content_hash == hashlib.sha256(model.SerializeToString(True)).hexdigest()
+    measured: list[int] = []
+    real_size = modelfile_read.serialized_size
+    monkeypatch.setattr(
+        modelfile_read, "serialized_size", lambda m: measured.append(1) or real_size(m)
+    )
     quiet = modelfile_read.read(model, hash_proto=False)
-    assert len(sizes) == 1 and quiet.content_hash == "" and quiet.size == model.ByteSize()
+    # neither hashed nor measured: the size only decides whether to hash
+    assert len(sizes) == 1 and quiet.content_hash == "" and quiet.size == 0
+    assert measured == []
 
 
 DYNAMIC = """\
