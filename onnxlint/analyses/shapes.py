@@ -342,8 +342,16 @@ def infer_model_without_weights(
     return inferred, errors, left
 
 
-def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
+def symbolic_infer(
+    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
+) -> onnx.ModelProto | None:
     """ORT's symbolic shape inference, silenced; None when it is unavailable or fails.
+
+    ``weights``: the data of ``model``'s large initializers when ``model`` lacks it
+    (:func:`infer_model_without_weights`). The tool copies the model it is given and
+    reads initializer values only from its table of initializers by name, so the copy is
+    made without the weights and the table points at the tensors that have them; the
+    answer's types are the same, its initializers have no data.
 
     The loop of ``SymbolicShapeInference.infer_shapes`` is driven here because that
     method saves a ``sym_shape_infer_temp.onnx`` into the working directory when
@@ -364,6 +372,9 @@ def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
             sym._preprocess(model)
+            for name, tensor in (weights or {}).items():
+                if name in sym.initializers_:
+                    sym.initializers_[name] = tensor
             rounds = 0
             while sym.run_ and rounds < 64:  # it normally settles in one or two rounds
                 sym._infer_impl()
@@ -477,8 +488,6 @@ class Shapes:
         return self
 
     def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
-        from onnxlint.tensors import restore_data
-
         inferred, self.errors, self._left = infer_model_without_weights(model)
         self._inferred: onnx.ModelProto | None = inferred
         table = collect_value_types(inferred)
@@ -497,10 +506,8 @@ class Shapes:
             elif (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing
             else:
-                # ORT's tool reads initializer values (the ones it folds): the weights go back
-                inferred = self._inferred = restore_data(inferred, self._left)
-                self._left = {}
-                ort = symbolic_infer(inferred)
+                # ORT's tool reads initializer values (the ones it folds) from the weights
+                ort = symbolic_infer(inferred, weights=self._left)
                 if ort is not None:
                     self.used_symbolic = True
                     ort_table = collect_value_types(ort)

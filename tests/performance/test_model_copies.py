@@ -23,6 +23,7 @@ from onnx import helper, numpy_helper
 from onnxlint import engine, tensors
 from onnxlint.analyses import level1, session_types
 from onnxlint.analyses.level1 import cache as level1_cache
+from onnxlint.config import Config
 from onnxlint.modelfile import read as modelfile_read
 from onnxlint.runtime import client
 from onnxlint.tensors import DATALESS_MIN_ELEMENTS
@@ -415,3 +416,74 @@ def test_the_level_graph_gets_the_weights_back_when_it_keeps_the_inferred_copy(
     assert restored == [1] and lg.model is inferred
     w = next(t for t in lg.model.graph.initializer if t.name == "w")
     assert w.raw_data == next(t for t in model.graph.initializer if t.name == "w").raw_data
+
+
+def _ort_types(model: onnx.ModelProto) -> dict[str, Any]:
+    from onnxlint.analyses.shapes import collect_value_types
+
+    return collect_value_types(model)
+
+
+def _contrib_model() -> onnx.ModelProto:
+    """Large weights, and an op ONNX has no schema for (only ORT's tool types it)."""
+    n = DATALESS_MIN_ELEMENTS * 2
+    w = numpy_helper.from_array(np.ones((4, n), dtype=np.float32), "w")
+    b = numpy_helper.from_array(np.ones((n,), dtype=np.float32), "b")
+    g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("Add", ["m", "b"], ["a"]),
+            helper.make_node("FastGelu", ["a"], ["f"], domain="com.microsoft"),
+            helper.make_node("Relu", ["f"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [w, b],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(g, opset_imports=opsets)
+
+
+def test_ort_symbolic_inference_reads_the_weights_where_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ORT's symbolic inference copied the whole model, and the Shapes analysis put every
+    weight back into its inferred copy first; the tool now copies the copy without the
+    weights and reads the values from the original tensors: the same types, no restore."""
+    from onnxlint.analyses import shapes as shapes_module
+    from onnxlint.analyses.shapes import (
+        Shapes,
+        infer_model,
+        infer_model_without_weights,
+        symbolic_infer,
+    )
+    from onnxlint.context import LintContext
+    from onnxlint.index import ModelIndex
+    from onnxlint.loader import LoadedModel
+
+    model = _contrib_model()
+    with_data, _ = infer_model(model)
+    want = symbolic_infer(with_data)
+    assert want is not None
+    given: list[onnx.ModelProto] = []
+    real = shapes_module.symbolic_infer
+
+    def spy(m: onnx.ModelProto, weights: Any = None) -> Any:
+        given.append(m)
+        return real(m, weights)
+
+    monkeypatch.setattr(shapes_module, "symbolic_infer", spy)
+    restored = _count_weight_restores(monkeypatch)
+    ctx = LintContext(loaded=LoadedModel(model=model), index=ModelIndex(model), config=Config())
+    shapes = ctx.analysis(Shapes)
+    assert shapes.used_symbolic and len(given) == 1
+    stub = next(t for t in given[0].graph.initializer if t.name == "w")
+    assert not stub.raw_data  # the tool was given the copy without the weights
+    assert restored == []
+    # the tool's answer without the weights in its copy is the answer with them
+    light, _, left = infer_model_without_weights(model)
+    assert left
+    got = real(light, left)
+    assert got is not None
+    assert _ort_types(got) == _ort_types(want)
