@@ -47,7 +47,10 @@ from onnxlint.analyses.fusions import apply_fusions
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
 from onnxlint.analyses.node_facts import node_facts
-from onnxlint.analyses.session_types import infer_session_types, session_types_differ
+from onnxlint.analyses.session_types import (
+    infer_session_types_without_weights,
+    session_types_differ,
+)
 from onnxlint.ep_names import CPU_EP
 from onnxlint.rewrites import override_dims
 
@@ -308,19 +311,23 @@ class Assignment:
             raise ValueError(f"unknown graph level {level!r}")
         mapped = level != EXPORTED or model is not source
         inferred = None
+        left: dict[str, onnx.TensorProto] = {}
         if model is self.ctx.model and model.ir_version >= 4:
             # the exported graph as the user wrote it: the Shapes analysis has inferred it
-            # already (below IR 4 the inference here reads initializers differently)
-            inferred = self.ctx.analysis(Shapes).take_inferred()
+            # already (below IR 4 the inference here reads initializers differently); its
+            # types are read, the weights only if the level graph keeps the copy
+            shapes = self.ctx.analysis(Shapes)
+            inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
             if inferred is not None and session_types_differ(model):
                 # the Shapes analysis may have propagated shape values ORT does not
-                inferred = infer_session_types(model)
+                inferred, left = infer_session_types_without_weights(model)
         lg = build_level_graph(
             model,
             level,
             source=self.ctx.index if mapped else None,
             inferred=inferred,
             source_index=self.ctx.index if inferred is not None else None,
+            weights_left_out=left,
         )
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)

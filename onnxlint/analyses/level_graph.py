@@ -23,6 +23,7 @@ from onnxlint.index import (
     subgraphs,
     topological_order,
 )
+from onnxlint.tensors import restore_data
 
 EXPORTED = "exported"
 OPTIMIZED = "optimized"
@@ -183,12 +184,15 @@ def build_level_graph(
     source: ModelIndex | None = None,
     inferred: onnx.ModelProto | None = None,
     source_index: ModelIndex | None = None,
+    weights_left_out: dict[str, onnx.TensorProto] | None = None,
 ) -> LevelGraph:
     """Index ``model`` after shape inference; map node paths back to ``source`` by name.
 
     ``inferred``: ``model`` already through shape inference (the shared Shapes analysis).
     ``source_index``: an index of ``model`` itself (the lint's own); used instead of a
     second index when the inferred copy has the same graphs and nodes.
+    ``weights_left_out``: the data of large initializers that ``inferred`` lacks (read for
+    its types alone, it needs none); put back when the level graph keeps the copy.
     Types are those ORT resolves at session creation (:func:`infer_session_types`).
     """
     if inferred is None:
@@ -198,6 +202,8 @@ def build_level_graph(
             model.ir_version
         )  # infer_session_types may bump it; constness depends on it
     index = reuse if (reuse := _same_structure(source_index, inferred)) else ModelIndex(inferred)
+    if index is not source_index and weights_left_out:
+        restore_data(inferred, weights_left_out)  # the copy is the level graph's model
     # on the lint's own index the graph is the model itself; the inferred copy is only
     # read for its types below and then let go
     lg = LevelGraph(level=level, model=model if index is source_index else inferred, index=index)

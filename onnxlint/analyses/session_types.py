@@ -18,7 +18,18 @@ _SHAPE_ROUNDS = 4
 
 
 def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model's types as ORT resolves them when it creates a session.
+    """The model's types as ORT resolves them when it creates a session
+    (:func:`infer_session_types_without_weights`, the weights put back)."""
+    from onnxlint.tensors import restore_data
+
+    return restore_data(*infer_session_types_without_weights(model))
+
+
+def infer_session_types_without_weights(
+    model: onnx.ModelProto,
+) -> tuple[onnx.ModelProto, dict[str, onnx.TensorProto]]:
+    """The model's types as ORT resolves them when it creates a session; the answer's large
+    initializers have no data, returned beside it by name (``tensors.restore_data``).
 
     Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
     graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
@@ -35,11 +46,11 @@ def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
     raises, and without propagation its memory is bounded by the graph.
     """
     from onnxlint.analyses.shapes import collect_value_types, iter_graphs
-    from onnxlint.tensors import dataless_copy, restore_data
+    from onnxlint.tensors import dataless_copy
 
     # the weights' values are not needed, and copying them was most of the time: the
-    # work copy leaves large initializers' data behind, put back once into the result
-    # (the small tensors that shape values come from are kept)
+    # work copy leaves large initializers' data behind, for the caller to put back if it
+    # needs them (the small tensors that shape values come from are kept)
     work, left = dataless_copy(model)
     if work is model:
         work = onnx.ModelProto()
@@ -77,7 +88,7 @@ def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
             kept_vi = [v for v in w.value_info if v.name not in hidden]
             del w.value_info[:]
             w.value_info.extend(kept_vi)
-    return restore_data(inferred, left)
+    return inferred, left
 
 
 #: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output

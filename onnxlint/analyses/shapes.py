@@ -314,23 +314,44 @@ def infer_model(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[str]]:
     that flattens a large activation) can cost gigabytes. A single pass decided from the
     declared sizes was tried and dropped: the fuzz corpus found such a model (24 GB).
     """
-    from onnxlint.tensors import dataless_copy, restore_data
+    from onnxlint.tensors import restore_data
+
+    inferred, errors, left = infer_model_without_weights(model)
+    return restore_data(inferred, left), errors
+
+
+def infer_model_without_weights(
+    model: onnx.ModelProto,
+) -> tuple[onnx.ModelProto, list[str], dict[str, onnx.TensorProto]]:
+    """:func:`infer_model`, with the large weights' data left out of the answer (their
+    name, type and dims stay) and returned beside it, by name, for
+    :func:`onnxlint.tensors.restore_data`: a reader of the types alone does not pay for
+    copying the weights back (most of the time on a model with hundreds of MB of them)."""
+    from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
-    # one copy without them for both passes, the data put back into the answer
+    # one copy without them for both passes
     light, left = dataless_copy(model)
     base, errors = _infer(light, data_prop=False)
     ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops |= {n.op_type for f in model.functions for n in f.node}
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
-        return restore_data(base, left), errors
+        return base, errors, left
     del base  # not kept while the second pass builds its own copy (peak memory)
     inferred, errors = _infer(light, data_prop=True)
-    return restore_data(inferred, left), errors
+    return inferred, errors, left
 
 
-def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
+def symbolic_infer(
+    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
+) -> onnx.ModelProto | None:
     """ORT's symbolic shape inference, silenced; None when it is unavailable or fails.
+
+    ``weights``: the data of ``model``'s large initializers when ``model`` lacks it
+    (:func:`infer_model_without_weights`). The tool copies the model it is given and
+    reads initializer values only from its table of initializers by name, so the copy is
+    made without the weights and the table points at the tensors that have them; the
+    answer's types are the same, its initializers have no data.
 
     The loop of ``SymbolicShapeInference.infer_shapes`` is driven here because that
     method saves a ``sym_shape_infer_temp.onnx`` into the working directory when
@@ -351,6 +372,9 @@ def symbolic_infer(model: onnx.ModelProto) -> onnx.ModelProto | None:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
             sym._preprocess(model)
+            for name, tensor in (weights or {}).items():
+                if name in sym.initializers_:
+                    sym.initializers_[name] = tensor
             rounds = 0
             while sym.run_ and rounds < 64:  # it normally settles in one or two rounds
                 sym._infer_impl()
@@ -464,7 +488,7 @@ class Shapes:
         return self
 
     def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
-        inferred, self.errors = infer_model(model)
+        inferred, self.errors, self._left = infer_model_without_weights(model)
         self._inferred: onnx.ModelProto | None = inferred
         table = collect_value_types(inferred)
         # graph inputs are what the model declares, never what inference guessed
@@ -482,7 +506,8 @@ class Shapes:
             elif (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing
             else:
-                ort = symbolic_infer(inferred)
+                # ORT's tool reads initializer values (the ones it folds) from the weights
+                ort = symbolic_infer(inferred, weights=self._left)
                 if ort is not None:
                     self.used_symbolic = True
                     ort_table = collect_value_types(ort)
@@ -493,13 +518,25 @@ class Shapes:
                             table[name] = theirs if mine is None else _merge(mine, theirs)
         self._table = table
 
-    def take_inferred(self) -> onnx.ModelProto | None:
+    def take_inferred(self, weights: bool = True) -> onnx.ModelProto | None:
         """The inferred copy of the model (the model itself when inference could not run),
         handed over once: the assignment analysis reads its per-graph types instead of
         inferring the same model again, and nobody keeps a large model twice. None after
-        the first call."""
+        the first call.
+
+        ``weights=False``: the large initializers may have no data (name, type and dims
+        only); :meth:`weights_left_out` gives it, for a reader that needs it after all.
+        """
+        from onnxlint.tensors import restore_data
+
         got, self._inferred = getattr(self, "_inferred", None), None
+        if got is not None and weights:
+            got = restore_data(got, self.weights_left_out())
         return got
+
+    def weights_left_out(self) -> dict[str, onnx.TensorProto]:
+        """The large initializers (the model's own) whose data the inferred copy lacks."""
+        return getattr(self, "_left", {})
 
     def value_type(self, name: str) -> ValueType | None:
         """The type of any value in any graph or subgraph; None when nothing is known."""

@@ -46,6 +46,8 @@ class LoadedModel:
     model: onnx.ModelProto | None
     path: Path | None = None
     content_hash: str = ""
+    #: bytes of the file, or of the serialised ModelProto (0: a ModelProto read with
+    #: ``hash_proto=False`` is not measured)
     size: int = 0
     #: what was wrong, as records (a fatal one makes ``model`` None)
     problems: list[LoadProblem] = field(default_factory=list)
@@ -81,8 +83,8 @@ def read(
 
     What was wrong is in ``problems`` (records); ``diagnostics`` stays empty here.
 
-    ``hash_proto=False``: a ModelProto's ``content_hash`` stays empty instead of hashing
-    its serialised bytes (for a model made inside onnxlint, e.g. a what-if's pinned copy,
+    ``hash_proto=False``: a ModelProto's ``content_hash`` stays empty (and its ``size``
+    0) instead of hashing its serialised bytes (for a model made inside onnxlint, e.g. a what-if's pinned copy,
     whose report nobody keys anything by).
 
     ``root`` (paths only) is the folder being linted: a model path whose real file lies
@@ -112,8 +114,9 @@ def read(
                 limit=MAX_TYPE_NESTING,
             )
         # upb's ByteSize() serialises the message: on a model with hundreds of MB of
-        # weights it costs as much as SerializeToString (serialized_size does not)
-        size = serialized_size(source)
+        # weights it costs as much as SerializeToString (serialized_size does not). The
+        # size only decides whether to hash: unhashed, it is not measured either
+        size = serialized_size(source) if hash_proto else 0
         if not hash_proto:
             digest = ""
         elif size < limits.max_file_bytes:

@@ -101,18 +101,23 @@ _SET_ASIDE_DOMAIN = "onnxlint.unknown-operator"
 
 
 def _unknown_ops_set_aside(ctx: LintContext, model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model``, or a copy whose nodes with no schema in a standard domain (OL204's
-    findings) are in a private domain the checker does not validate."""
+    """``model`` with its nodes that have no schema in a standard domain (OL204's findings)
+    in a private domain the checker does not validate.
+
+    ``model`` is ``ctx.model`` (then a copy is changed, if any node moves) or the
+    checker's own copy of it without external data (changed in place).
+    """
     protos = {id(n.node) for n in ctx.index.nodes if is_unknown_standard_op(n, ctx.index.functions)}
-    if not protos or model is not ctx.model:
-        # the nodes are matched by identity with the index's, so only the lint's own
-        # model can have any set aside; a copy of another one would move none (and cost
-        # a whole model: the copy without external data already is one)
+    if not protos:
         return model
-    copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    # the copy keeps the node order of the original: walk both together
-    moved = _set_aside(_all_node_lists(model), _all_node_lists(copy), protos)
+    # ``model`` is the lint's own model or the copy without external data made for the
+    # checker (same node lists, same order): the nodes are found by identity in the
+    # lint's model and moved at the same position in the checker's copy
+    copy = model
+    if model is ctx.model:
+        copy = onnx.ModelProto()
+        copy.CopyFrom(model)
+    moved = _set_aside(_all_node_lists(ctx.model), _all_node_lists(copy), protos)
     if moved and not any(o.domain == _SET_ASIDE_DOMAIN for o in copy.opset_import):
         copy.opset_import.add(domain=_SET_ASIDE_DOMAIN, version=1)
         for fn in copy.functions:

@@ -23,6 +23,7 @@ from onnx import helper, numpy_helper
 from onnxlint import engine, tensors
 from onnxlint.analyses import level1, session_types
 from onnxlint.analyses.level1 import cache as level1_cache
+from onnxlint.config import Config
 from onnxlint.modelfile import read as modelfile_read
 from onnxlint.runtime import client
 from onnxlint.tensors import DATALESS_MIN_ELEMENTS
@@ -156,8 +157,15 @@ def test_a_model_proto_is_hashed_once_and_unhashed_when_asked(
     loaded = modelfile_read.read(model)
     assert sizes == [model.ByteSize()] and loaded.size == model.ByteSize()
     assert loaded.content_hash == hashlib.sha256(model.SerializeToString(True)).hexdigest()
+    measured: list[int] = []
+    real_size = modelfile_read.serialized_size
+    monkeypatch.setattr(
+        modelfile_read, "serialized_size", lambda m: measured.append(1) or real_size(m)
+    )
     quiet = modelfile_read.read(model, hash_proto=False)
-    assert len(sizes) == 1 and quiet.content_hash == "" and quiet.size == model.ByteSize()
+    # neither hashed nor measured: the size only decides whether to hash
+    assert len(sizes) == 1 and quiet.content_hash == "" and quiet.size == 0
+    assert measured == []
 
 
 DYNAMIC = """\
@@ -324,3 +332,158 @@ def test_serialized_size_is_bytesize(sizes: list[int], typed: bool, doc: bool) -
 
     model = _sized_model(sizes, typed, doc)
     assert serialized_size(model) == model.ByteSize() == len(model.SerializeToString())
+
+
+#: pinned dims: the Reshape's shape folds, and ``heads`` (read only by the size
+#: computation) is left unused while the weight ``w`` stays
+_FOLDABLE = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 8, 16] x) => (float[2, 8, 4, 4] y)
+    <int64[2] heads = {4, 4}, float[4] w = {1.0, 2.0, 3.0, 4.0}> {
+    s = Shape(x)
+    i0 = Constant<value = int64[1] {0}>()
+    i1 = Constant<value = int64[1] {1}>()
+    b = Gather<axis = 0>(s, i0)
+    q = Gather<axis = 0>(s, i1)
+    shp = Concat<axis = 0>(b, q, heads)
+    t = Reshape(x, shp)
+    y = Add(t, w)
+}
+"""
+
+
+def test_folding_sizes_removes_initializers_in_place_without_copying_the_kept_ones() -> None:
+    """The what-if's fix used to clear the initializers and add the kept ones again, a
+    copy of every weight; the kept tensors are now the same messages as before."""
+    from onnxlint.fixes.shapes import _fold_size_inputs
+
+    model = parse(_FOLDABLE)
+    weight = model.graph.initializer[1]
+    folded, removed = _fold_size_inputs(model)
+    assert folded and removed == 6
+    names = [t.name for t in model.graph.initializer]
+    assert names == ["w", "shp__static"]
+    assert model.graph.initializer[0] is weight  # not a copy
+
+
+def _count_weight_restores(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many weights each ``restore_data`` call that has any to put back puts back."""
+    from onnxlint.analyses import level_graph
+
+    restored: list[int] = []
+    real = tensors.restore_data
+
+    def counted(model: onnx.ModelProto, left: dict[str, Any]) -> onnx.ModelProto:
+        if left:
+            restored.append(len(left))
+        return real(model, left)
+
+    monkeypatch.setattr(tensors, "restore_data", counted)
+    monkeypatch.setattr(level_graph, "restore_data", counted)
+    return restored
+
+
+def test_a_lint_reads_the_inferred_types_without_copying_the_weights_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Shapes analysis and the session types infer on a copy without the large
+    weights' data; the assignment reads only their types, so no weight is copied back
+    (it was once per inference, about a second per lint of BERT-base)."""
+    restored = _count_weight_restores(monkeypatch)
+    report = engine.lint(_weighted_model(), eps=["qnn"], partition_summary=True, what_if=False)
+    assert report.partitions  # the assignment ran, on the inferred types
+    assert restored == []
+
+
+def test_the_level_graph_gets_the_weights_back_when_it_keeps_the_inferred_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from onnxlint.analyses.level_graph import EXPORTED, build_level_graph
+    from onnxlint.analyses.session_types import infer_session_types_without_weights
+    from onnxlint.index import ModelIndex
+
+    model = _weighted_model()
+    inferred, left = infer_session_types_without_weights(model)
+    assert left and not next(t for t in inferred.graph.initializer if t.name == "w").raw_data
+    restored = _count_weight_restores(monkeypatch)
+    # the lint's own index: only the types are read, nothing is put back
+    build_level_graph(
+        model, EXPORTED, inferred=inferred, source_index=ModelIndex(model), weights_left_out=left
+    )
+    assert restored == []
+    # no index to reuse: the copy becomes the level graph's model, with its weights
+    lg = build_level_graph(model, EXPORTED, inferred=inferred, weights_left_out=left)
+    assert restored == [1] and lg.model is inferred
+    w = next(t for t in lg.model.graph.initializer if t.name == "w")
+    assert w.raw_data == next(t for t in model.graph.initializer if t.name == "w").raw_data
+
+
+def _ort_types(model: onnx.ModelProto) -> dict[str, Any]:
+    from onnxlint.analyses.shapes import collect_value_types
+
+    return collect_value_types(model)
+
+
+def _contrib_model() -> onnx.ModelProto:
+    """Large weights, and an op ONNX has no schema for (only ORT's tool types it)."""
+    n = DATALESS_MIN_ELEMENTS * 2
+    w = numpy_helper.from_array(np.ones((4, n), dtype=np.float32), "w")
+    b = numpy_helper.from_array(np.ones((n,), dtype=np.float32), "b")
+    g = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("Add", ["m", "b"], ["a"]),
+            helper.make_node("FastGelu", ["a"], ["f"], domain="com.microsoft"),
+            helper.make_node("Relu", ["f"], ["y"]),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [w, b],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    return helper.make_model(g, opset_imports=opsets)
+
+
+def test_ort_symbolic_inference_reads_the_weights_where_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ORT's symbolic inference copied the whole model, and the Shapes analysis put every
+    weight back into its inferred copy first; the tool now copies the copy without the
+    weights and reads the values from the original tensors: the same types, no restore."""
+    from onnxlint.analyses import shapes as shapes_module
+    from onnxlint.analyses.shapes import (
+        Shapes,
+        infer_model,
+        infer_model_without_weights,
+        symbolic_infer,
+    )
+    from onnxlint.context import LintContext
+    from onnxlint.index import ModelIndex
+    from onnxlint.loader import LoadedModel
+
+    model = _contrib_model()
+    with_data, _ = infer_model(model)
+    want = symbolic_infer(with_data)
+    assert want is not None
+    given: list[onnx.ModelProto] = []
+    real = shapes_module.symbolic_infer
+
+    def spy(m: onnx.ModelProto, weights: Any = None) -> Any:
+        given.append(m)
+        return real(m, weights)
+
+    monkeypatch.setattr(shapes_module, "symbolic_infer", spy)
+    restored = _count_weight_restores(monkeypatch)
+    ctx = LintContext(loaded=LoadedModel(model=model), index=ModelIndex(model), config=Config())
+    shapes = ctx.analysis(Shapes)
+    assert shapes.used_symbolic and len(given) == 1
+    stub = next(t for t in given[0].graph.initializer if t.name == "w")
+    assert not stub.raw_data  # the tool was given the copy without the weights
+    assert restored == []
+    # the tool's answer without the weights in its copy is the answer with them
+    light, _, left = infer_model_without_weights(model)
+    assert left
+    got = real(light, left)
+    assert got is not None
+    assert _ort_types(got) == _ort_types(want)
