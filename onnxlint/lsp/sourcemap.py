@@ -17,6 +17,7 @@ lines).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -164,6 +165,8 @@ class SourceMap:
 # The user's own ONNX text
 
 
+#: node patterns kept compiled (``_node_pattern``): a 10k-node document's, with room to edit
+NODE_PATTERNS = 20_000
 _WORD = r"[A-Za-z_][A-Za-z0-9_.\-/:]*"
 #: a value name as the text spells it: a bare word, or quoted (``"/layers.0/Relu_1"``, as
 #: ``onnx.printer`` writes names that are not identifiers); the name is group 1 or 2
@@ -222,12 +225,8 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
                 start = cursor + m.start()
                 cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
-        outs = [re.escape(o) for o in ref.node.output]
-        name_part = r"(?:\[[^\]]*\]\s*)?"
-        outs_part = r"\s*,\s*".join(f'"?({o})"?' for o in outs)
-        op = re.escape(ref.node.op_type)
-        pattern = rf"{name_part}{outs_part}\s*=\s*((?:[A-Za-z_][\w.]*\.)?{op})\b"
-        m = re.compile(pattern).search(masked, cursor)
+        outs = tuple(ref.node.output)
+        m = _node_pattern(outs, ref.node.op_type).search(masked, cursor)
         if m is None:
             continue
         _, col = pos(m.start())
@@ -258,6 +257,18 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
                 _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)
         cursor = m.end()
     return smap
+
+
+@functools.lru_cache(maxsize=NODE_PATTERNS)
+def _node_pattern(outs: tuple[str, ...], op: str) -> re.Pattern[str]:
+    """The text of a node with these outputs and op: ``[name] out, ... = domain.Op``.
+
+    Kept across maps: ``re`` keeps 512 compiled patterns, so a 1k-node document
+    compiled every node's pattern again on each keystroke.
+    """
+    name_part = r"(?:\[[^\]]*\]\s*)?"
+    outs_part = r"\s*,\s*".join(f'"?({re.escape(o)})"?' for o in outs)
+    return re.compile(rf"{name_part}{outs_part}\s*=\s*((?:[A-Za-z_][\w.]*\.)?{re.escape(op)})\b")
 
 
 def _mask_comments(text: str) -> str:

@@ -81,8 +81,32 @@ def test_node_search_starts_after_the_header_values(monkeypatch: pytest.MonkeyPa
         return Counted(compiled) if "=" in pattern and "Relu" in pattern else compiled
 
     monkeypatch.setattr(sourcemap.re, "compile", compile_counted)
+    sourcemap._node_pattern.cache_clear()  # compiled here, so each search is counted
     index = ModelIndex(onnx.parser.parse_model(text))
     smap = map_text_source(text, index)
     assert len(starts) == 20  # one search per Relu node
     assert min(starts) >= body  # none of them from the header
     assert len(smap.nodes) == len(index.nodes)
+
+
+def test_a_second_map_of_a_document_compiles_no_node_pattern(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = _printed(30, 4)
+    index = ModelIndex(onnx.parser.parse_model(text))
+    sourcemap._node_pattern.cache_clear()
+    compiled: list[str] = []
+    original = re.compile
+
+    def compile_counted(pattern: str, flags: int = 0) -> Any:
+        if "Relu" in pattern:
+            compiled.append(pattern)
+        return original(pattern, flags)
+
+    monkeypatch.setattr(sourcemap.re, "compile", compile_counted)
+    first = map_text_source(text, index)
+    assert len(compiled) == 30  # one pattern per Relu output
+    compiled.clear()
+    again = map_text_source(text, index)
+    assert compiled == []  # the next keystroke's map reuses them
+    assert again.nodes == first.nodes and again.tokens == first.tokens
