@@ -169,13 +169,22 @@ class SourceMap:
 NODE_PATTERNS = 20_000
 _WORD = r"[A-Za-z_][A-Za-z0-9_.\-/:]*"
 #: a value name as the text spells it: a bare word, or quoted (``"/layers.0/Relu_1"``, as
-#: ``onnx.printer`` writes names that are not identifiers); the name is group 1 or 2
-_NAME = re.compile(rf'"([^"\n]*)"|({_WORD})')
+#: ``onnx.printer`` writes names that are not identifiers); the name is group 1 or 2.
+#: A ``{`` opens a tensor's values, which hold no names and are jumped over
+_NAME = re.compile(rf'"([^"\n]*)"|({_WORD})|\{{')
 
 
 def _names(text: str, start: int, end: int) -> Iterator[tuple[str, int]]:
-    """The value names in ``text[start:end]``, with their offsets."""
-    for m in _NAME.finditer(text, start, end):
+    """The value names in ``text[start:end]``, with their offsets; tensor values skipped."""
+    at = start
+    while True:
+        m = _NAME.search(text, at, end)
+        if m is None:
+            return
+        if m.group(0) == "{":
+            at = _skip_balanced(text, m.start())
+            continue
+        at = m.end()
         k = 1 if m.group(1) is not None else 2
         yield m.group(k), m.start(k)
 
@@ -283,7 +292,7 @@ def _skip_attributes(text: str, at: int) -> int:
 
 
 #: the characters ``_skip_balanced`` stops at; anything else (numbers, names) is jumped over
-_BRACKETS = re.compile(r'["(<{\[)>}\]]|=>')
+_BRACKETS = re.compile(r'["(<{\[)>}\]=]')
 
 
 def _skip_balanced(text: str, at: int) -> int:
@@ -304,8 +313,9 @@ def _skip_balanced(text: str, at: int) -> int:
             if close < 0:
                 return len(text)
             i = close + 1
-        elif ch == "=>":
-            continue  # the arrow of a subgraph signature is not a closing bracket
+        elif ch == "=":
+            if text.startswith(">", i):
+                i += 1  # the arrow of a subgraph signature is not a closing bracket
         elif ch in "(<{[":
             depth += 1
         else:

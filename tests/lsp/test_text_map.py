@@ -110,3 +110,23 @@ def test_a_second_map_of_a_document_compiles_no_node_pattern(
     again = map_text_source(text, index)
     assert compiled == []  # the next keystroke's map reuses them
     assert again.nodes == first.nodes and again.tokens == first.tokens
+
+
+def test_tensor_values_in_the_header_are_not_read_as_names() -> None:
+    # the string value "y" names the graph output: only the output itself is its token
+    text = """<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) <string[1] s = {"y"}, float[2] w = {1, 2}> {
+   [add] y = Add (x, w)
+}
+"""
+    index = ModelIndex(onnx.parser.parse_model(text))
+    smap = map_text_source(text, index)
+    header = [(t.name, t.role, t.start) for t in smap.tokens if t.line == 1]
+    line = text.split("\n")[1]
+    assert header == [
+        ("x", "graph-input", line.index("x)")),
+        ("y", "graph-output", line.index("y)")),
+        ("s", "initializer", line.index("s =")),
+        ("w", "initializer", line.index("w =")),
+    ]
+    assert smap.nodes["main/add"].line == 2
