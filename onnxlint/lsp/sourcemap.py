@@ -17,7 +17,9 @@ lines).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -163,7 +165,28 @@ class SourceMap:
 # The user's own ONNX text
 
 
+#: node patterns kept compiled (``_node_pattern``): a 10k-node document's, with room to edit
+NODE_PATTERNS = 20_000
 _WORD = r"[A-Za-z_][A-Za-z0-9_.\-/:]*"
+#: a value name as the text spells it: a bare word, or quoted (``"/layers.0/Relu_1"``, as
+#: ``onnx.printer`` writes names that are not identifiers); the name is group 1 or 2.
+#: A ``{`` opens a tensor's values, which hold no names and are jumped over
+_NAME = re.compile(rf'"([^"\n]*)"|({_WORD})|\{{')
+
+
+def _names(text: str, start: int, end: int) -> Iterator[tuple[str, int]]:
+    """The value names in ``text[start:end]``, with their offsets; tensor values skipped."""
+    at = start
+    while True:
+        m = _NAME.search(text, at, end)
+        if m is None:
+            return
+        if m.group(0) == "{":
+            at = _skip_balanced(text, m.start())
+            continue
+        at = m.end()
+        k = 1 if m.group(1) is not None else 2
+        yield m.group(k), m.start(k)
 
 
 def map_text_source(text: str, index: ModelIndex) -> SourceMap:
@@ -198,8 +221,9 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
     # graph headers: main first, functions by name later; subgraphs after their parent node
     main = index.main
     if main.proto is not None:
-        _map_graph_header(smap, masked, main, main.proto.name, 0, pos)
-        cursor = line_starts[smap.graphs[main.path].line]
+        # nodes are searched for from the body on: a header's initializer values
+        # (megabytes of numbers) are never scanned once per node
+        cursor = _map_graph_header(smap, masked, main, main.proto.name, 0, pos)
     for ref in index.nodes:
         g = ref.graph
         if g.is_function and g.path not in graph_cursor:
@@ -208,15 +232,10 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
             m = re.search(rf"(?m)^\s*{re.escape(fn.name)}\s*\(", masked[cursor:])
             if m:
                 start = cursor + m.start()
-                _map_graph_header(smap, masked, g, fn.name, start, pos)
-                cursor = start
+                cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
-        outs = [re.escape(o) for o in ref.node.output]
-        name_part = r"(?:\[[^\]]*\]\s*)?"
-        outs_part = r"\s*,\s*".join(f"({o})" for o in outs)
-        op = re.escape(ref.node.op_type)
-        pattern = rf"{name_part}{outs_part}\s*=\s*((?:[A-Za-z_][\w.]*\.)?{op})\b"
-        m = re.compile(pattern).search(masked, cursor)
+        outs = tuple(ref.node.output)
+        m = _node_pattern(outs, ref.node.op_type).search(masked, cursor)
         if m is None:
             continue
         _, col = pos(m.start())
@@ -233,10 +252,9 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
         paren = masked.find("(", after)
         close = masked.find(")", paren) if paren >= 0 else -1
         if paren >= 0 and close >= 0:
-            for im in re.finditer(_WORD, masked[paren + 1 : close]):
-                name = im.group(0)
+            for name, at in _names(masked, paren + 1, close):
                 if name in ref.node.input:
-                    tl, tc = pos(paren + 1 + im.start())
+                    tl, tc = pos(at)
                     smap.tokens.append(
                         Token(name, g.path, tl, tc, tc + len(name), "input", ref.path)
                     )
@@ -250,60 +268,110 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
     return smap
 
 
+@functools.lru_cache(maxsize=NODE_PATTERNS)
+def _node_pattern(outs: tuple[str, ...], op: str) -> re.Pattern[str]:
+    """The text of a node with these outputs and op: ``[name] out, ... = domain.Op``.
+
+    Kept across maps: ``re`` keeps 512 compiled patterns, so a 1k-node document
+    compiled every node's pattern again on each keystroke.
+    """
+    name_part = r"(?:\[[^\]]*\]\s*)?"
+    outs_part = r"\s*,\s*".join(f'"?({re.escape(o)})"?' for o in outs)
+    return re.compile(rf"{name_part}{outs_part}\s*=\s*((?:[A-Za-z_][\w.]*\.)?{re.escape(op)})\b")
+
+
 def _mask_comments(text: str) -> str:
     """Blank out ``#`` comments (same length, so offsets still hold)."""
     return re.sub(r"#[^\n]*", lambda m: " " * len(m.group(0)), text)
 
 
 def _skip_attributes(text: str, at: int) -> int:
-    i = at
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    if i >= len(text) or text[i] != "<":
+    """The offset after a balanced ``<attributes>`` block at ``at`` (whitespace first), else ``at``."""
+    i = _skip_space(text, at)
+    return _skip_balanced(text, i) if text.startswith("<", i) else at
+
+
+#: the characters ``_skip_balanced`` stops at; anything else (numbers, names) is jumped over
+_BRACKETS = re.compile(r'["(<{\[)>}\]=]')
+
+
+def _skip_balanced(text: str, at: int) -> int:
+    """The offset after the bracket that closes the one at ``at`` (quoted text skipped);
+    ``at`` itself when no bracket opens there, the text's end when none closes it."""
+    if at >= len(text) or text[at] not in "(<{[":
         return at
     depth = 0
-    while i < len(text):
-        ch = text[i]
+    i = at
+    while True:
+        m = _BRACKETS.search(text, i)
+        if m is None:
+            return len(text)
+        ch = m.group(0)
+        i = m.end()
         if ch == '"':
-            i = text.find('"', i + 1)
-            if i < 0:
+            close = text.find('"', i)
+            if close < 0:
                 return len(text)
-        elif ch == "=" and text.startswith("=>", i):
-            i += 1  # the arrow of a subgraph signature is not a closing bracket
-        elif ch in "<{[":
+            i = close + 1
+        elif ch == "=":
+            if text.startswith(">", i):
+                i += 1  # the arrow of a subgraph signature is not a closing bracket
+        elif ch in "(<{[":
             depth += 1
-        elif ch in ">}]":
+        else:
             depth -= 1
             if depth == 0:
-                return i + 1
-        i += 1
-    return len(text)
+                return i
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _header_body(text: str, params: int) -> int:
+    """Where the ``{`` of a graph's body is, given the ``(`` of its parameters.
+
+    The header is ``name (inputs) => (outputs) <initializers> {``; inputs may carry
+    values (``float[2] w = {1, 2}``) and initializers megabytes of them, so the
+    brackets are followed rather than the first ``{`` taken. -1 when not found.
+    """
+    at = _skip_space(text, _skip_balanced(text, params))
+    if text.startswith("=>", at):
+        at = _skip_space(text, _skip_balanced(text, _skip_space(text, at + 2)))
+    at = _skip_space(text, _skip_balanced(text, at) if text.startswith("<", at) else at)
+    if text.startswith("{", at):
+        return at
+    return text.find("{", params)  # an unusual header: the first brace, as before
 
 
 def _map_graph_header(
     smap: SourceMap, text: str, g: GraphRef, name: str, start: int, pos: object
-) -> None:
-    """Record a graph's header line and the tokens of its inputs and initializers."""
+) -> int:
+    """Record a graph's header line and the tokens of its inputs and initializers;
+    returns where its body starts (``start`` when the header is not found)."""
     assert callable(pos)
     m = re.compile(rf"\b{re.escape(name or '')}\s*\(").search(text, start) if name else None
     if m is None:
         smap.graphs.setdefault(g.path, GraphEntry(g.path, name or "graph", 0, 0, "graph"))
-        return
-    body = text.find("{", m.end())
+        return start
+    body = _header_body(text, m.end() - 1)
+    begin = body if body >= 0 else m.start()
     end = body if body >= 0 else len(text)
     line, _ = pos(m.start())
     kind = "function" if g.is_function else "graph"
     smap.graphs[g.path] = GraphEntry(g.path, name, line, pos(end)[0], kind)
     defined = {*g.inputs, *g.initializers}
-    for wm in re.finditer(_WORD, text[m.end() : end]):
-        word = wm.group(0)
+    for word, at in _names(text, m.end(), end):
         if word in defined:
-            tl, tc = pos(m.end() + wm.start())
+            tl, tc = pos(at)
             role = (
                 "initializer" if word in g.initializers and word not in g.inputs else "graph-input"
             )
             smap.tokens.append(Token(word, g.path, tl, tc, tc + len(word), role))
             defined.discard(word)
         elif word in g.outputs:
-            tl, tc = pos(m.end() + wm.start())
+            tl, tc = pos(at)
             smap.tokens.append(Token(word, g.path, tl, tc, tc + len(word), "graph-output"))
+    return begin
