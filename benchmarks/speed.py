@@ -363,6 +363,20 @@ def _fmt(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+def _load_remark(mach: dict[str, Any], data: dict[str, Any]) -> str:
+    """What the load averages say about the run's absolute times (the ratios hold either way)."""
+    loads = [mach["load_average"][0], data["load_average_end"][0]]
+    if max(loads) > 0.75 * mach["cores"]:
+        return (
+            "The machine is shared and was loaded by other engineers' work: absolute times "
+            "are inflated and noisy, the ratios within the run are the figures to read."
+        )
+    return (
+        "The machine was quiet (1-minute load under three quarters of the cores at the "
+        "start and the end); the ratios within the run are still the figures to read."
+    )
+
+
 def markdown(data: dict[str, Any]) -> str:
     mach, ver = data["machine"], data["versions"]
     base = data.get("baseline")
@@ -376,9 +390,7 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"Machine: {mach['cpu']}, {mach['cores']} cores, {mach['memory_gib']} GiB, {mach['os']}, "
         f"Python {mach['python']}; load average at start {mach['load_average']}, at end "
-        f"{data['load_average_end']}. The machine is shared and was loaded by other "
-        "engineers' work: absolute times are inflated and noisy, the ratios within the run "
-        "are the figures to read.",
+        f"{data['load_average_end']}. " + _load_remark(mach, data),
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in ver.items() if v),
     ]
