@@ -28,6 +28,7 @@ from onnxlint.modelfile import read as modelfile_read
 from onnxlint.runtime import client
 from onnxlint.tensors import DATALESS_MIN_ELEMENTS
 from tests.conftest import parse
+from tests.performance.test_stages import MODEL as SHAPE_RELU_RESHAPE
 from tests.test_level1_cache import MODEL as LEVEL1_MODEL
 
 #: ORT folds its Shape of a static input: the level-1 graph needs the worker (not inert)
@@ -168,22 +169,12 @@ def test_a_model_proto_is_hashed_once_and_unhashed_when_asked(
     assert measured == []
 
 
-DYNAMIC = """\
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[batch,4] x) => (float[batch,4] y) {
-    s = Shape(x)
-    r = Relu(x)
-    y = Reshape(r, s)
-}
-"""
-
-
 def test_the_what_if_lint_does_not_hash_its_pinned_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(level1.NO_CACHE_ENV, "1")
     path = tmp_path / "dyn.onnx"
-    onnx.save(parse(DYNAMIC), path)
+    onnx.save(parse(SHAPE_RELU_RESHAPE), path)
     calls: list[bool] = []
     real = engine.lint
 
@@ -193,7 +184,7 @@ def test_the_what_if_lint_does_not_hash_its_pinned_copy(
 
     monkeypatch.setattr(engine, "lint", spy)
     report = _lint(path)
-    assert report.what_ifs, "the model's dynamic batch dim should give QNN a what-if"
+    assert report.what_ifs, "the model's dynamic dim should give QNN a what-if"
     assert report.content_hash == hashlib.sha256(path.read_bytes()).hexdigest()
     assert calls == [True, False]  # the user's model, then the pinned copy unhashed
 
