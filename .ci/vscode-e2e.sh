@@ -73,8 +73,17 @@ if [[ ! -x "$cache/node_modules/.bin/code-server" ]]; then
   mv "$cache.partial" "$cache"
 fi
 stamp "code-server ready (workspace: ${ONNXLINT_E2E_WORKSPACE:-small})"
-ONNXLINT_PYTHON="${ONNXLINT_PYTHON:-$repo/.venv/bin/python}" \
-  ARTIFACTS="$repo/test-artifacts/vscode-e2e" \
-  E2E_MODULES="$cache/node_modules" \
-  node run.mjs ../../onnxlint.vsix
+e2e() {
+  ONNXLINT_PYTHON="${ONNXLINT_PYTHON:-$repo/.venv/bin/python}" \
+    ARTIFACTS="$repo/test-artifacts/vscode-e2e" \
+    E2E_MODULES="$cache/node_modules" \
+    node run.mjs ../../onnxlint.vsix
+}
+# A browser driving an editor on a loaded 2-core machine has timing failures of its own:
+# a failed run prints the server's log (run.mjs) and is run once more, from scratch; a
+# failure that repeats fails the job.
+if ! e2e; then
+  stamp "real-editor test failed (its log is above); running it once more"
+  e2e
+fi
 stamp "real-editor test passed"

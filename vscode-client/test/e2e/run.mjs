@@ -155,6 +155,7 @@ async function main() {
     },
   ));
   let browser;
+  let failed = false;
   try {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`, 120_000);
     log(`code-server up on 127.0.0.1:${port}`);
@@ -189,6 +190,9 @@ async function main() {
       if (fullWorkspace) await everyModel(page, expected);
       await featuresInStep(page, expected, ws);
       await missingOnnxlint(page, path.join(userData, "User", "settings.json"));
+    } catch (err) {
+      failed = true;
+      throw err;
     } finally {
       await page.screenshot({ path: path.join(artifacts, "final.png") });
       fs.writeFileSync(path.join(artifacts, "final.html"), await page.content());
@@ -201,6 +205,12 @@ async function main() {
     } catch {
       // no logs (code-server never started): the error that stopped the test says why
     }
+    // CI keeps only what is printed: on a failure, the server's side of the story
+    if (failed) {
+      printServerLog(path.join(userData, "logs"));
+      printTail(path.join(artifacts, "browser-console.log"), 30, "the browser console's errors");
+      printTail(path.join(artifacts, "code-server.log"), 30, "code-server's log");
+    }
     try {
       process.kill(-server.pid, "SIGTERM");
     } catch {
@@ -208,6 +218,41 @@ async function main() {
     }
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+function printTail(file, n, what) {
+  let lines;
+  try {
+    lines = fs.readFileSync(file, "utf8").split("\n");
+  } catch {
+    return;
+  }
+  console.error(`[vscode-e2e] the last ${Math.min(n, lines.length)} lines of ${what}:`);
+  for (const line of lines.slice(-n)) console.error(`  ${line.slice(0, 400)}`);
+}
+
+/** The last lines of the extension's output channel (the server's log) on stderr. */
+function printServerLog(logs) {
+  const found = [];
+  const walk = (dir) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === "onnxlint.log") found.push(p);
+    }
+  };
+  walk(logs);
+  if (found.length === 0) {
+    console.error("[vscode-e2e] no onnxlint output channel log was written");
+    return;
+  }
+  for (const p of found) printTail(p, 80, "the onnxlint output channel");
 }
 
 async function command(page, title) {
