@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-import onnx
-
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
-from onnxlint.loader import TEXT_SUFFIXES, load, load_text
+from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
@@ -285,7 +283,7 @@ def analyse(
         data = read_model_bytes(path, config.limits)
     digest = content_hash(data) if data is not None else ""
     text = ""
-    source: bytes | Path | onnx.ModelProto
+    source: bytes | Path | LoadedModel
     if is_text and data is not None:
         loaded = load_text(data, config.limits, label)
         if loaded.model is None:
@@ -304,7 +302,9 @@ def analyse(
                 config_stamp=stamp,
                 confirm_mode=confirm_mode,
             )
-        source = loaded.model
+        # the engine lints the parsed document as it is: reading, checking and hashing
+        # its ModelProto again cost a fifth of a 10k-node re-lint (docs/performance.md)
+        source = loaded
         text = data.decode("utf-8")  # the loader has checked it is UTF-8
     elif path is not None and (data is None or path.is_file()):
         source = path  # the loader reads it and checks external data against its folder
@@ -336,7 +336,9 @@ def analyse(
     try:
         if index is None:  # the lint itself failed: index the model for the editor features
             model = (
-                source if isinstance(source, onnx.ModelProto) else load(source, config.limits).model
+                source.model
+                if isinstance(source, LoadedModel)
+                else load(source, config.limits).model
             )
             if model is None:
                 return state
