@@ -251,10 +251,22 @@ class LintService:
             # cached confirmations are free to show; sessions only run in ``confirm``
             mode = "cache-only" if settings.confirm else "off"
 
+            # the document's text map before this change: the new map reuses what held
+            before = self.states.get(uri)
+            previous = before.source if before is not None and before.is_text else None
+
             def work() -> ModelState:
                 t0 = time.monotonic()
                 try:
-                    return analyse(uri, path, data, settings, version=version, confirm_mode=mode)
+                    return analyse(
+                        uri,
+                        path,
+                        data,
+                        settings,
+                        version=version,
+                        confirm_mode=mode,
+                        previous=previous,
+                    )
                 finally:
                     self.costs[uri] = time.monotonic() - t0  # the next debounce wait
 

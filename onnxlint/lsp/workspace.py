@@ -264,8 +264,12 @@ def analyse(
     *,
     version: int | None = None,
     confirm_mode: str = "off",
+    previous: SourceMap | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
+
+    ``previous``: the text map of this document before its latest edit; the nodes the
+    edit did not move are taken from it (``map_text_source``).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -346,7 +350,7 @@ def analyse(
         state.index = index
         state.value_types = ValueTypes(index, shapes)
         if is_text:
-            state.source = map_text_source(text, index)
+            state.source = map_text_source(text, index, previous)
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
