@@ -209,10 +209,22 @@ class _Mapped:
     tokens: tuple[Token, ...]
 
 
+@dataclass(frozen=True)
+class _MappedHeader:
+    """What mapping the main graph's header found and read (from the text's start)."""
+
+    key: tuple[object, ...]
+    reach: int
+    body: int
+    entry: GraphEntry
+    tokens: tuple[Token, ...]
+
+
 @dataclass
 class _TextMemo:
     masked: str
     nodes: dict[str, _Mapped]
+    header: _MappedHeader | None = None
 
 
 def _node_key(ref: object) -> tuple[object, ...] | None:
@@ -333,10 +345,28 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
     graph_cursor: dict[str, int] = {}
     # graph headers: main first, functions by name later; subgraphs after their parent node
     main = index.main
+    header: _MappedHeader | None = None
     if main.proto is not None:
         # nodes are searched for from the body on: a header's initializer values
         # (megabytes of numbers) are never scanned once per node
-        cursor = _map_graph_header(smap, masked, main, main.proto.name, 0, pos)
+        hkey = (main.proto.name, tuple(main.inputs), tuple(main.initializers), tuple(main.outputs))
+        known = memo.header if memo is not None else None
+        if (
+            known is not None
+            and reuse is not None
+            and known.key == hkey
+            and known.reach <= reuse.prefix
+        ):
+            # an edit after the header: it reads the same characters from the start
+            smap.graphs[main.path] = known.entry
+            smap.tokens.extend(known.tokens)
+            header, cursor = known, known.body
+        else:
+            read: list[int] = []
+            cursor = _map_graph_header(smap, masked, main, main.proto.name, 0, pos, read)
+            found = smap.graphs.get(main.path)
+            if found is not None:
+                header = _MappedHeader(hkey, read[0], cursor, found, tuple(smap.tokens))
     for ref in index.nodes:
         g = ref.graph
         if g.is_function and g.path not in graph_cursor:
@@ -397,7 +427,7 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
         if key is not None:
             tokens = tuple(smap.tokens[first_token:])
             mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)
-    smap._text_memo = _TextMemo(masked, mapped)
+    smap._text_memo = _TextMemo(masked, mapped, header)
     return smap
 
 
@@ -488,39 +518,53 @@ def _skip_space(text: str, at: int) -> int:
     return at
 
 
-def _header_body(text: str, params: int) -> int:
-    """Where the ``{`` of a graph's body is, given the ``(`` of its parameters.
+def _header_body_reach(text: str, params: int) -> tuple[int, int]:
+    """Where the ``{`` of a graph's body is, given the ``(`` of its parameters (-1: not
+    found), and the offset after the last character read to find it.
 
     The header is ``name (inputs) => (outputs) <initializers> {``; inputs may carry
     values (``float[2] w = {1, 2}``) and initializers megabytes of them, so the
-    brackets are followed rather than the first ``{`` taken. -1 when not found.
+    brackets are followed rather than the first ``{`` taken.
     """
     at = _skip_space(text, _skip_balanced(text, params))
     if text.startswith("=>", at):
         at = _skip_space(text, _skip_balanced(text, _skip_space(text, at + 2)))
     at = _skip_space(text, _skip_balanced(text, at) if text.startswith("<", at) else at)
     if text.startswith("{", at):
-        return at
-    return text.find("{", params)  # an unusual header: the first brace, as before
+        return at, at + 1
+    # an unusual header: the first brace, as before (what was read above may run further)
+    return text.find("{", params), len(text) + 1
 
 
 def _map_graph_header(
-    smap: SourceMap, text: str, g: GraphRef, name: str, start: int, pos: object
+    smap: SourceMap,
+    text: str,
+    g: GraphRef,
+    name: str,
+    start: int,
+    pos: object,
+    reach: list[int] | None = None,
 ) -> int:
     """Record a graph's header line and the tokens of its inputs and initializers;
-    returns where its body starts (``start`` when the header is not found)."""
+    returns where its body starts (``start`` when the header is not found).
+
+    ``reach``: given, it receives the offset after the last character read."""
     assert callable(pos)
     m = re.compile(rf"\b{re.escape(name or '')}\s*\(").search(text, start) if name else None
     if m is None:
         smap.graphs.setdefault(g.path, GraphEntry(g.path, name or "graph", 0, 0, "graph"))
+        if reach is not None:
+            reach.append(len(text) + 1)  # searched to the end
         return start
-    body = _header_body(text, m.end() - 1)
+    body, read = _header_body_reach(text, m.end() - 1)
     begin = body if body >= 0 else m.start()
     end = body if body >= 0 else len(text)
     line, _ = pos(m.start())
     kind = "function" if g.is_function else "graph"
     smap.graphs[g.path] = GraphEntry(g.path, name, line, pos(end)[0], kind)
     defined = {*g.inputs, *g.initializers}
+    if reach is not None:
+        reach.append(max(read, end + 1, _names_reach(text, m.end(), end)))
     for word, at in _names(text, m.end(), end):
         if word in defined:
             tl, tc = pos(at)

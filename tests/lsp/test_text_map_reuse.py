@@ -170,15 +170,27 @@ def test_an_edit_of_one_line_searches_for_the_nodes_around_it(
     monkeypatch.setattr(
         sourcemap, "_node_pattern", lambda outs, op: _Counted(original(outs, op), calls)
     )
+    headers: list[str] = []
+    map_header = sourcemap._map_graph_header
+
+    def counted_header(smap: SourceMap, text: str, g: Any, *args: Any) -> int:
+        headers.append(g.path)
+        return map_header(smap, text, g, *args)
+
+    monkeypatch.setattr(sourcemap, "_map_graph_header", counted_header)
     reused = map_text_source(edited, new_index, previous)
+    # the main graph's header (and its initializers' values) lies before the edit: not read
+    assert "main" not in headers
     # the edited node and its neighbours, and the nodes with bodies (never taken over:
     # their bodies' headers are mapped with them)
     with_bodies = sum(1 for n in new_index.nodes if n.subgraphs)
     assert with_bodies == NODES // 100
     assert 1 <= len(calls) <= 3 + with_bodies
     calls.clear()
+    headers.clear()
     fresh = map_text_source(edited, new_index)
     assert len(calls) == len(new_index.nodes)  # a fresh map searches for every node
+    assert "main" in headers
     _same(reused, fresh)
 
 
