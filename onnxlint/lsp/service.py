@@ -277,7 +277,12 @@ class LintService:
         state.version = version
         timing.finished = time.monotonic()
         if gen is None or self._generation.get(uri) == gen:
+            old = self.states.get(uri)
             self.states[uri] = state
+            if old is not None and old is not state and old.is_text and old.source is not None:
+                # what the text map keeps for the next edit (the masked text, per node
+                # offsets) is only worth it on the latest state; a cached older one maps afresh
+                old.source.forget_edits()
         return state
 
     def _start(

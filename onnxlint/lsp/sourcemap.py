@@ -120,6 +120,11 @@ class SourceMap:
         self._lookup = found
         return found
 
+    def forget_edits(self) -> None:
+        """Drop what ``map_text_source`` kept for mapping the next edit of this text (the
+        next map of an edit from here is then a fresh one, as before any reuse)."""
+        self._text_memo = None
+
     @property
     def lines(self) -> list[str]:
         return self._lookups().lines

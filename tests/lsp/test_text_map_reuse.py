@@ -228,6 +228,9 @@ def test_the_service_maps_an_edit_from_the_documents_previous_map(
         await svc.schedule(uri, doc, delay=0)
         state = svc.states[uri]
         assert given == [None, first]  # the edit was mapped from the previous map
+        # only the latest map keeps what the next edit needs (memory: the masked text)
+        assert first is not None and first._text_memo is None
+        assert state.source is not None and state.source._text_memo is not None
         assert state.index is not None and state.source is not None
         _same(state.source, original(buffer["text"], state.index))
         svc.shutdown()
