@@ -271,8 +271,9 @@ class _Reuse:
     Every step of mapping a node reads the masked text forward from its search start
     (``cursor``) up to ``reach``. A node before the edit whose search starts where it
     started before and whose reach ends before the first changed character read the
-    same characters, so it found the same. (The node pattern's only unbounded read,
-    ``[^\]]*`` after a ``[``, stops at the next ``]``: ``reach`` counts it.) A node
+    same characters, so it found the same. (The node pattern's unbounded reads stop at
+    the next ``]`` after a ``[`` (``[^\]]*``) and at the end of the word after the op
+    (a domain's ``[\w.]*``); whitespace runs end at the op: ``reach`` counts them.) A node
     after the edit whose search starts at the same place in the unchanged tail, shifted
     by the edit's length, reads the same characters shifted; the tail is cut at a line
     start, so its columns hold and its lines move by the edit's line count.
@@ -412,7 +413,15 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
         close = masked.find(")", paren) if paren >= 0 else -1
         # read so far: the match and the character after it (``\b``), the brackets the
         # pattern's ``[^\]]*`` may have scanned, the attributes, up to ``(``
-        reach = max(m.end() + 1, after, paren + 1, _bracket_reach(masked, searched_from, m.start()))
+        # and the word the op's ``[\w.]*`` (a domain prefix) may have run on into
+        word = _WORD_RUN.match(masked, m.end())
+        reach = max(
+            m.end() + 1,
+            (word.end() + 1) if word else 0,
+            after,
+            paren + 1,
+            _bracket_reach(masked, searched_from, m.start()),
+        )
         if paren >= 0 and close >= 0:
             for name, at in _names(masked, paren + 1, close):
                 if name in ref.node.input:
@@ -434,6 +443,10 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
             mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)
     smap._text_memo = _TextMemo(masked, mapped, header)
     return smap
+
+
+#: what the node pattern's domain part ``[\w.]*`` reads on from the op's end
+_WORD_RUN = re.compile(r"[\w.]*")
 
 
 def _bracket_reach(text: str, start: int, end: int) -> int:
