@@ -391,24 +391,12 @@ def _plain_results_converter() -> Any:
     return converter
 
 
-async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
-    """Change-on-disk -> publishDiagnostics, and graphView round trips, on a copy of ``model``."""
-    import onnx
+def _bench_client() -> Any:
+    """A pygls client that answers the server's registration and configuration requests."""
     from lsprotocol import types as lsp
     from pygls.lsp.client import LanguageClient
 
-    from onnxlint.lsp.workspace import path_to_uri
-
-    ws = Path(tempfile.mkdtemp(prefix="onnxlint-bench-lsp-"))
-    target = ws / model.name
-    shutil.copyfile(model, target)
-    uri = path_to_uri(target)
-    published: dict[str, float] = {}
     client = LanguageClient("onnxlint-bench", "1", converter_factory=_plain_results_converter)
-
-    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def _diags(ls: Any, params: lsp.PublishDiagnosticsParams) -> None:
-        published[params.uri] = time.perf_counter()
 
     @client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
     def _register(ls: Any, params: Any) -> None:
@@ -417,6 +405,46 @@ async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
     @client.feature(lsp.WORKSPACE_CONFIGURATION)
     def _config(ls: Any, params: Any) -> list[Any]:
         return [{} for _ in params.items]
+
+    return client
+
+
+def _summary(samples: list[float]) -> dict[str, Any]:
+    return {
+        "runs": [round(s, 4) for s in samples],
+        "median_s": round(statistics.median(samples), 4),
+        "min_s": round(min(samples), 4),
+        "max_s": round(max(samples), 4),
+    }
+
+
+async def _stop(client: Any, ws: Path) -> None:
+    """Shut the server down (politely if it still answers) and remove the workspace."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.shutdown_async(None), 10)
+        client.exit(None)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(client.stop(), 10)
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
+    """Change-on-disk -> publishDiagnostics, and graphView round trips, on a copy of ``model``."""
+    import onnx
+    from lsprotocol import types as lsp
+
+    from onnxlint.lsp.workspace import path_to_uri
+
+    ws = Path(tempfile.mkdtemp(prefix="onnxlint-bench-lsp-"))
+    target = ws / model.name
+    shutil.copyfile(model, target)
+    uri = path_to_uri(target)
+    published: dict[str, float] = {}
+    client = _bench_client()
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diags(ls: Any, params: lsp.PublishDiagnosticsParams) -> None:
+        published[params.uri] = time.perf_counter()
 
     async def wait_for(since: float, timeout: float = 300.0) -> float:
         deadline = time.perf_counter() + timeout
@@ -475,18 +503,102 @@ async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
             ("graph_view_after_change", views_after_change),
             ("graph_view_after_change_to_diagnostics", view_diagnostics),
         ):
-            out[key] = {
-                "runs": [round(s, 4) for s in samples],
-                "median_s": round(statistics.median(samples), 4),
-                "min_s": round(min(samples), 4),
-                "max_s": round(max(samples), 4),
-            }
-        await client.shutdown_async(None)
-        client.exit(None)
+            out[key] = _summary(samples)
     finally:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.stop(), 10)
-        shutil.rmtree(ws, ignore_errors=True)
+        await _stop(client, ws)
+    return out
+
+
+def printed_edits(text: str, rounds: int) -> list[str]:
+    """``rounds`` versions of an ONNX text document, each with one node near the middle
+    renamed (a new name per round: the server's cache cannot answer)."""
+    lines = text.split("\n")
+    named = [i for i, line in enumerate(lines) if line.lstrip().startswith("[")]
+    at = named[len(named) // 2] if named else len(lines) // 2
+    out = []
+    for i in range(rounds):
+        edited = list(lines)
+        line = edited[at]
+        close = line.find("]")
+        edited[at] = f"{line[: line.index('[') + 1]}edited_{i}{line[close:]}" if close > 0 else line
+        out.append("\n".join(edited))
+    return out
+
+
+async def lsp_text_latency(
+    model: Path,
+    rounds: int,
+    init_options: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``textDocument/didChange`` sent -> ``publishDiagnostics`` received, on ``model``
+    printed as ONNX text and opened as an editor buffer (what the user sees while editing
+    a ``.onnxtxt``). ``init_options``: the server's settings (none: its defaults, so the
+    figure includes the debounce wait); ``env``: the server's environment (another
+    checkout on ``PYTHONPATH`` for a before/after run)."""
+    import onnx
+    from lsprotocol import types as lsp
+
+    from onnxlint.lsp.workspace import path_to_uri
+
+    ws = Path(tempfile.mkdtemp(prefix="onnxlint-bench-lsp-text-"))
+    target = ws / f"{model.stem}.onnxtxt"
+    text = onnx.printer.to_text(onnx.load(str(model), load_external_data=False))
+    target.write_text(text)
+    uri = path_to_uri(target)
+    published: dict[int, float] = {}
+    client = _bench_client()
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def _diags(ls: Any, params: lsp.PublishDiagnosticsParams) -> None:
+        if params.uri == uri and params.version is not None:
+            published[params.version] = time.perf_counter()
+
+    async def wait_for(version: int, since: float, timeout: float = 300.0) -> float:
+        deadline = time.perf_counter() + timeout
+        while version not in published:
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"no diagnostics for version {version}")
+            await asyncio.sleep(0.001)
+        return published[version] - since
+
+    out: dict[str, Any] = {"chars": len(text), "debounce": "server default (adaptive)"}
+    if init_options and "debounceMs" in init_options:
+        out["debounce"] = f"{init_options['debounceMs']} ms at most"
+    await client.start_io(PY, "-m", "onnxlint", "lsp", env=env)
+    try:
+        await client.initialize_async(
+            lsp.InitializeParams(
+                capabilities=lsp.ClientCapabilities(),
+                root_uri=path_to_uri(ws),
+                workspace_folders=[lsp.WorkspaceFolder(uri=path_to_uri(ws), name="ws")],
+                initialization_options=init_options or {},
+            )
+        )
+        client.initialized(lsp.InitializedParams())
+        t0 = time.perf_counter()
+        client.text_document_did_open(
+            lsp.DidOpenTextDocumentParams(
+                text_document=lsp.TextDocumentItem(
+                    uri=uri, language_id="onnxtxt", version=1, text=text
+                )
+            )
+        )
+        out["open_to_diagnostics_s"] = round(await wait_for(1, t0), 4)
+        changes = []
+        for i, edited in enumerate(printed_edits(text, rounds)):
+            version = i + 2
+            t0 = time.perf_counter()
+            client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=edited)],
+                )
+            )
+            changes.append(await wait_for(version, t0))
+        out["change_to_diagnostics"] = _summary(changes)
+    finally:
+        await _stop(client, ws)
     return out
 
 
@@ -499,6 +611,15 @@ def scenario_lsp(plan: Plan, log: Any) -> dict[str, Any]:
         got = {"error": f"{type(exc).__name__}: {exc}"}
     got["model"] = name
     got["rounds"] = rounds
+    # an edited .onnxtxt buffer, with the server's own debounce (what the user sees)
+    got["text"] = {}
+    for text_model in ("synth_1k", "synth_10k"):
+        if text_model not in plan.models:
+            continue
+        try:
+            got["text"][text_model] = asyncio.run(lsp_text_latency(plan.models[text_model].path, 5))
+        except Exception as exc:
+            got["text"][text_model] = {"error": f"{type(exc).__name__}: {exc}"}
     log(
         f"  lsp            {name:<20} {json.dumps({k: v.get('median_s') if isinstance(v, dict) else v for k, v in got.items()})}"
     )
@@ -759,6 +880,15 @@ def markdown(data: dict[str, Any]) -> str:
             lines.append(
                 f"| start-up to first diagnostics | {_fmt_s(lsp_res['first_diagnostics_s'])} | | |"
             )
+        for text_model, res in (lsp_res.get("text") or {}).items():
+            v = res.get("change_to_diagnostics")
+            if v:
+                lines.append(
+                    f"| .onnxtxt edit of {text_model} -> diagnostics (debounce: {res['debounce']}, "
+                    f"included) | {_fmt_s(v['median_s'])} | {_fmt_s(v['min_s'])} | {_fmt_s(v['max_s'])} |"
+                )
+            elif "error" in res:
+                lines.append(f"| .onnxtxt edit of {text_model} | failed: {res['error']} | | |")
     lines += [
         "",
         "## Every command",

@@ -26,7 +26,9 @@ from onnxlint.rule import Rule, all_rules
 from onnxlint.selection import glob_matches, is_enabled, unknown_selectors
 from onnxlint.suggest import did_you_mean
 
-ModelSource = str | os.PathLike[str] | bytes | onnx.ModelProto
+#: a model to lint: a path, bytes, a ModelProto, or a model the caller already loaded
+#: through ``onnxlint.loader`` (its load findings and hash are used as they are)
+ModelSource = str | os.PathLike[str] | bytes | onnx.ModelProto | LoadedModel
 
 #: metadata key a model may carry to silence codes for itself: "OL301,OL5"
 INLINE_IGNORE_KEY = "onnxlint:ignore"
@@ -190,13 +192,20 @@ def lint(
     ``hash_proto=False``: for a ModelProto onnxlint made itself (a what-if's pinned
     copy), the report's ``content_hash`` stays empty and the model is not serialised
     to be hashed.
+
+    ``source`` may be a :class:`~onnxlint.loader.LoadedModel` that ``onnxlint.loader``
+    returned (the language server's parsed text document): it is linted as it is, not
+    read, checked and hashed a second time (``hash_proto`` does not apply).
     """
     config = config or Config()
     ep_names = list(eps if eps is not None else config.eps)
     profiles = resolve_eps(ep_names, config)
     rules = instantiate_rules(config)
     plan = plan_lint(config, profiles, rules, partition_summary)
-    loaded = load(source, config.limits, hash_proto=hash_proto)
+    if isinstance(source, LoadedModel):
+        loaded = source
+    else:
+        loaded = load(source, config.limits, hash_proto=hash_proto)
     label = path_label or (str(loaded.path) if loaded.path else None)
     report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
     diagnostics = list(loaded.diagnostics)

@@ -153,11 +153,29 @@ def _memos(eps: Sequence[Profile], cap: int) -> tuple[_Exact, _ByClass]:
     # the entry holds its profiles: while it lives, no other object can have their ids
     kept = _KEPT.get(key)
     if kept is None:
+        _drop_superseded(cap, eps)
         kept = _KEPT[key] = (tuple(eps), {}, {})
     if len(kept[1]) + len(kept[2]) > KEPT_LIMIT:
         kept[1].clear()
         kept[2].clear()
     return kept[1], kept[2]
+
+
+#: EP lists whose memos are kept at most (then the oldest list's are dropped)
+KEPT_LISTS = 8
+
+
+def _drop_superseded(cap: int, eps: Sequence[Profile]) -> None:
+    """Before memos for new profile objects are kept: drop those of profiles with the same
+    ids (a user profile loaded again after its file changed: the old objects and their
+    verdicts would never be asked again), and the oldest lists past ``KEPT_LISTS``."""
+    assert _KEPT is not None
+    ids = [p.id for p in eps]
+    for key, (profiles, _, _) in list(_KEPT.items()):
+        if key[0] == cap and [p.id for p in profiles] == ids:
+            del _KEPT[key]
+    while len(_KEPT) >= KEPT_LISTS:
+        del _KEPT[next(iter(_KEPT))]
 
 
 def _verdicts(

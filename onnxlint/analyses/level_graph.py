@@ -6,6 +6,8 @@ nodes ORT partitions in ORT's topological order (cached on first use).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -159,9 +161,32 @@ def is_constant_node(node: NodeRef) -> bool:
     return node.op_type == "Constant" and node.domain == "ai.onnx"
 
 
+#: ``text_ranks`` per index, with the node and graph counts it was computed at: both
+#: levels of a lint map to the same index (the model as written), so it is walked once
+_RANKS: weakref.WeakKeyDictionary[ModelIndex, tuple[int, int, dict[str, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+_RANKS_LOCK = threading.Lock()
+
+
 def text_ranks(index: ModelIndex) -> dict[str, int]:
     """Node path -> place top-down in the model as written: a graph's nodes in file order,
-    each followed by the nodes of its bodies (as ONNX text and the graph view print them)."""
+    each followed by the nodes of its bodies (as ONNX text and the graph view print them).
+
+    Computed once per index (and again if nodes or graphs were added to it); the dict is
+    shared, so callers only read it."""
+    stamp = (len(index.nodes), len(index.graphs))
+    with _RANKS_LOCK:
+        hit = _RANKS.get(index)
+    if hit is not None and hit[:2] == stamp:
+        return hit[2]
+    ranks = _text_ranks(index)
+    with _RANKS_LOCK:
+        _RANKS[index] = (*stamp, ranks)
+    return ranks
+
+
+def _text_ranks(index: ModelIndex) -> dict[str, int]:
     bodies: dict[int, list[GraphRef]] = {}
     for g in index.graphs:
         if g.parent is not None and not g.is_function:

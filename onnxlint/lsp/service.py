@@ -1,7 +1,8 @@
 """Linting off the request loop: debounced per URI, stale runs dropped, results cached.
 
 The server's asyncio loop never lints. ``LintService.schedule(uri)`` starts (or
-restarts) a per-URI task that waits for the debounce delay, then runs
+restarts) a per-URI task that waits for the debounce delay (proportional to what the
+last lint of that URI cost, ``debounce_wait``; the setting is the most), then runs
 ``workspace.analyse`` in a worker thread. A newer schedule for the same URI
 cancels the waiting task; a run already in the worker finishes, but its result
 is dropped when a newer generation exists ("cancel stale runs"). Results are
@@ -59,6 +60,27 @@ VIEW_CACHE_SIZE = 4
 VIEW_CACHE_NODES = 40_000
 #: superseded runs ``settle`` follows before it gives up (a change per run, endlessly)
 SETTLE_ROUNDS = 20
+#: a document whose last lint took less than this is linted without a debounce wait: a
+#: run superseded by the next keystroke costs the worker less than any wait would
+NO_WAIT_BELOW_S = 0.05
+#: otherwise the wait is this share of the last lint's time, at most ``debounce_ms``
+WAIT_SHARE = 0.5
+
+
+def debounce_wait(last_cost: float | None, debounce_ms: int) -> float:
+    """Seconds to wait after a change before linting a document whose last lint took
+    ``last_cost`` seconds (None: not linted yet, the whole ``debounce_ms``).
+
+    The wait only saves the worker from runs that a further keystroke makes stale, so it
+    is proportional to what such a run costs: none for a document that lints in a few
+    milliseconds, a short one for a big model; ``debounce_ms`` (the setting) is the most.
+    """
+    cap = debounce_ms / 1000
+    if last_cost is None:
+        return cap
+    if last_cost < NO_WAIT_BELOW_S:
+        return 0.0
+    return min(cap, WAIT_SHARE * last_cost)
 
 
 @dataclass
@@ -68,6 +90,8 @@ class Timing:
     scheduled: float
     started: float = 0.0
     finished: float = 0.0
+    #: the debounce wait this run was given (``debounce_wait``)
+    wait: float = 0.0
 
 
 class LintService:
@@ -84,6 +108,8 @@ class LintService:
         self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="onnxlint-lint")
         self.states: dict[str, ModelState] = {}
         self.timings: dict[str, Timing] = {}
+        #: seconds the last analysis of each URI took in the worker (cache hits aside)
+        self.costs: dict[str, float] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._confirms: dict[str, asyncio.Task[None]] = {}
         self._generation: dict[str, int] = {}
@@ -107,8 +133,11 @@ class LintService:
             old = tasks.get(uri)
             if old is not None and not old.done():
                 old.cancel()
-        wait = self.settings.debounce_ms / 1000 if delay is None else delay
-        self.timings[uri] = Timing(scheduled=time.monotonic())
+        if delay is None:
+            wait = debounce_wait(self.costs.get(uri), self.settings.debounce_ms)
+        else:
+            wait = delay
+        self.timings[uri] = Timing(scheduled=time.monotonic(), wait=wait)
         task = asyncio.get_running_loop().create_task(self._run(uri, path, gen, wait))
         self._tasks[uri] = task
         return task
@@ -221,16 +250,39 @@ class LintService:
                 return None
             # cached confirmations are free to show; sessions only run in ``confirm``
             mode = "cache-only" if settings.confirm else "off"
-            run = self._start(
-                key, lambda: analyse(uri, path, data, settings, version=version, confirm_mode=mode)
-            )
+
+            # the document's text map before this change: the new map reuses what held
+            before = self.states.get(uri)
+            previous = before.source if before is not None and before.is_text else None
+
+            def work() -> ModelState:
+                t0 = time.monotonic()
+                try:
+                    return analyse(
+                        uri,
+                        path,
+                        data,
+                        settings,
+                        version=version,
+                        confirm_mode=mode,
+                        previous=previous,
+                    )
+                finally:
+                    self.costs[uri] = time.monotonic() - t0  # the next debounce wait
+
+            run = self._start(key, work)
             # shielded: a caller cancelled by a newer change must not cancel the run that
             # another caller (a view request, the next change with the same bytes) awaits
             state = await asyncio.shield(run)
         state.version = version
         timing.finished = time.monotonic()
         if gen is None or self._generation.get(uri) == gen:
+            old = self.states.get(uri)
             self.states[uri] = state
+            if old is not None and old is not state and old.is_text and old.source is not None:
+                # what the text map keeps for the next edit (the masked text, per node
+                # offsets) is only worth it on the latest state; a cached older one maps afresh
+                old.source.forget_edits()
         return state
 
     def _start(

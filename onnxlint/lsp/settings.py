@@ -28,7 +28,9 @@ class Settings:
     confirm: bool = False
     #: how the client starts the server; the server only reports it back
     server_command: tuple[str, ...] = ()
-    #: milliseconds between the last change and the lint run of a URI
+    #: the most milliseconds between the last change and the lint run of a URI: the wait
+    #: is proportional to the last lint's time (``service.debounce_wait``), none for a
+    #: document that lints in a few milliseconds
     debounce_ms: int = 300
     #: list hints and export-hygiene information in the Problems panel
     show_hints: bool = False

@@ -17,6 +17,7 @@ lines).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Iterator
@@ -90,6 +91,8 @@ class SourceMap:
     outer: dict[str, str | None] = field(default_factory=dict)
     #: lookup tables over ``tokens`` and ``text``, built on first use (see ``_lookups``)
     _lookup: _Lookups | None = field(default=None, init=False, repr=False, compare=False)
+    #: what ``map_text_source`` found per node, for the map of the next edit of the text
+    _text_memo: _TextMemo | None = field(default=None, init=False, repr=False, compare=False)
 
     def _lookups(self) -> _Lookups:
         """Tables keyed by line, (node, name) and (graph, name), in token order.
@@ -116,6 +119,11 @@ class SourceMap:
         )
         self._lookup = found
         return found
+
+    def forget_edits(self) -> None:
+        """Drop what ``map_text_source`` kept for mapping the next edit of this text (the
+        next map of an edit from here is then a fresh one, as before any reuse)."""
+        self._text_memo = None
 
     @property
     def lines(self) -> list[str]:
@@ -189,7 +197,128 @@ def _names(text: str, start: int, end: int) -> Iterator[tuple[str, int]]:
         yield m.group(k), m.start(k)
 
 
-def map_text_source(text: str, index: ModelIndex) -> SourceMap:
+@dataclass(frozen=True)
+class _Mapped:
+    """What mapping one node (without subgraphs) found and read, kept for the next map of
+    an edited text (``map_text_source(previous=...)``): offsets into the masked text."""
+
+    #: what the search depended on besides the text: graph, outputs, op, inputs
+    key: tuple[object, ...]
+    #: where the search started (the previous node's end) and the offset after the last
+    #: character any step of the mapping read
+    cursor: int
+    reach: int
+    #: where the next node's search starts (this node's match end)
+    after: int
+    entry: NodeEntry
+    tokens: tuple[Token, ...]
+
+
+@dataclass(frozen=True)
+class _MappedHeader:
+    """What mapping the main graph's header found and read (from the text's start)."""
+
+    key: tuple[object, ...]
+    reach: int
+    body: int
+    entry: GraphEntry
+    tokens: tuple[Token, ...]
+
+
+@dataclass
+class _TextMemo:
+    masked: str
+    nodes: dict[str, _Mapped]
+    header: _MappedHeader | None = None
+
+
+def _node_key(ref: object) -> tuple[object, ...] | None:
+    """What a node's mapping depends on besides the text; None: not reused (subgraphs)."""
+    node = ref.node  # type: ignore[attr-defined]
+    if ref.subgraphs:  # type: ignore[attr-defined]
+        return None
+    return (ref.graph.path, tuple(node.output), node.op_type, tuple(node.input))  # type: ignore[attr-defined]
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (slices compared in C, halving)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """The length of the longest common suffix, at most ``limit``."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class _Reuse:
+    r"""Which of a previous map's nodes hold in the edited text, exactly as a fresh search
+    would find them.
+
+    Every step of mapping a node reads the masked text forward from its search start
+    (``cursor``) up to ``reach``. A node before the edit whose search starts where it
+    started before and whose reach ends before the first changed character read the
+    same characters, so it found the same. (The node pattern's unbounded reads stop at
+    the next ``]`` after a ``[`` (``[^\]]*``) and at the end of the word after the op
+    (a domain's ``[\w.]*``); whitespace runs end at the op: ``reach`` counts them.) A node
+    after the edit whose search starts at the same place in the unchanged tail, shifted
+    by the edit's length, reads the same characters shifted; the tail is cut at a line
+    start, so its columns hold and its lines move by the edit's line count.
+    """
+
+    def __init__(self, memo: _TextMemo, masked: str) -> None:
+        old = memo.masked
+        self.nodes = memo.nodes
+        self.prefix = _common_prefix(old, masked)
+        tail = _common_suffix(old, masked, min(len(old), len(masked)) - self.prefix)
+        # the tail from its first line start: a newline of the common part, so the
+        # same in both texts
+        nl = old.find("\n", len(old) - tail)
+        self.shift = len(masked) - len(old)
+        if tail == 0 or nl < 0:
+            self.tail_start = len(old) + 1  # nothing after the edit is reused
+            self.lines = 0
+        else:
+            self.tail_start = nl + 1
+            self.lines = masked.count("\n", 0, nl + 1 + self.shift) - old.count("\n", 0, nl + 1)
+
+    def node(self, path: str, key: tuple[object, ...], cursor: int) -> _Mapped | None:
+        """The previous mapping of the node at ``path`` if it holds (shifted), else None."""
+        was = self.nodes.get(path)
+        if was is None or was.key != key:
+            return None
+        if was.cursor == cursor and was.reach <= self.prefix:
+            return was
+        if was.cursor > self.tail_start and was.cursor + self.shift == cursor:
+            if not self.lines and not self.shift:
+                return was
+            return _shifted(was, self.shift, self.lines)
+        return None
+
+
+def _shifted(was: _Mapped, shift: int, lines: int) -> _Mapped:
+    e = was.entry
+    entry = NodeEntry(
+        e.path, e.graph, e.line + lines, e.op_start, e.op_end, e.start, e.end_line + lines
+    )
+    tokens = tuple(t._replace(line=t.line + lines) for t in was.tokens)
+    return _Mapped(was.key, was.cursor + shift, was.reach + shift, was.after + shift, entry, tokens)
+
+
+def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = None) -> SourceMap:
     """Locate the nodes and values of a parsed ``.onnxtxt`` model in its source text.
 
     The parser keeps nodes in source order and ``index.nodes`` lists them
@@ -197,6 +326,11 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
     too; so each node is searched for after the previous one. A node that cannot
     be found (exotic spelling) is left out of the map: its diagnostics then sit
     on the graph's first line.
+
+    ``previous``: the map of the text before an edit. The nodes before and after the
+    edited part that a search would find where they were are taken from it (``_Reuse``
+    says when that holds), so an edit maps the nodes around it only; the result is the
+    map a fresh search gives (``tests/lsp/test_text_map_reuse.py``).
     """
     smap = SourceMap(text=text)
     for g in index.graphs:
@@ -206,24 +340,39 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
         line_starts.append(newline.end())
 
     def pos(offset: int) -> tuple[int, int]:
-        lo, hi = 0, len(line_starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if line_starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo, offset - line_starts[lo]
+        line = bisect.bisect_right(line_starts, offset) - 1
+        return line, offset - line_starts[line]
 
     masked = _mask_comments(text)
+    memo = previous._text_memo if previous is not None else None
+    reuse = _Reuse(memo, masked) if memo is not None else None
+    mapped: dict[str, _Mapped] = {}
     cursor = 0
     graph_cursor: dict[str, int] = {}
     # graph headers: main first, functions by name later; subgraphs after their parent node
     main = index.main
+    header: _MappedHeader | None = None
     if main.proto is not None:
         # nodes are searched for from the body on: a header's initializer values
         # (megabytes of numbers) are never scanned once per node
-        cursor = _map_graph_header(smap, masked, main, main.proto.name, 0, pos)
+        hkey = (main.proto.name, tuple(main.inputs), tuple(main.initializers), tuple(main.outputs))
+        known = memo.header if memo is not None else None
+        if (
+            known is not None
+            and reuse is not None
+            and known.key == hkey
+            and known.reach <= reuse.prefix
+        ):
+            # an edit after the header: it reads the same characters from the start
+            smap.graphs[main.path] = known.entry
+            smap.tokens.extend(known.tokens)
+            header, cursor = known, known.body
+        else:
+            read: list[int] = []
+            cursor = _map_graph_header(smap, masked, main, main.proto.name, 0, pos, read)
+            found = smap.graphs.get(main.path)
+            if found is not None:
+                header = _MappedHeader(hkey, read[0], cursor, found, tuple(smap.tokens))
     for ref in index.nodes:
         g = ref.graph
         if g.is_function and g.path not in graph_cursor:
@@ -234,10 +383,21 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
                 start = cursor + m.start()
                 cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
+        key = _node_key(ref)
+        if key is not None and reuse is not None:
+            was = reuse.node(ref.path, key, cursor)
+            if was is not None:
+                smap.nodes[ref.path] = was.entry
+                smap.tokens.extend(was.tokens)
+                mapped[ref.path] = was
+                cursor = was.after
+                continue
         outs = tuple(ref.node.output)
+        searched_from = cursor
         m = _node_pattern(outs, ref.node.op_type).search(masked, cursor)
         if m is None:
             continue
+        first_token = len(smap.tokens)
         _, col = pos(m.start())
         op_line, op_col = pos(m.start(len(outs) + 1))
         op_len = len(m.group(len(outs) + 1))
@@ -251,6 +411,17 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
         after = _skip_attributes(masked, after)
         paren = masked.find("(", after)
         close = masked.find(")", paren) if paren >= 0 else -1
+        # read so far: the match and the character after it (``\b``), the brackets the
+        # pattern's ``[^\]]*`` may have scanned, the attributes, up to ``(``
+        # and the word the op's ``[\w.]*`` (a domain prefix) may have run on into
+        word = _WORD_RUN.match(masked, m.end())
+        reach = max(
+            m.end() + 1,
+            (word.end() + 1) if word else 0,
+            after,
+            paren + 1,
+            _bracket_reach(masked, searched_from, m.start()),
+        )
         if paren >= 0 and close >= 0:
             for name, at in _names(masked, paren + 1, close):
                 if name in ref.node.input:
@@ -259,13 +430,48 @@ def map_text_source(text: str, index: ModelIndex) -> SourceMap:
                         Token(name, g.path, tl, tc, tc + len(name), "input", ref.path)
                     )
             entry.end_line = pos(close)[0]
+            reach = max(reach, close + 1, _names_reach(masked, paren + 1, close))
         else:
             entry.end_line = entry.line
+            reach = len(masked) + 1  # searched to the end: never reused before an edit
         for sub in ref.subgraphs.values():
             if sub.proto is not None:
                 _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)
         cursor = m.end()
+        if key is not None:
+            tokens = tuple(smap.tokens[first_token:])
+            mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)
+    smap._text_memo = _TextMemo(masked, mapped, header)
     return smap
+
+
+#: what the node pattern's domain part ``[\w.]*`` reads on from the op's end
+_WORD_RUN = re.compile(r"[\w.]*")
+
+
+def _bracket_reach(text: str, start: int, end: int) -> int:
+    r"""How far the node pattern's ``\[[^\]]*\]`` may have read when tried at each
+    ``[`` in ``text[start:end]``: past the ``]`` that follows the last of them."""
+    last = text.rfind("[", start, end)
+    if last < 0:
+        return 0
+    close = text.find("]", last)
+    return len(text) + 1 if close < 0 else close + 1
+
+
+def _names_reach(text: str, start: int, end: int) -> int:
+    """How far ``_names(text, start, end)`` reads: tensor values it jumps over may run
+    past ``end``."""
+    reach = end
+    at = start
+    while True:
+        brace = text.find("{", at, end)
+        if brace < 0:
+            return reach
+        at = _skip_balanced(text, brace)
+        reach = max(reach, at)
+        if at >= end:
+            return reach
 
 
 @functools.lru_cache(maxsize=NODE_PATTERNS)
@@ -330,39 +536,53 @@ def _skip_space(text: str, at: int) -> int:
     return at
 
 
-def _header_body(text: str, params: int) -> int:
-    """Where the ``{`` of a graph's body is, given the ``(`` of its parameters.
+def _header_body_reach(text: str, params: int) -> tuple[int, int]:
+    """Where the ``{`` of a graph's body is, given the ``(`` of its parameters (-1: not
+    found), and the offset after the last character read to find it.
 
     The header is ``name (inputs) => (outputs) <initializers> {``; inputs may carry
     values (``float[2] w = {1, 2}``) and initializers megabytes of them, so the
-    brackets are followed rather than the first ``{`` taken. -1 when not found.
+    brackets are followed rather than the first ``{`` taken.
     """
     at = _skip_space(text, _skip_balanced(text, params))
     if text.startswith("=>", at):
         at = _skip_space(text, _skip_balanced(text, _skip_space(text, at + 2)))
     at = _skip_space(text, _skip_balanced(text, at) if text.startswith("<", at) else at)
     if text.startswith("{", at):
-        return at
-    return text.find("{", params)  # an unusual header: the first brace, as before
+        return at, at + 1
+    # an unusual header: the first brace, as before (what was read above may run further)
+    return text.find("{", params), len(text) + 1
 
 
 def _map_graph_header(
-    smap: SourceMap, text: str, g: GraphRef, name: str, start: int, pos: object
+    smap: SourceMap,
+    text: str,
+    g: GraphRef,
+    name: str,
+    start: int,
+    pos: object,
+    reach: list[int] | None = None,
 ) -> int:
     """Record a graph's header line and the tokens of its inputs and initializers;
-    returns where its body starts (``start`` when the header is not found)."""
+    returns where its body starts (``start`` when the header is not found).
+
+    ``reach``: given, it receives the offset after the last character read."""
     assert callable(pos)
     m = re.compile(rf"\b{re.escape(name or '')}\s*\(").search(text, start) if name else None
     if m is None:
         smap.graphs.setdefault(g.path, GraphEntry(g.path, name or "graph", 0, 0, "graph"))
+        if reach is not None:
+            reach.append(len(text) + 1)  # searched to the end
         return start
-    body = _header_body(text, m.end() - 1)
+    body, read = _header_body_reach(text, m.end() - 1)
     begin = body if body >= 0 else m.start()
     end = body if body >= 0 else len(text)
     line, _ = pos(m.start())
     kind = "function" if g.is_function else "graph"
     smap.graphs[g.path] = GraphEntry(g.path, name, line, pos(end)[0], kind)
     defined = {*g.inputs, *g.initializers}
+    if reach is not None:
+        reach.append(max(read, end + 1, _names_reach(text, m.end(), end)))
     for word, at in _names(text, m.end(), end):
         if word in defined:
             tl, tc = pos(at)

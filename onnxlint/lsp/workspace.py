@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
-import onnx
-
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
-from onnxlint.loader import TEXT_SUFFIXES, load, load_text
+from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
@@ -266,8 +264,12 @@ def analyse(
     *,
     version: int | None = None,
     confirm_mode: str = "off",
+    previous: SourceMap | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
+
+    ``previous``: the text map of this document before its latest edit; the nodes the
+    edit did not move are taken from it (``map_text_source``).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -285,7 +287,7 @@ def analyse(
         data = read_model_bytes(path, config.limits)
     digest = content_hash(data) if data is not None else ""
     text = ""
-    source: bytes | Path | onnx.ModelProto
+    source: bytes | Path | LoadedModel
     if is_text and data is not None:
         loaded = load_text(data, config.limits, label)
         if loaded.model is None:
@@ -304,7 +306,9 @@ def analyse(
                 config_stamp=stamp,
                 confirm_mode=confirm_mode,
             )
-        source = loaded.model
+        # the engine lints the parsed document as it is: reading, checking and hashing
+        # its ModelProto again cost a fifth of a 10k-node re-lint (docs/performance.md)
+        source = loaded
         text = data.decode("utf-8")  # the loader has checked it is UTF-8
     elif path is not None and (data is None or path.is_file()):
         source = path  # the loader reads it and checks external data against its folder
@@ -336,7 +340,9 @@ def analyse(
     try:
         if index is None:  # the lint itself failed: index the model for the editor features
             model = (
-                source if isinstance(source, onnx.ModelProto) else load(source, config.limits).model
+                source.model
+                if isinstance(source, LoadedModel)
+                else load(source, config.limits).model
             )
             if model is None:
                 return state
@@ -344,7 +350,7 @@ def analyse(
         state.index = index
         state.value_types = ValueTypes(index, shapes)
         if is_text:
-            state.source = map_text_source(text, index)
+            state.source = map_text_source(text, index, previous)
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state

@@ -1,0 +1,54 @@
+"""The language-server benchmark's edited ``.onnxtxt`` buffers (``python -m benchmarks
+--only lsp``): each round's document parses, differs from the others in one line (so
+the server's cache cannot answer), and the results table says the debounce is in."""
+
+from __future__ import annotations
+
+import onnx
+
+from benchmarks.__main__ import markdown, printed_edits
+from onnxlint.limits import Limits
+from onnxlint.loader import load_text
+from tests.lsp.models import NESTED
+
+
+def test_each_round_renames_one_node_of_a_document_that_parses() -> None:
+    text = onnx.printer.to_text(load_text(NESTED.encode(), Limits()).model)  # type: ignore[arg-type]
+    edits = printed_edits(text, 3)
+    assert len(set(edits)) == 3 and text not in edits
+    for edited in edits:
+        assert not load_text(edited.encode(), Limits()).fatal
+        changed = [a for a, b in zip(text.split("\n"), edited.split("\n"), strict=True) if a != b]
+        assert len(changed) == 1 and "edited_" in edited
+
+
+def test_the_results_table_says_the_debounce_is_included() -> None:
+    text_result = {
+        "debounce": "server default (adaptive)",
+        "change_to_diagnostics": {"median_s": 0.5, "min_s": 0.4, "max_s": 0.6, "runs": []},
+    }
+    data = {
+        "mode": "quick",
+        "started": "",
+        "finished": "",
+        "duration_s": 0,
+        "machine": {
+            "cpu": "cpu",
+            "cores": 2,
+            "memory_gib": 1.0,
+            "os": "os",
+            "python": "3",
+            "load_average": [0, 0, 0],
+        },
+        "load_average_end": [0, 0, 0],
+        "versions": {},
+        "corpus": {},
+        "targets": [],
+        "ratios": [],
+        "scaling": [],
+        "measurements": [],
+        "lsp": {"model": "synth_10k", "rounds": 3, "text": {"synth_1k": text_result}},
+    }
+    md = markdown(data)
+    row = next(line for line in md.split("\n") if "synth_1k" in line and "onnxtxt" in line)
+    assert "server default (adaptive), included" in row and "| 500 ms | 400 ms | 600 ms |" in row
