@@ -104,7 +104,8 @@ def run_items(
     """Run worker items, restarting the worker after every crash or hang.
 
     ``started`` (with the ``log_dir`` its request names) is a worker already given
-    the first chunk of ``items`` (:class:`PendingRun`); it is used for that chunk.
+    the first chunk of ``items`` (:class:`PendingRun`); it is used for that chunk and
+    is this call's from then on: closed, or kept warm (:func:`keep_warm`).
     """
     results: list[SessionResult | None] = [None] * len(items)
     pending = list(range(len(items)))
@@ -131,6 +132,8 @@ def run_items(
                     results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
                 pending = []
     finally:
+        if started is not None:  # never given its chunk (no items)
+            started.close()
         remove_temp_dir(log_dir)
     return [r for r in results if r is not None]
 
