@@ -120,6 +120,22 @@ _CLEANUP_READY = False
 _TEMP_NAME = re.compile(r"onnxlint-(?:models|worker-logs|level1|compat)-(\d+)-")
 
 
+def _forget_the_parents() -> None:
+    """In a child forked from this process (``-j N``'s lint processes): the workers, the
+    spare and the folders are the parent's, to end and remove; the child forgets them
+    rather than send the spare its requests or kill them at its exit."""
+    global _SPARE, _LIVE_LOCK
+    _LIVE_LOCK = threading.Lock()  # another thread may have held it at the fork
+    _SPARE = None
+    _LIVE.clear()
+    _WORKERS.clear()
+    _TEMP_DIRS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents)
+
+
 def private_temp_dir(kind: str) -> Path:
     """A private temporary folder ``onnxlint-KIND-PID-*`` (``mkdtemp``: mode 0700).
 
