@@ -30,6 +30,7 @@ from onnxlint.runtime.batch import (
     WorkerItem,
     make_request,
     run_items,
+    spare_or_new,
 )
 from onnxlint.runtime.processes import (
     DEFAULT_MEMORY_CAP_MB,
@@ -38,7 +39,6 @@ from onnxlint.runtime.processes import (
     private_temp_dir,
     register_live,
     remove_temp_dir,
-    take_spare,
 )
 from onnxlint.runtime.results import SessionResult
 from onnxlint.runtime.runners import EpSpec, resolve_runner
@@ -232,14 +232,9 @@ class PendingRun:
         self._results: list[SessionResult] | None = None
         register_live(self)  # from here on cancel() (or exit) removes log_dir
         request = make_request(self.items, range(len(self.items)), spec, self.log_dir)
-        spare = take_spare(runner, memory_cap_mb)
-        if spare is not None:
-            spare.send(request)
-            self.worker = spare
-        else:
-            # if it cannot start, result() starts a worker the ordinary way and says why
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                self.worker = Worker(runner, request, memory_cap_mb)
+        # if none can start, result() starts a worker the ordinary way and says why
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            self.worker = spare_or_new(runner, request, memory_cap_mb)
 
     @property
     def running(self) -> bool:

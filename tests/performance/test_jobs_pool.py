@@ -154,7 +154,12 @@ def test_a_warm_folder_with_jobs_starts_no_worker(
 def test_a_cold_folder_with_jobs_starts_one_worker_per_process_before_its_first_lint(
     tmp_path: Path, restore: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from onnxlint import ort_versions
+
     _folder(tmp_path, [10, 20, 30, 40])
+    # every lint process asks ORT's limits too, as a fresh CLI does: the same worker answers
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+    monkeypatch.setattr(ort_versions, "_memo", {})
     log = tmp_path / "events.log"
     lint = engine.lint  # what each file's job calls, in its lint process
 
