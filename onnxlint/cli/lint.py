@@ -304,11 +304,12 @@ def schedule(jobs: list[tuple[Path, Any]]) -> list[int]:
 
 
 def _fork_context() -> Any:
-    """``fork`` where the platform has it (also on Pythons whose default is another start
-    method): a lint process then starts with this process's imports. None: the default."""
+    """``fork`` on Linux (also on Pythons whose default is another start method): a lint
+    process then starts with this process's imports. None (the platform's default)
+    elsewhere: macOS's system libraries are not safe to use in a forked child."""
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not sys.platform.startswith("linux"):
         return None
     return multiprocessing.get_context("fork")
 
