@@ -329,7 +329,7 @@ def worker_likely(
             no_cache=bool(getattr(args, "no_cache", False)),
             assume_dims=[str(d) for d in getattr(args, "assume_dims", None) or []],
         )
-    except (OSError, ValueError):
+    except Exception:  # a head start is an optimization: the run goes on without it
         return False
 
 
