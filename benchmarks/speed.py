@@ -243,10 +243,10 @@ def _folder(
     for tool, root in roots.items():
         for jobs in (1, 2):
             cmds[f"{tool}-j{jobs}"] = lint_cmd(folder, root, None, "-j", str(jobs))
-        if tool == CURRENT:
-            run_child(lint_cmd(folder, root, caches[tool]), 1800)  # fill the cache
-            for jobs in (1, 2):
-                cmds[f"{tool}-warm-j{jobs}"] = lint_cmd(folder, root, caches[tool], "-j", str(jobs))
+        # warm too for the baseline, so that a before/after of -j is a ratio in one run
+        run_child(lint_cmd(folder, root, caches[tool]), 1800)  # fill the cache
+        for jobs in (1, 2):
+            cmds[f"{tool}-warm-j{jobs}"] = lint_cmd(folder, root, caches[tool], "-j", str(jobs))
     return measure_round_robin("folder", f"folder_{n}", cmds, args.folder_repeat, 1800, log)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -246,19 +247,7 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
 def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
     """The reports in the order of ``jobs``; the progress bar moves in completion order."""
     if args.jobs > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        # N lint processes, each waiting for its own ORT level-1 worker rather than
-        # running beside it: N busy processes for -j N, not 2N
-        with ProcessPoolExecutor(max_workers=args.jobs, initializer=lint_process_init) as pool:
-            futures = {pool.submit(_lint_one, f, c): k for k, (f, c) in enumerate(jobs)}
-            done: dict[int, Any] = {}
-            for i, fut in enumerate(as_completed(futures), 1):
-                k = futures[fut]
-                done[k] = fut.result()
-                if show:
-                    show_progress(i, len(jobs), jobs[k][0])
-            return [done[k] for k in range(len(jobs))]
+        return _lint_parallel(args, jobs, show)
     reports = []
     from onnxlint.runtime.processes import set_reuse
 
@@ -275,15 +264,88 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     return reports
 
 
-def lint_process_init() -> None:
+def _lint_parallel(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
+    """``-j N``: N lint processes forked from this one, the largest files first."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # N lint processes, each waiting for its own ORT level-1 worker rather than running
+    # beside it: N busy processes for -j N, not 2N. Forked, they start with what this
+    # process has imported (onnx, the engine, the rules) instead of importing it again.
+    init_args = (worker_likely(args, [f for f, _ in jobs], jobs[0][1].eps),)
+    with ProcessPoolExecutor(
+        max_workers=min(args.jobs, len(jobs)),
+        mp_context=_fork_context(),
+        initializer=lint_process_init,
+        initargs=init_args,
+    ) as pool:
+        futures = {pool.submit(_lint_one, *jobs[k]): k for k in schedule(jobs)}
+        done: dict[int, Any] = {}
+        for i, fut in enumerate(as_completed(futures), 1):
+            k = futures[fut]
+            done[k] = fut.result()
+            if show:
+                show_progress(i, len(jobs), jobs[k][0])
+        return [done[k] for k in range(len(jobs))]
+
+
+def schedule(jobs: list[tuple[Path, Any]]) -> list[int]:
+    """The order ``-j N`` hands the files out: the largest first (a file's size is the
+    best cheap guess at its lint's length), so that the last files to finish are short
+    ones and no process is left alone with a large model at the end. Ties (and files
+    that cannot be read) keep the command line's order."""
+
+    def size(k: int) -> int:
+        try:
+            return jobs[k][0].stat().st_size
+        except OSError:
+            return 0
+
+    return sorted(range(len(jobs)), key=lambda k: -size(k))
+
+
+def _fork_context() -> Any:
+    """``fork`` on Linux (also on Pythons whose default is another start method): a lint
+    process then starts with this process's imports. None (the platform's default)
+    elsewhere: macOS's system libraries are not safe to use in a forked child."""
+    import multiprocessing
+
+    if not sys.platform.startswith("linux"):
+        return None
+    return multiprocessing.get_context("fork")
+
+
+def worker_likely(
+    args: argparse.Namespace, files: list[Path], configured_eps: Sequence[str] = ()
+) -> bool:
+    """Whether the lint processes of ``-j N`` will likely ask ORT for a level-1 graph
+    (:func:`onnxlint.analyses.level1.prewarm.likely_cold`); they then start their worker
+    at once (:func:`lint_process_init`). Never raises: a guess, not a decision."""
+    from onnxlint.analyses.level1.prewarm import likely_cold
+
+    try:
+        return likely_cold(
+            files,
+            [str(e) for e in getattr(args, "eps", None) or configured_eps],
+            no_cache=bool(getattr(args, "no_cache", False)),
+            assume_dims=[str(d) for d in getattr(args, "assume_dims", None) or []],
+        )
+    except Exception:  # a head start is an optimization: the run goes on without it
+        return False
+
+
+def lint_process_init(start_worker: bool = False) -> None:
     """A ``-j N`` lint process: its level-1 worker runs while its lint waits (so N lint
-    processes keep N cores busy, not 2N) and stays warm for the process's next file."""
+    processes keep N cores busy, not 2N) and stays warm for the process's next file.
+    ``start_worker``: start that worker now, so that it imports onnxruntime while the
+    first lint loads its model (a cold run: every file needs it)."""
     from multiprocessing.util import Finalize
 
     from onnxlint.analyses.level1 import set_early_start
-    from onnxlint.runtime.processes import drop_spare, set_reuse
+    from onnxlint.runtime.processes import drop_spare, prewarm, set_reuse
 
     set_early_start(False)
     set_reuse(True)
+    if start_worker:
+        prewarm()
     # a pool process exits without atexit handlers: multiprocessing's own finalizers run
     Finalize(None, drop_spare, exitpriority=10)

@@ -859,6 +859,17 @@ def run_compat(ep: dict[str, Any], item: dict[str, Any], log_path: str) -> dict[
     return res
 
 
+def _discard_side_file(output_path: str, name: str) -> None:
+    """Point the side file of folded weights at the null device, so that ORT's writes of
+    them cost nothing (hundreds of MB for a model whose weights come from
+    ConstantOfShape). ORT names it relative to the optimized model's folder, a private
+    one; where no link can be made, ORT writes a real file, as without this."""
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        os.symlink(os.devnull, os.path.join(os.path.dirname(output_path), name))
+
+
 def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
     """Write the optimized graph with the CPU EP only.
 
@@ -882,6 +893,8 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
                     "session.optimized_model_external_initializers_min_size_in_bytes",
                     str(int(item.get("external_min_bytes", 1024))),
                 )
+                if item.get("discard_external"):
+                    _discard_side_file(item["output_path"], str(item["external_initializers"]))
             _inject_fault(item.get("fault"))
             t0 = time.perf_counter()
             ort.InferenceSession(item["model_path"], so, providers=["CPUExecutionProvider"])

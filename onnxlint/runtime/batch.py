@@ -24,6 +24,7 @@ from onnxlint.runtime.processes import (
     keep_warm,
     private_temp_dir,
     remove_temp_dir,
+    take_spare,
 )
 from onnxlint.runtime.results import (
     STATUS_CRASH,
@@ -104,7 +105,8 @@ def run_items(
     """Run worker items, restarting the worker after every crash or hang.
 
     ``started`` (with the ``log_dir`` its request names) is a worker already given
-    the first chunk of ``items`` (:class:`PendingRun`); it is used for that chunk.
+    the first chunk of ``items`` (:class:`PendingRun`); it is used for that chunk and
+    is this call's from then on: closed, or kept warm (:func:`keep_warm`).
     """
     results: list[SessionResult | None] = [None] * len(items)
     pending = list(range(len(items)))
@@ -131,6 +133,8 @@ def run_items(
                     results[i] = _failure(items[i], spec, STATUS_RUNNER, msg)
                 pending = []
     finally:
+        if started is not None:  # never given its chunk (no items)
+            started.close()
         remove_temp_dir(log_dir)
     return [r for r in results if r is not None]
 
@@ -154,6 +158,16 @@ def _failure(
     )
 
 
+def spare_or_new(runner: str, request: dict[str, Any], memory_cap_mb: int | None) -> Worker:
+    """The spare worker (prewarmed, or kept warm by the last request) given ``request``,
+    or a new worker started with it."""
+    spare = take_spare(runner, memory_cap_mb)
+    if spare is None:
+        return Worker(runner, request, memory_cap_mb)
+    spare.send(request)
+    return spare
+
+
 def _run_chunk(
     items: Sequence[WorkerItem],
     chunk: list[int],
@@ -172,7 +186,9 @@ def _run_chunk(
     far as its first item in time, why (no item is blamed for that).
     """
     try:
-        worker = started or Worker(runner, make_request(items, chunk, spec, log_dir), memory_cap_mb)
+        worker = started or spare_or_new(
+            runner, make_request(items, chunk, spec, log_dir), memory_cap_mb
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         msg = f"runner interpreter {runner!r} cannot be started: {why}"

@@ -30,6 +30,7 @@ from onnxlint.runtime.batch import (
     WorkerItem,
     make_request,
     run_items,
+    spare_or_new,
 )
 from onnxlint.runtime.processes import (
     DEFAULT_MEMORY_CAP_MB,
@@ -38,7 +39,6 @@ from onnxlint.runtime.processes import (
     private_temp_dir,
     register_live,
     remove_temp_dir,
-    take_spare,
 )
 from onnxlint.runtime.results import SessionResult
 from onnxlint.runtime.runners import EpSpec, resolve_runner
@@ -179,6 +179,7 @@ def start_optimize(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
     external_initializers: str | None = None,
+    discard_external: bool = False,
 ) -> PendingRun:
     """:func:`optimize_model` started now, in the background; ``.result()`` collects it.
 
@@ -186,6 +187,8 @@ def start_optimize(
     ``import onnxruntime`` overlap whatever the caller does next. The caller must
     call ``result()`` or ``cancel()`` (both end the worker); ``atexit`` ends any
     worker still running when the interpreter exits (e.g. after Ctrl-C).
+    ``discard_external``: the ``external_initializers`` file is never read, so the
+    weights written there go to the null device (POSIX), not to disk.
     """
     item = WorkerItem(
         id="optimize",
@@ -195,6 +198,7 @@ def start_optimize(
             "output_path": str(Path(output_path).resolve()),
             "optimization": level,
             **({"external_initializers": external_initializers} if external_initializers else {}),
+            **({"discard_external": True} if discard_external and external_initializers else {}),
         },
     )
     return PendingRun(
@@ -228,14 +232,9 @@ class PendingRun:
         self._results: list[SessionResult] | None = None
         register_live(self)  # from here on cancel() (or exit) removes log_dir
         request = make_request(self.items, range(len(self.items)), spec, self.log_dir)
-        spare = take_spare(runner, memory_cap_mb)
-        if spare is not None:
-            spare.send(request)
-            self.worker = spare
-        else:
-            # if it cannot start, result() starts a worker the ordinary way and says why
-            with contextlib.suppress(OSError, subprocess.SubprocessError):
-                self.worker = Worker(runner, request, memory_cap_mb)
+        # if none can start, result() starts a worker the ordinary way and says why
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            self.worker = spare_or_new(runner, request, memory_cap_mb)
 
     @property
     def running(self) -> bool:
@@ -244,6 +243,8 @@ class PendingRun:
     def result(self) -> list[SessionResult]:
         """Wait for the worker (restarting it like ``run_items`` would) and return the results."""
         if self._results is None:
+            # the worker is handed over: run_items closes it or keeps it warm (keep_warm)
+            started, self.worker = self.worker, None
             try:
                 self._results = run_items(
                     self.items,
@@ -252,7 +253,7 @@ class PendingRun:
                     timeout_s=self.timeout_s,
                     memory_cap_mb=self.memory_cap_mb,
                     log_dir=self.log_dir,
-                    started=self.worker,
+                    started=started,
                 )
             finally:
                 self.cancel()

@@ -120,6 +120,22 @@ _CLEANUP_READY = False
 _TEMP_NAME = re.compile(r"onnxlint-(?:models|worker-logs|level1|compat)-(\d+)-")
 
 
+def _forget_the_parents() -> None:
+    """In a child forked from this process (``-j N``'s lint processes): the workers, the
+    spare and the folders are the parent's, to end and remove; the child forgets them
+    rather than send the spare its requests or kill them at its exit."""
+    global _SPARE, _LIVE_LOCK
+    _LIVE_LOCK = threading.Lock()  # another thread may have held it at the fork
+    _SPARE = None
+    _LIVE.clear()
+    _WORKERS.clear()
+    _TEMP_DIRS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents)
+
+
 def private_temp_dir(kind: str) -> Path:
     """A private temporary folder ``onnxlint-KIND-PID-*`` (``mkdtemp``: mode 0700).
 
@@ -237,28 +253,22 @@ def keep_warm(worker: Worker) -> bool:
     cannot be: reuse is off, it is not serving, it has exited, it has answered
     ``MAX_REQUESTS``, or a spare exists.
 
-    The spare is a new :class:`Worker` holding the same process: the old object's
-    holder may still ``close()`` it, which then leaves the process running.
+    An ownership transfer: on True the spare list owns ``worker`` and the caller must
+    forget it (not close it); on False the caller still owns it and closes it.
     """
     global _SPARE
-    if not (_REUSE and worker.serving and not worker.detached and worker.proc.poll() is None):
+    if not (_REUSE and worker.serving and worker.proc.poll() is None):
         return False
     if worker.requests >= MAX_REQUESTS:
         return False  # whatever ORT keeps between sessions cannot grow without bound
     with _LIVE_LOCK:
         if _SPARE is not None:
             return False
-        warm = Worker.__new__(Worker)
-        warm.__dict__.update(worker.__dict__)
         with contextlib.suppress(OSError):
             # the stderr tail of a later failure is that request's (one shared file offset)
-            warm.stderr_file.seek(0)
-            warm.stderr_file.truncate()
-        warm.detached = False
-        worker.detached = True
-        _WORKERS.discard(worker)
-        _WORKERS.add(warm)
-        _SPARE = (warm, warm.key)
+            worker.stderr_file.seek(0)
+            worker.stderr_file.truncate()
+        _SPARE = (worker, worker.key)
     return True
 
 
@@ -326,8 +336,6 @@ class Worker:
         self.serving = _REUSE if serve is None else serve
         #: requests sent to this process (a kept worker is retired after MAX_REQUESTS)
         self.requests = 0
-        #: True once the process has been handed to another Worker object (keep_warm)
-        self.detached = False
         self.key = (exe, memory_cap_mb)
         # Closed in close(); a file, not a pipe, so a chatty EP cannot block.
         self.stderr_file = tempfile.TemporaryFile()  # noqa: SIM115
@@ -393,8 +401,6 @@ class Worker:
         return _decode(line)
 
     def kill(self) -> None:
-        if self.detached:
-            return  # the process is another Worker's now (keep_warm)
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
@@ -408,8 +414,6 @@ class Worker:
         return text.splitlines()[-lines:]
 
     def close(self) -> None:
-        if self.detached:
-            return  # the process is another Worker's now (keep_warm)
         self.kill()
         _WORKERS.discard(self)
         for stream in (self.proc.stdin, self.proc.stdout):

@@ -131,9 +131,13 @@ def test_a_worker_that_answered_is_kept_and_answers_the_next_model(
 ) -> None:
     folder = _folder(tmp_path, 2)
     first = _optimize(tmp_path, "a", folder / "m0.onnx")
-    pid = first.worker.proc.pid if first.worker else None
+    worker = first.worker
+    assert worker is not None
+    pid = worker.proc.pid
     assert first.result()[0].ok
-    assert processes._SPARE is not None and processes._SPARE[0].proc.pid == pid
+    # handed over, not cloned: the run forgot it and the spare is that very object
+    assert first.worker is None
+    assert processes._SPARE is not None and processes._SPARE[0] is worker
     second = _optimize(tmp_path, "b", folder / "m1.onnx")
     assert second.worker is not None and second.worker.proc.pid == pid
     res = second.result()[0]

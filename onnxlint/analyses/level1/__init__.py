@@ -161,24 +161,23 @@ class Level1Job:
             if self.use_cache and self.hint:
                 self.cache.put_hint(self.hint)  # no prewarmed worker next time either
             return self
+        # the bytes ORT is given: the model's file (copied below) or the model serialised
         data: bytes | None = None
         if self.file is None:
             data = serialize(self.model)
-        if self.use_cache:
-            self._material = (
-                key_material(data)
-                if data is not None
-                else key_material_of(self.file.sha256, self.file.size)  # type: ignore[union-attr]
-            )
-            if self._material is not None:
-                self._key = cache_key(self._material)
-                hit = self.cache.get(self._key, self._material)
-                self.discarded = hit.discarded
-                if hit.graph is not None:
-                    self._graph, self.source = hit.graph, "cache"
-                    if self.hint:
-                        self.cache.put_hint(self.hint)
-                    return self
+            if self.use_cache:
+                self._material = key_material(data)
+        elif self.use_cache:
+            self._material = key_material_of(self.file.sha256, self.file.size)
+        if self._material is not None:  # set only with the cache on
+            self._key = cache_key(self._material)
+            hit = self.cache.get(self._key, self._material)
+            self.discarded = hit.discarded
+            if hit.graph is not None:
+                self._graph, self.source = hit.graph, "cache"
+                if self.hint:
+                    self.cache.put_hint(self.hint)
+                return self
         from onnxlint.runtime.client import start_optimize
         from onnxlint.runtime.processes import private_temp_dir
 
@@ -192,12 +191,14 @@ class Level1Job:
         if data is not None:
             src.write_bytes(data)  # private mkdtemp folder, removed by close()
         # in an isolated worker: an ORT crash on a hostile model must not end the linter;
-        # folded weights go to a side file that is never read: only the graph is needed
+        # folded weights go to a side file that is never read (the null device): only
+        # the graph is needed
         self._pending = start_optimize(
             src,
             self._tmp / "level1.onnx",
             timeout_s=self.timeout_s,
             external_initializers=WEIGHTS_FILE,
+            discard_external=True,
         )
         self.source = "worker"
         if _KEEP_SPARE:

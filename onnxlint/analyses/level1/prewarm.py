@@ -46,22 +46,50 @@ def _prewarm(
 ) -> bool:
     if len(paths) != 1 or jobs > 1:
         return False
-    if not eps or all(e in ("cpu", "cpuexecutionprovider") for e in eps):
+    if not likely_cold(paths, eps, no_cache=no_cache, assume_dims=assume_dims):
         return False
-    path = Path(paths[0])
-    if path.suffix.lower() != ".onnx" or not path.is_file():
-        return False
-    if path.stat().st_size > PREWARM_MAX_BYTES:
-        return False
-    if not (no_cache or not cache_enabled()):
-        dims: dict[str, int] = {}
-        for item in assume_dims:
-            name, _, value = str(item).partition("=")
-            if value.strip().isdigit():
-                dims[name.strip()] = int(value)
-        hint = hint_key(hashlib.sha256(path.read_bytes()).hexdigest(), dims)
-        if hint is None or Level1Cache().has_hint(hint):
-            return False  # no onnxruntime, or the graph is (very likely) cached
     from onnxlint.runtime.processes import prewarm
 
     return prewarm()
+
+
+def likely_cold(
+    paths: Sequence[str | Path],
+    eps: Sequence[str],
+    *,
+    no_cache: bool = False,
+    assume_dims: Sequence[str] = (),
+    budget_bytes: int = PREWARM_MAX_BYTES,
+) -> bool:
+    """Whether linting ``paths`` with ``eps`` will likely start an ORT level-1 worker: an
+    accelerator EP and a ``.onnx`` file whose graph the cache has no hint for (every
+    file, with the cache off). Files are read and hashed smallest first, at most
+    ``budget_bytes`` in all; past that (or with no onnxruntime) the answer is False,
+    and a worker is started when a lint asks for one, as without the head start."""
+    eps = [str(e).lower() for e in eps]
+    if not eps or all(e in ("cpu", "cpuexecutionprovider") for e in eps):
+        return False
+    sized = []
+    for item in paths:
+        path = Path(item)
+        if path.suffix.lower() != ".onnx" or not path.is_file():
+            continue
+        sized.append((path.stat().st_size, path))
+    if no_cache or not cache_enabled():
+        return bool(sized)
+    dims: dict[str, int] = {}
+    for item in assume_dims:
+        name, _, value = str(item).partition("=")
+        if value.strip().isdigit():
+            dims[name.strip()] = int(value)
+    cache = Level1Cache()
+    for size, path in sorted(sized, key=lambda sp: sp[0]):
+        budget_bytes -= size
+        if budget_bytes < 0:
+            return False
+        hint = hint_key(hashlib.sha256(path.read_bytes()).hexdigest(), dims)
+        if hint is None:
+            return False  # no onnxruntime
+        if not cache.has_hint(hint):
+            return True
+    return False
