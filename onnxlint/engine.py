@@ -196,7 +196,9 @@ def lint(
     profiles = resolve_eps(ep_names, config)
     rules = instantiate_rules(config)
     plan = plan_lint(config, profiles, rules, partition_summary)
-    loaded = load(source, config.limits, hash_proto=hash_proto)
+    # the parsed bytes stay until the rules ran: the checker reads them instead of
+    # serialising the model again
+    loaded = load(source, config.limits, hash_proto=hash_proto, keep_wire=True)
     label = path_label or (str(loaded.path) if loaded.path else None)
     report = Report(path=label, eps=[p.id for p in profiles], content_hash=loaded.content_hash)
     diagnostics = list(loaded.diagnostics)
@@ -207,6 +209,7 @@ def lint(
     try:
         if not loaded.fatal:
             ctx = _run_rules(loaded, config, profiles, rules)
+            loaded.release_wire()  # read by the checker only: not kept beside the model
             ctx.level1_prefetched = level1 is not None
             report.stats["nodes"] = len(ctx.index.nodes)
             report.dim_params = _input_dim_params(loaded.model)
