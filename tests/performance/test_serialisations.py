@@ -193,3 +193,46 @@ def test_a_tensor_data_check_reads_the_raw_data_once(
     t = _CountingTensor(8, extra)
     assert tensors.data_mismatch(t) == expected  # type: ignore[arg-type]
     assert t.reads == 1
+
+
+def _tensor_variants() -> list[onnx.TensorProto]:
+    plain = numpy_helper.from_array(np.ones(5000, dtype=np.float32), "w")
+    documented = onnx.TensorProto()
+    documented.CopyFrom(plain)
+    documented.doc_string = "weights"
+    documented.segment.begin = 1
+    external = onnx.TensorProto(name="e", data_type=onnx.TensorProto.FLOAT, dims=[4])
+    external.data_location = onnx.TensorProto.EXTERNAL
+    external.external_data.add(key="location", value="w.bin")
+    strings = onnx.TensorProto(name="s", data_type=onnx.TensorProto.STRING, dims=[2])
+    strings.string_data.extend([b"a", b"\xff"])
+    # a name that is not UTF-8, as a hostile file holds it (protobuf field 8, length 2)
+    bad_name = onnx.TensorProto()
+    bad_name.ParseFromString(plain.SerializeToString() + b"\x42\x02\xc3\x28")
+    out = [plain, documented, external, strings, bad_name, onnx.TensorProto()]
+    if "metadata_props" in onnx.TensorProto.DESCRIPTOR.fields_by_name:
+        meta = onnx.TensorProto(name="m")
+        meta.metadata_props.add(key="k", value="v")
+        out.append(meta)
+    return out
+
+
+@pytest.mark.parametrize("index", range(len(_tensor_variants())))
+def test_the_string_walk_lists_a_tensor_as_list_fields_does_without_its_data(
+    index: int,
+) -> None:
+    """The walk that checks names and UTF-8 lists a tensor's text and message fields
+    itself: ``ListFields`` would hand back a copy of ``raw_data`` as well."""
+    from google.protobuf.descriptor import FieldDescriptor
+
+    from onnxlint.modelfile import measure
+
+    tensor = _tensor_variants()[index]
+    kinds = (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_MESSAGE)
+    expected = [(fd.name, v) for fd, v in tensor.ListFields() if fd.type in kinds]
+    assert [(fd.name, v) for fd, v in measure._tensor_fields(tensor)] == expected
+    assert all(fd.name != "raw_data" for fd, _ in measure._tensor_fields(tensor))
+    model = helper.make_model(helper.make_graph([], "g", [], [], [tensor]))
+    listed = measure.first_string_problem(model, 3)
+    if index == 4:
+        assert listed == ("onnx.TensorProto.name", None)  # not UTF-8
