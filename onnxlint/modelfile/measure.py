@@ -9,6 +9,7 @@ overflow the stack; each returns the first problem and stops there.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
@@ -248,11 +249,11 @@ _TENSOR_TEXT_FIELDS = tuple(
 )
 
 
-def _tensor_fields(tensor: onnx.TensorProto) -> list[tuple[FieldDescriptor, object]]:
+def _tensor_fields(tensor: onnx.TensorProto) -> list[tuple[FieldDescriptor, Any]]:
     """What ``tensor.ListFields()`` lists of its string and message fields, without the
     rest: ``ListFields`` hands back ``raw_data`` too, a copy of the weights (a tenth of a
     second per walk over BERT-base's), which :func:`first_string_problem` never reads."""
-    out: list[tuple[FieldDescriptor, object]] = []
+    out: list[tuple[FieldDescriptor, Any]] = []
     for fd in _TENSOR_TEXT_FIELDS:
         value = getattr(tensor, fd.name)
         # a singular field is listed when present, a repeated one when not empty (the
