@@ -276,9 +276,19 @@ def lint(
         from onnxlint.confirmed import apply_confirmation
 
         apply_confirmation(report)  # confirmed beats predicted
-    if what_if and loaded.model is not None and report.partitions:
+    if what_if and loaded.model is not None and report.partitions and _has_remedy(report):
         report.what_ifs = _what_ifs(loaded.model, report, config, profiles)
     return report
+
+
+def _has_remedy(report: Report) -> bool:
+    """Whether a finding has a remedy a what-if predicts: an EP's refusal caused by
+    dynamic dims (``what_if.what_ifs`` predicts for those only). Without one the
+    what-ifs are empty, and their modules are not imported."""
+    return any(
+        d.cause is not None and d.cause.kind == "dynamic-dims" and d.ep is not None
+        for d in report.diagnostics
+    )
 
 
 def _what_ifs(
