@@ -236,3 +236,36 @@ def test_the_string_walk_lists_a_tensor_as_list_fields_does_without_its_data(
     listed = measure.first_string_problem(model, 3)
     if index == 4:
         assert listed == ("onnx.TensorProto.name", None)  # not UTF-8
+
+
+def test_the_level1_worker_gets_the_parsed_bytes_without_a_copy_of_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cold, ORT is handed the bytes the lint parsed (a copy of the file, read and hashed
+    again, cost about 0.5 s on BERT-base); the job does not keep them after its start."""
+    import shutil
+
+    from onnxlint.analyses import level1
+    from tests.performance.test_model_copies import MODEL as LEVEL1_MODEL
+    from tests.performance.test_model_copies import Counts
+
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv(level1.NO_CACHE_ENV, raising=False)
+    path = tmp_path / "m.onnx"
+    onnx.save(parse(LEVEL1_MODEL), path)
+    counts = Counts(monkeypatch)
+    copies: list[Any] = []
+    monkeypatch.setattr(shutil, "copyfile", lambda *a, **k: copies.append(a))
+    jobs: list[Any] = []
+    real_prefetch = level1.prefetch
+
+    def prefetch(*args: Any, **kwargs: Any) -> Any:
+        jobs.append(real_prefetch(*args, **kwargs))
+        return jobs[-1]
+
+    monkeypatch.setattr(level1, "prefetch", prefetch)
+    report = engine.lint(path, eps=["qnn"], partition_summary=True)
+    assert report.partitions
+    assert len(counts.workers) == 1 and counts.given == path.read_bytes()
+    assert counts.serialized == 0 and copies == []
+    assert jobs and jobs[0].file is not None and jobs[0].file.data is None
