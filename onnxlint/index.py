@@ -349,22 +349,37 @@ def node_edges(
     g: GraphRef, nodes: Sequence[NodeRef], captured: bool = True
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Node-to-node edges (inputs and values captured by bodies), as ORT's graph has them;
-    without ``captured``, the explicit inputs only."""
-    paths = {n.path for n in nodes}
-    preds: dict[str, list[str]] = {n.path: [] for n in nodes}
-    succs: dict[str, list[str]] = {n.path: [] for n in nodes}
+    without ``captured``, the explicit inputs only.
+
+    Each list keeps one entry per input that names the producer (a node reading a value
+    twice has its producer twice), in input order, captured names last and sorted."""
+    preds: dict[str, list[str]] = {}
+    succs: dict[str, list[str]] = {}
     for n in nodes:
-        names = list(n.inputs)
-        for sub in n.subgraphs.values() if captured else ():
-            names += sorted(sub.captured)
+        preds[n.path] = []
+        succs[n.path] = []
+    producers = g.producers
+    # the index never records a producer of "" (an omitted optional output); another
+    # builder of a GraphRef might, and an empty name is never an edge
+    empty = "" in producers
+    for n in nodes:
+        path = n.path
+        names: Sequence[str] = n.input_names
+        if captured and n.subgraphs:
+            names = [*names, *(x for sub in n.subgraphs.values() for x in sorted(sub.captured))]
+        mine = preds[path]
         for name in names:
-            if not name:
+            p = producers.get(name)
+            if p is None or (empty and not name):
                 continue
-            p = g.producers.get(name)
-            if p is None or p.path not in paths or p.path == n.path:
+            pp = p.path
+            if pp == path:
                 continue
-            preds[n.path].append(p.path)
-            succs[p.path].append(n.path)
+            theirs = succs.get(pp)
+            if theirs is None:  # produced outside ``nodes``
+                continue
+            mine.append(pp)
+            theirs.append(path)
     return preds, succs
 
 
@@ -372,30 +387,31 @@ def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
     """ORT's GraphViewer order: a reverse DFS from the leaf nodes, the highest-index input first.
 
     The order matters: OpenVINO cuts clusters along it, and the QDQ-aware
-    grouping takes its root nodes in it.
+    grouping takes its root nodes in it. Walked on positions, not paths: it runs per
+    graph in the dataflow, the level graphs and the report, on every node.
     """
-    by_path = {n.path: n for n in nodes}
-    index = {n.path: i for i, n in enumerate(nodes)}
     preds, succs = node_edges(g, nodes)
-    leaves = [n.path for n in nodes if not succs[n.path]]
-    stack: list[tuple[str, bool]] = [(p, False) for p in leaves]
-    visited: set[str] = set()
+    # a path names the last node that has it (as the edges' dicts do)
+    index = {n.path: i for i, n in enumerate(nodes)}
+    # each node's distinct producers, lowest position first: pushed in that order, the
+    # highest is visited first
+    below = {index[p]: sorted({index[q] for q in preds[p]}) for p in index}
+    # ORT sorts inputs by ascending index before pushing: the highest index is visited
+    # first (measured, onnxruntime-openvino 1.24.1: a cut at a refused node between two
+    # producers of one consumer leaves the higher-index producer's chain before the cut)
+    stack = [index[n.path] for n in nodes if not succs[n.path]]
+    visited = bytearray(len(nodes))
     out: list[NodeRef] = []
     while stack:
-        path, leave = stack.pop()
-        if leave:
-            out.append(by_path[path])
+        i = stack.pop()
+        if i < 0:  # leaving: every producer is out
+            out.append(nodes[~i])
             continue
-        if path in visited:
+        if visited[i]:
             continue
-        visited.add(path)
-        stack.append((path, True))
-        # ORT sorts inputs by ascending index before pushing: the highest index is visited
-        # first (measured, onnxruntime-openvino 1.24.1: a cut at a refused node between two
-        # producers of one consumer leaves the higher-index producer's chain before the cut)
-        for p in sorted(set(preds[path]), key=lambda x: index[x]):
-            if p not in visited:
-                stack.append((p, False))
+        visited[i] = 1
+        stack.append(~i)
+        stack += [j for j in below[i] if not visited[j]]
     if len(out) < len(nodes):  # a cycle (invalid model): keep the remaining nodes in file order
         seen = {n.path for n in out}
         out += [n for n in nodes if n.path not in seen]

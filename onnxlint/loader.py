@@ -25,13 +25,14 @@ def load(
     root: str | os.PathLike[str] | None = None,
     *,
     hash_proto: bool = True,
+    keep_wire: bool = False,
 ) -> LoadedModel:
     """Load a model from a path, bytes or a ModelProto; never raises for bad input.
 
     As :func:`~onnxlint.modelfile.read.read`, with ``diagnostics`` holding the load
-    rules' findings for the problems it found (``hash_proto``: as there).
+    rules' findings for the problems it found (``hash_proto``, ``keep_wire``: as there).
     """
-    loaded = read(source, limits, root, hash_proto=hash_proto)
+    loaded = read(source, limits, root, hash_proto=hash_proto, keep_wire=keep_wire)
     loaded.diagnostics = load_diagnostics(loaded.problems)
     return loaded
 

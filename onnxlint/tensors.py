@@ -83,15 +83,17 @@ def stored_count(tensor: onnx.TensorProto) -> int | None:
     if tensor.HasField("raw_data"):
         if dtype == onnx.TensorProto.STRING:
             return None  # strings are never raw
+        # each read of a bytes field copies it (upb): read once, after the cheap checks
         if dtype in _PACKED_4BIT:
             return 2 * len(tensor.raw_data)
         try:
             itemsize = onnx.helper.tensor_dtype_to_np_dtype(dtype).itemsize
         except Exception:  # unknown or undefined element type
             return None
-        if itemsize <= 0 or len(tensor.raw_data) % itemsize:
+        size = len(tensor.raw_data)
+        if itemsize <= 0 or size % itemsize:
             return -1  # a partial element: matches no declared count
-        return len(tensor.raw_data) // itemsize
+        return size // itemsize
     typed = _TYPED_FIELD.get(dtype)
     if typed is not None:
         field_name, per_element = typed

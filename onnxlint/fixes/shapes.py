@@ -37,6 +37,7 @@ from onnxlint.analyses.shapes import (
     value_type_of,
 )
 from onnxlint.index import iter_graphs, subgraphs
+from onnxlint.tensors import DEFAULT_MAX_ELEMENTS, dataless_copy, restore_data
 
 __all__ = [
     "DynamicInput",
@@ -246,19 +247,26 @@ def fix_shapes(
             raise FixShapesError(f"--dim {name}={value}: the value must be a positive integer")
     mapping = _resolve_request(model, dims, wanted)
 
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
+    # the rewrite works on a copy without the weights that no step reads (every value
+    # onnxlint decodes is at most DEFAULT_MAX_ELEMENTS long; ONNX inference reads none,
+    # ORT's symbolic inference is handed the originals), which get their data back
+    # once at the end: copying them in, and back after each inference, was most of the
+    # time of a what-if on a model with hundreds of MB of weights
+    out, weights = dataless_copy(model, DEFAULT_MAX_ELEMENTS)
+    if out is model:  # nothing large: an ordinary copy
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
     changed = _apply(out, mapping, wanted)
     result = FixShapesResult(model=out, changed=changed, dims=dict(mapping))
     out, errors = infer_model(out)
-    _fill_from_ort(out)
+    _fill_from_ort(out, weights)
     result.inference_errors = errors
     if fold:
         result.folded, result.removed_nodes = _fold_size_inputs(out)
         if result.folded:
             out, errors = infer_model(out)
             result.inference_errors = errors
-    result.model = out
+    result.model = restore_data(out, weights)
     result.changed = changed or bool(result.folded)
     before = {vi.name: value_type_of(vi.type) for vi in model.graph.input}
     for vi in out.graph.input:
@@ -367,8 +375,11 @@ def _apply(
     return changed
 
 
-def _fill_from_ort(model: onnx.ModelProto) -> None:
-    """Add value_info that only ORT's symbolic inference knows (contrib ops), in place."""
+def _fill_from_ort(
+    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
+) -> None:
+    """Add value_info that only ORT's symbolic inference knows (contrib ops), in place
+    (``weights``: the data of initializers ``model`` holds without it)."""
     known = {
         vi.name: value_type_of(vi.type) for vi in (*model.graph.value_info, *model.graph.output)
     }
@@ -376,7 +387,7 @@ def _fill_from_ort(model: onnx.ModelProto) -> None:
     gaps = {name for name in produced if name not in known or known[name].has_unknown}
     if not gaps or not symbolic_could_help(model, collect_value_types(model), gaps):
         return  # nothing ORT could add: skip its (slow) import
-    ort = symbolic_infer(model)
+    ort = symbolic_infer(model, weights)
     if ort is None:
         return
     outputs = {o.name for o in model.graph.output}

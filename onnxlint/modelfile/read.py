@@ -54,11 +54,20 @@ class LoadedModel:
     is_text: bool = False
     #: the problems as the load rules' diagnostics (``onnxlint.loader.load`` fills them)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: the protobuf bytes ``model`` was parsed from, while the lint may still hand them
+    #: to a consumer that would otherwise serialise the model again (the checker);
+    #: None for ONNX text and a ModelProto. ``release_wire()`` drops them, so that they
+    #: do not stay in memory beside the model for the whole lint
+    wire: bytes | None = field(default=None, repr=False)
 
     @property
     def fatal(self) -> bool:
         """True when the model could not be read at all (exit code 2)."""
         return self.model is None
+
+    def release_wire(self) -> None:
+        """Drop the parsed bytes (``wire``): after the checker, nothing reads them."""
+        self.wire = None
 
     #: the model file with every symlink resolved (set once the path was found)
     real_path: Path | None = None
@@ -78,6 +87,7 @@ def read(
     root: str | os.PathLike[str] | None = None,
     *,
     hash_proto: bool = True,
+    keep_wire: bool = False,
 ) -> LoadedModel:
     """Read a model from a path, bytes or a ModelProto; never raises for bad input.
 
@@ -90,6 +100,9 @@ def read(
     ``root`` (paths only) is the folder being linted: a model path whose real file lies
     outside it (a symlink leading elsewhere) is reported and never read. It defaults to
     the folder the path names.
+
+    ``keep_wire``: keep the protobuf bytes a binary model was parsed from in
+    ``LoadedModel.wire`` (for a lint, which releases them after its checker).
     """
     limits = limits or Limits()
     if isinstance(source, onnx.ModelProto):
@@ -128,8 +141,12 @@ def read(
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
-        return _parse(result, data, is_text=_looks_like_text(data), limits=limits)
-    return read_path(Path(source), limits, Path(root) if root is not None else None)
+        loaded = _parse(result, data, is_text=_looks_like_text(data), limits=limits)
+    else:
+        loaded = read_path(Path(source), limits, Path(root) if root is not None else None)
+    if not keep_wire:
+        loaded.wire = None
+    return loaded
 
 
 #: comments and blank lines before the first token of an ONNX text document
@@ -256,6 +273,7 @@ def _parse(result: LoadedModel, data: bytes, is_text: bool, limits: Limits) -> L
             return _fail(result, "OL002", "decode", error=_one_line(exc))
         if not model.HasField("graph") or (model.ir_version <= 0 and not model.opset_import):
             return _fail(result, "OL002", "no_graph")
+        result.wire = data
     result.model = model
     return _post_checks(result, limits)
 
@@ -341,6 +359,7 @@ def _is_depth_error(exc: BaseException) -> bool:
 
 def _fail(result: LoadedModel, code: str, message_id: str, **args: Any) -> LoadedModel:
     result.model = None
+    result.wire = None
     result.problems.append(LoadProblem(code, message_id, args))
     return result
 

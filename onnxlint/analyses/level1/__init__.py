@@ -33,7 +33,7 @@ private temporary folder, which is removed when the job is closed.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +82,9 @@ class ModelFile:
     path: Path
     sha256: str
     size: int
+    #: the bytes themselves while the lint still holds them (``LoadedModel.wire``): the
+    #: job writes those for ORT instead of copying the file and hashing the copy again
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,14 @@ class Level1Job:
         self._lock = threading.Lock()
 
     def start(self) -> Level1Job:
+        try:
+            return self._start()
+        finally:
+            # the model's bytes are not kept past the start, whichever way it went
+            if self.file is not None and self.file.data is not None:
+                self.file = replace(self.file, data=None)
+
+    def _start(self) -> Level1Job:
         reason = skip_reason(self.model)
         if reason is not None:
             self._graph, self.source = (None, reason), "skipped"
@@ -208,12 +219,19 @@ class Level1Job:
         return self
 
     def _copy_file(self, dest: Path) -> bool:
-        """Copy the model's file to ``dest``; False (nothing usable there) unless the copy
-        holds exactly the bytes the lint parsed."""
+        """Put the model's bytes at ``dest``: the ones the lint parsed when it still holds
+        them, else a copy of the file; False (nothing usable there) unless the copy holds
+        exactly the bytes the lint parsed."""
         import hashlib
         import shutil
 
         assert self.file is not None
+        if self.file.data is not None:  # the bytes the lint parsed: nothing to verify
+            try:
+                dest.write_bytes(self.file.data)
+            except OSError:
+                return False
+            return True
         try:
             shutil.copyfile(self.file.path, dest)
             digest = hashlib.sha256()
@@ -359,7 +377,7 @@ def model_file(loaded: LoadedModel, source: onnx.ModelProto) -> ModelFile | None
         or not loaded.content_hash
     ):
         return None
-    return ModelFile(loaded.real_path, loaded.content_hash, loaded.size)
+    return ModelFile(loaded.real_path, loaded.content_hash, loaded.size, loaded.wire)
 
 
 def release(job: Level1Job | None) -> None:
