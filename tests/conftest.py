@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -56,6 +57,29 @@ def light_models() -> list[Path]:
 
 def parse(text: str) -> onnx.ModelProto:
     return onnx.parser.parse_model(text)
+
+
+def user_profile(
+    op: str = "Conv", since: int = 11, types: list[str] | None = None
+) -> dict[str, Any]:
+    """The smallest valid user EP profile (``--ep-profile``): one op, one type list."""
+    return {
+        "schema_version": 1,
+        "id": "my-npu",
+        "ep": "MyNpuExecutionProvider",
+        "describes": {"onnxruntime": "1.31.1", "sdk": "MyNPU 3.2"},
+        "provenance": [{"id": "vendor-docs", "kind": "manual", "file": "npu-ops.pdf"}],
+        "kind": "compiling",
+        "ops": [
+            {
+                "domain": "ai.onnx",
+                "op": op,
+                "versions": [{"from": since}],
+                "types": {"T": types if types is not None else ["float16"]},
+                "provenance": "vendor-docs",
+            }
+        ],
+    }
 
 
 def run_cli(

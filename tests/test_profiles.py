@@ -13,6 +13,7 @@ import pytest
 
 from onnxlint import profiles
 from onnxlint.data import data_dir
+from tests.conftest import user_profile
 
 EPS_DIR = data_dir() / "eps"
 SHIPPED = sorted(p.stem for p in EPS_DIR.glob("*.json") if p.name != "index.json")
@@ -146,26 +147,6 @@ def test_resolving_a_name_loads_no_profile_and_no_jsonschema() -> None:
 # -- user profiles ------------------------------------------------------------------
 
 
-def _minimal() -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "id": "my-npu",
-        "ep": "MyNpuExecutionProvider",
-        "describes": {"onnxruntime": "1.31.1", "sdk": "MyNPU 3.2"},
-        "provenance": [{"id": "vendor-docs", "kind": "manual", "file": "npu-ops.pdf"}],
-        "kind": "compiling",
-        "ops": [
-            {
-                "domain": "ai.onnx",
-                "op": "Conv",
-                "versions": [{"from": 11}],
-                "types": {"T": ["float16"]},
-                "provenance": "vendor-docs",
-            }
-        ],
-    }
-
-
 def _write(tmp_path: Path, data: Any, name: str = "my_npu.json") -> Path:
     path = tmp_path / name
     path.write_text(data if isinstance(data, str) else json.dumps(data))
@@ -173,7 +154,7 @@ def _write(tmp_path: Path, data: Any, name: str = "my_npu.json") -> Path:
 
 
 def test_user_profile_loads(tmp_path: Path) -> None:
-    p = profiles.get_profile(_write(tmp_path, _minimal()))
+    p = profiles.get_profile(_write(tmp_path, user_profile()))
     assert p.id == "my-npu"
     assert p.lookup("", "Conv") is not None
     assert p.claims_domain("ai.onnx")
@@ -181,7 +162,7 @@ def test_user_profile_loads(tmp_path: Path) -> None:
 
 
 def _break(path: tuple[Any, ...], value: Any) -> dict[str, Any]:
-    data = _minimal()
+    data = user_profile()
     target: Any = data
     for key in path[:-1]:
         target = target[key]
@@ -260,7 +241,7 @@ def test_broken_user_profile_names_the_json_path(
 
 
 def test_duplicate_ops_are_reported(tmp_path: Path) -> None:
-    data = _minimal()
+    data = user_profile()
     data["ops"].append(dict(data["ops"][0]))
     with pytest.raises(profiles.ProfileError) as exc:
         profiles.load_profile_file(_write(tmp_path, data))

@@ -17,6 +17,7 @@ from onnxlint.config import Config
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import load_text
+from tests.conftest import user_profile
 from tests.lsp.models import NESTED, OPSET
 
 # QNN refuses every node (a dynamic batch); ORT's level-1 optimizers remove the Identity,
@@ -67,26 +68,6 @@ relus (float[2,4] x) => (float[2,4] y) {{
 """
 
 
-def _profile(types: list[str]) -> dict[str, Any]:
-    return {
-        "schema_version": 1,
-        "id": "my-npu",
-        "ep": "MyNpuExecutionProvider",
-        "describes": {"onnxruntime": "1.31.1", "sdk": "MyNPU 3.2"},
-        "provenance": [{"id": "vendor-docs", "kind": "manual", "file": "npu-ops.pdf"}],
-        "kind": "compiling",
-        "ops": [
-            {
-                "domain": "ai.onnx",
-                "op": "Relu",
-                "versions": [{"from": 1}],
-                "types": {"T": types},
-                "provenance": "vendor-docs",
-            }
-        ],
-    }
-
-
 @pytest.fixture
 def kept_verdicts() -> Iterator[None]:
     assignment.keep_verdicts(True)
@@ -104,13 +85,13 @@ def test_a_reloaded_user_profile_drops_the_old_profiles_verdicts(
 ) -> None:
     path = tmp_path / "my_npu.json"
     config = Config(ep_profiles=(str(path),))
-    path.write_text(json.dumps(_profile(["float"])))
+    path.write_text(json.dumps(user_profile("Relu", 1, ["float"])))
     first = engine.lint(RELUS.encode(), eps=[], config=config, what_if=False)
     old = profiles.load_profile_file(path)
     (kept,) = _KEPT_profiles()  # one EP list: the user's profile (and the CPU fallback)
     assert any(p is old for p in kept)
     # the file changes and the profile is loaded again (a new object of the same id)
-    path.write_text(json.dumps(_profile(["float16"])))
+    path.write_text(json.dumps(user_profile("Relu", 1, ["float16"])))
     profiles.clear_cache()
     second = engine.lint(RELUS.encode(), eps=[], config=config, what_if=False)
     new = profiles.load_profile_file(path)
