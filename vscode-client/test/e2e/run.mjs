@@ -3,7 +3,7 @@
 // Usage: node run.mjs EXTENSION.vsix
 // Environment: ONNXLINT_PYTHON (a Python with onnxlint installed; required),
 //              ARTIFACTS (folder for screenshots; default ../../../test-artifacts/vscode-e2e),
-//              CHROMIUM (default /usr/bin/chromium), E2E_TIMEOUT_S (default 300),
+//              CHROMIUM (default /usr/bin/chromium), E2E_TIMEOUT_S (default 600),
 //              E2E_MODULES (node_modules holding code-server and playwright-core; default:
 //              the one next to this script), CODE_SERVER (default: E2E_MODULES/.bin/code-server).
 //
@@ -37,7 +37,7 @@ const python = process.env.ONNXLINT_PYTHON;
 const artifacts = path.resolve(process.env.ARTIFACTS ?? path.join(here, "../../../test-artifacts/vscode-e2e"));
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const fullWorkspace = process.env.ONNXLINT_E2E_WORKSPACE === "full";
-const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? (fullWorkspace ? 2400 : 300));
+const timeoutS = Number(process.env.E2E_TIMEOUT_S ?? (fullWorkspace ? 2400 : 600));
 const loadedAt = { ms: 0 };
 // code-server and playwright-core live in E2E_MODULES (a cache outside the clone in CI)
 const modules = path.resolve(process.env.E2E_MODULES ?? path.join(here, "node_modules"));
@@ -192,6 +192,11 @@ async function main() {
       await missingOnnxlint(page, path.join(userData, "User", "settings.json"));
     } catch (err) {
       failed = true;
+      // what the window showed instead: the Problems panel and the status bar
+      for (const [what, sel] of [["the Problems panel", ".markers-panel"], ["the status bar", ".statusbar"]]) {
+        const text = await page.locator(sel).first().innerText({ timeout: 5_000 }).catch(() => "(not found)");
+        console.error(`[vscode-e2e] ${what}: ${text.replace(/\s+/g, " ").slice(0, 2000)}`);
+      }
       throw err;
     } finally {
       await page.screenshot({ path: path.join(artifacts, "final.png") });
@@ -813,7 +818,8 @@ async function run(page, expected) {
   // the tree renders only the rows on screen: with many models, show only this one's
   if (fullWorkspace) await filterProblems(page, expected.model);
   const row = problems.locator(".monaco-list-row", { hasText: expected.code });
-  await row.first().waitFor({ timeout: 120_000 });
+  // the server's start and first workspace lint, on a machine whose caches may be cold
+  await row.first().waitFor({ timeout: 240_000 });
   const rowText = await row.first().innerText();
   if (fullWorkspace) await filterProblems(page, "");
   log(`Problems panel: ${rowText.replace(/\s+/g, " ")}`);
