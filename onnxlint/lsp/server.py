@@ -390,5 +390,7 @@ def main() -> int:
     set_reuse(True)
     # and the EP verdicts stay memoised by node facts: a re-lint evaluates new facts only
     keep_verdicts(True)
+    # full garbage collections wait until the server is idle (``lsp.collector``)
+    server.service.collect_when_idle()
     server.start_io()
     return 0

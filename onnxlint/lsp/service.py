@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from onnxlint.lsp.collector import IdleCollector
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap
 from onnxlint.lsp.workspace import (
@@ -121,6 +122,17 @@ class LintService:
         self.view_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="onnxlint-view")
         self.views: OrderedDict[str, GraphView] = OrderedDict()
         self.view_runs = 0  # graph views actually rendered (cache misses)
+        #: garbage collection off the change -> diagnostics path (the server's ``main``
+        #: turns it on; ``collector``); None: the collector runs as Python sets it
+        self.collector: IdleCollector | None = None
+
+    def collect_when_idle(self) -> None:
+        """Freeze what is alive after each publish and collect once idle (``collector``)."""
+        self.collector = IdleCollector(self.busy)
+
+    def busy(self) -> bool:
+        """Whether a lint is scheduled, waiting for its debounce, or running."""
+        return bool(self._inflight) or any(not t.done() for t in self._tasks.values())
 
     # -- scheduling ---------------------------------------------------------------------
     def schedule(
@@ -129,6 +141,8 @@ class LintService:
         """Lint ``uri`` after the debounce delay; restarts the wait if already scheduled."""
         gen = self._generation.get(uri, 0) + 1
         self._generation[uri] = gen
+        if self.collector is not None:
+            self.collector.activity()
         for tasks in (self._tasks, self._confirms):
             old = tasks.get(uri)
             if old is not None and not old.done():
@@ -177,6 +191,8 @@ class LintService:
         result = self.publish(state)
         if asyncio.iscoroutine(result):
             await result
+        if self.collector is not None:
+            self.collector.published()
         if self.settings.confirm:
             # on its own: real sessions take long, and ``settle`` waits for the lint only
             self._confirms[uri] = asyncio.get_running_loop().create_task(
@@ -425,6 +441,8 @@ class LintService:
     def shutdown(self) -> None:
         for task in (*self._tasks.values(), *self._confirms.values()):
             task.cancel()
+        if self.collector is not None:
+            self.collector.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         self.view_executor.shutdown(wait=False, cancel_futures=True)
         from onnxlint.runtime.processes import drop_spare

@@ -473,8 +473,13 @@ def test_the_server_collects_garbage_less_often(monkeypatch: pytest.MonkeyPatch)
         assert server.main() == 0
         assert gc.get_threshold() == server.GC_THRESHOLDS
         assert server.GC_THRESHOLDS[0] > before[0]
+        # and its full collections wait until it is idle (tests/lsp/test_idle_collect.py)
+        assert server.server.service.collector is not None
     finally:
         gc.set_threshold(*before)
+        if server.server.service.collector is not None:
+            server.server.service.collector.close()
+        server.server.service.collector = None
 
 
 @pytest.mark.parametrize("current", [True, False], ids=["current", "superseded"])
