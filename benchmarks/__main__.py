@@ -586,13 +586,24 @@ async def lsp_text_latency(
         )
         out["open_to_diagnostics_s"] = round(await wait_for(1, t0), 4)
         changes = []
+        current = text.split("\n")
         for i, edited in enumerate(printed_edits(text, rounds)):
             version = i + 2
+            # the server asks for incremental sync, so the client sends the edited line
+            lines = edited.split("\n")
+            at = next(n for n, (a, b) in enumerate(zip(current, lines, strict=True)) if a != b)
+            end = len(current[at].encode("utf-16-le")) // 2  # LSP columns count UTF-16 units
+            current = lines
             t0 = time.perf_counter()
             client.text_document_did_change(
                 lsp.DidChangeTextDocumentParams(
                     text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                    content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=edited)],
+                    content_changes=[
+                        lsp.TextDocumentContentChangePartial(
+                            range=lsp.Range(lsp.Position(at, 0), lsp.Position(at, end)),
+                            text=lines[at],
+                        )
+                    ],
                 )
             )
             changes.append(await wait_for(version, t0))

@@ -58,7 +58,9 @@ class OnnxLintServer(LanguageServer):
         super().__init__(
             "onnxlint",
             __version__,
-            text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+            # a keystroke sends the edit, not the document (a printed 10k-node model is
+            # 7 MB of text; tests/lsp/test_server_e2e.py)
+            text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
             converter_factory=make_converter,
         )
         self.settings = Settings()

@@ -36,6 +36,8 @@ class ServerRequests:
     refreshes: list[str] = field(default_factory=list)
     #: the ``onnxlint/status`` notifications
     statuses: list[Any] = field(default_factory=list)
+    #: the server's answer to ``initialize`` (its capabilities)
+    initialized: lsp.InitializeResult | None = None
 
 
 def answer_server_requests(client: LanguageClient) -> ServerRequests:
@@ -69,7 +71,7 @@ async def start_session(client: LanguageClient, ws: Path, options: Any = None) -
     capabilities.workspace.inlay_hint = lsp.InlayHintWorkspaceClientCapabilities(
         refresh_support=True
     )
-    await client.initialize_session(
+    seen.initialized = await client.initialize_session(
         lsp.InitializeParams(
             capabilities=capabilities,
             root_uri=path_to_uri(ws),

@@ -312,6 +312,41 @@ async def test_onnxtxt_documents_get_exact_ranges_and_parse_errors(
     assert hover is not None and "Relu" in hover.contents.value
 
 
+async def test_edits_arrive_as_ranges_not_whole_documents(client: LanguageClient) -> None:
+    """The server asks for incremental sync: a keystroke in a 7 MB printed model sends
+    the edit, not the document; the lint sees the edited text."""
+    ws = await scanned(client)
+    result = client.seen.initialized  # type: ignore[attr-defined]
+    sync = result.capabilities.text_document_sync
+    assert isinstance(sync, lsp.TextDocumentSyncOptions)
+    assert sync.change == lsp.TextDocumentSyncKind.Incremental
+    uri = path_to_uri(ws / "ranged.onnxtxt")
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "onnx", 1, BAD))
+    )
+    await wait_until(lambda: "OL204" in codes(client, uri))
+    line = BAD.split("\n").index("   [mystery0] y = FancyOp (r)")
+    start = BAD.split("\n")[line].index("FancyOp")
+    client.text_document_did_change(
+        lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(version=2, uri=uri),
+            [
+                lsp.TextDocumentContentChangePartial(
+                    range=lsp.Range(
+                        lsp.Position(line, start), lsp.Position(line, start + len("FancyOp"))
+                    ),
+                    text="Relu",
+                )
+            ],
+        )
+    )
+    await wait_until(lambda: "OL204" not in codes(client, uri))
+    symbols = await client.text_document_document_symbol_async(
+        lsp.DocumentSymbolParams(lsp.TextDocumentIdentifier(uri))
+    )
+    assert [x.name for x in symbols[0].children or []] == ["relu0", "mystery0"]
+
+
 async def test_features_answer_for_the_version_they_are_asked_about(
     client: LanguageClient,
 ) -> None:
