@@ -3,7 +3,6 @@ serial run readies each file's worker while the previous file is linted."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,14 +21,6 @@ g (float[N,4] x) => (float[N,4] y) {
     y = Identity(r)
 }
 """
-
-
-@pytest.fixture
-def restore() -> Iterator[None]:
-    yield
-    level1.set_early_start(True)
-    level1.set_keep_spare(False)
-    processes.drop_spare()
 
 
 def test_lint_processes_of_jobs_wait_for_their_worker(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,6 @@ import onnx
 import pytest
 
 from onnxlint import cli, engine
-from onnxlint.analyses import level1
 from onnxlint.analyses.level1.prewarm import likely_cold
 from onnxlint.cli import lint as cli_lint
 from onnxlint.config import Config
@@ -26,14 +25,6 @@ from tests.performance.test_worker_reuse import MODEL, OPS, _count_starts
 
 ARGS = ["--ep", "qnn", "--isolated", "--no-progress", "--format", "json"]
 forking = pytest.mark.skipif(sys.platform != "linux", reason="fork start method (Linux)")
-
-
-@pytest.fixture
-def restore() -> Iterator[None]:
-    yield
-    level1.set_early_start(True)
-    processes.set_reuse(False)
-    processes.drop_spare()
 
 
 def _folder(tmp_path: Path, sizes: list[int]) -> list[Path]:
