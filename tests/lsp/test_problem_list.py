@@ -84,3 +84,32 @@ def test_the_client_is_told_whether_a_model_has_a_view(tmp_path: Path) -> None:
         state = analyse(path_to_uri(path), path, None, Settings(eps=("qnn",)))
         diags = diagnostics.diagnostics_for(state, view="file", view_uri=graph_uri(path))
         assert diags and all((d.data or {}).get("has_view") is False for d in diags), path.name
+
+
+def test_only_the_findings_that_are_published_are_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a 10k-node model most of ~9,000 findings are hints past the cap: they are left
+    out before they are converted, and what goes out is what converting them all and
+    capping afterwards gave."""
+    model = write_model(tmp_path / "m.onnx", _chain(40))
+    state = _state(model)
+    every = diagnostics.diagnostics_for(state, view="graph")
+    listed = sum(1 for d in every if d.severity != HINT)
+    assert len(every) - listed >= 40
+    calls: list[int] = []
+    real = diagnostics.to_lsp
+
+    def counted(*args: object, **kw: object) -> lsp.Diagnostic:
+        calls.append(1)
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(diagnostics, "to_lsp", counted)
+    for cap in (listed + 5, listed, 1):
+        monkeypatch.setattr(diagnostics, "PUBLISH_MAX", cap)
+        calls.clear()
+        capped = diagnostics.diagnostics_for(state, view="graph")
+        assert [_entry(d) for d in capped] == [
+            _entry(d) for d in diagnostics.within_cap(every, cap)
+        ]
+        assert len(calls) == len(capped)  # nothing converted only to be dropped
