@@ -333,19 +333,19 @@ def diagnostics_for(
     room = len(items)
     if room > PUBLISH_MAX:
         room = PUBLISH_MAX - sum(1 for *_, hint, _ in items if not hint)
-    out = []
-    for done, d, hint, suffix in items:
+    out: list[lsp.Diagnostic] = []
+    for ready, finding, hint, suffix in items:
         if hint:
             if room <= 0:
                 continue
             room -= 1
-        if done is None:
-            assert d is not None
-            done = convert(d)
+        if ready is None:
+            assert finding is not None
+            ready = convert(finding)
             if hint:
-                done.severity = lsp.DiagnosticSeverity.Hint
-            done.message += suffix
-        out.append(done)
+                ready.severity = lsp.DiagnosticSeverity.Hint
+            ready.message += suffix
+        out.append(ready)
     return out
 
 
