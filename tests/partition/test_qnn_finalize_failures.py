@@ -26,10 +26,15 @@ QNN = "QNNExecutionProvider"
 
 
 def rms_norm(
-    square: str = "pow", exponent: float = 2.0, inverse: str = "reciprocal", weight: bool = True
+    square: str = "pow",
+    exponent: float = 2.0,
+    inverse: str = "reciprocal",
+    weight: bool = True,
+    swapped: str = "",
 ) -> onnx.ModelProto:
     """x [1, 8, 32] -> mean(x^2) + eps -> sqrt -> x * 1/s (Reciprocal or Div(1, s)) or x / s
-    [-> * weight]."""
+    [-> * weight]; ``swapped``: ``"weight"`` writes Mul(normed, weight) instead of
+    Mul(weight, normed), ``"x"`` Mul(1/s, x) instead of Mul(x, 1/s)."""
     inits = [
         numpy_helper.from_array(np.array([-1], np.int64), "ax"),
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
@@ -49,7 +54,7 @@ def rms_norm(
         inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one"))
         nodes += [
             helper.make_node("Div", ["one", "s"], ["r"], "div_one"),
-            helper.make_node("Mul", ["x", "r"], [last], "mul"),
+            helper.make_node("Mul", ["r", "x"] if swapped == "x" else ["x", "r"], [last], "mul"),
         ]
     elif inverse == "reciprocal":
         nodes += [
@@ -59,7 +64,8 @@ def rms_norm(
     else:
         nodes.append(helper.make_node("Div", ["x", "s"], [last], "div"))
     if weight:
-        nodes.append(helper.make_node("Mul", ["w", "q"], ["y"], "mul_w"))
+        operands = ["q", "w"] if swapped == "weight" else ["w", "q"]
+        nodes.append(helper.make_node("Mul", operands, ["y"], "mul_w"))
     graph = helper.make_graph(
         nodes,
         "rms_norm",
@@ -80,6 +86,7 @@ CASES: dict[str, tuple[onnx.ModelProto, bool]] = {
     "exponent_3": (rms_norm(exponent=3.0), False),
     "div": (rms_norm(inverse="div"), False),
     "no_weight": (rms_norm(weight=False), False),
+    "weight_second": (rms_norm(swapped="weight"), False),
 }
 
 
@@ -125,6 +132,9 @@ def test_finalize_failures_on_real_qnn() -> None:
 DIV_ONE: dict[str, tuple[onnx.ModelProto, bool]] = {
     "div_one_weight": (rms_norm(inverse="div_one"), True),
     "div_one_no_weight": (rms_norm(inverse="div_one", weight=False), False),
+    # Gemma's TorchScript export, Mul(normed, 1 + weight), loads with its dims fixed
+    "div_one_weight_second": (rms_norm(inverse="div_one", swapped="weight"), False),
+    "div_one_x_second": (rms_norm(inverse="div_one", swapped="x"), False),
 }
 
 
