@@ -29,6 +29,8 @@ def override_dims(model: onnx.ModelProto, dims: dict[str, int] | None) -> onnx.M
         for d in vi.type.tensor_type.shape.dim:
             if d.HasField("dim_param") and d.dim_param in dims:
                 d.dim_value = int(dims[d.dim_param])
-    # value_info written by the exporter still carries the symbolic dims: let inference redo them
-    del out.graph.value_info[:]
+    # the exporter's value_info stays, symbolic dims and all, as ORT keeps it: its inference
+    # merges what it computes into the declared shapes, so a dim only the declaration
+    # gives (an Expand's to a computed shape) stays known, and a declared symbolic dim
+    # that inference now computes takes the value
     return out

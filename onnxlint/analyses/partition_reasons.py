@@ -153,8 +153,11 @@ def _chain_from(
         return None
     if len(chain) == 1:
         return [n]
+    slot = chain[1].fed_at
     for name in n.outputs:
         for c in g.consumers.get(name, []) if name else []:
+            if slot is not None and (slot >= len(c.inputs) or c.inputs[slot] != name):
+                continue
             rest = _chain_from(g, c, chain[1:], members)
             if rest is not None:
                 return [n, *rest]

@@ -33,10 +33,11 @@ def infer_session_types_without_weights(
 
     Measured with ORT 1.32 and QNN's "Cannot get shape" (optimizations disabled): ORT's
     graph resolution knows the output of ``Reshape(x, Shape(y))`` when ``y`` is static,
-    of ``Concat(Shape(a), Shape(b))``, and of a Reshape or Slice whose shape or bounds are
-    an element of a static Shape (``Unsqueeze(Gather(Shape(y), i))``), not of one whose
-    shape is computed from ``Shape`` through Slice, arithmetic or a Concat with an
-    initializer (ONNX's data propagation would find it). So this is ONNX inference
+    of ``Concat(Shape(a), Shape(b))`` (from Concat revision 13, opset 13, on), and of a
+    Reshape or Slice whose shape or bounds are an element of a static Shape
+    (``Unsqueeze(Gather(Shape(y), i))``), not of one whose shape is computed from
+    ``Shape`` through Slice, arithmetic or a Concat with an initializer (ONNX's data
+    propagation would find it). So this is ONNX inference
     without data propagation, in which a ``Shape`` of a static tensor, its Gathers and
     their Unsqueezes, and a Concat of those, count as the constants they are; that
     ``GreaterOrEqual``/``LessOrEqual`` revision 12 outputs stay unknown
@@ -230,6 +231,10 @@ def _constant_shapes(
     from onnxlint.analyses.shapes import iter_graphs
 
     changed = False
+    # ORT resolves a Concat of shape values through ONNX's data propagation, which Concat
+    # has from revision 13 on (measured: QNN's "Cannot get shape" for Reshape(y,
+    # Concat(Shape(x))) at opsets 11 and 12, not at 13)
+    onnx_opset = next((int(o.version) for o in work.opset_import if o.domain in ("", "ai.onnx")), 0)
     for gi, g in enumerate(iter_graphs(work.graph)):
         for ni, n in enumerate(g.node):
             if n.domain not in ("", "ai.onnx") or (gi, ni) in originals or not n.output:
@@ -249,6 +254,7 @@ def _constant_shapes(
                     dims = [int(d) for d in vt.shape][slice(start, end)]
             elif (
                 n.op_type == "Concat"
+                and onnx_opset >= _CONCAT_PROPAGATES
                 and n.input
                 and all(i in values and i not in scalars for i in n.input if i)
             ):
@@ -274,6 +280,9 @@ def _constant_shapes(
             changed = True
     return changed
 
+
+#: the first Concat revision whose shape values ORT's graph resolution propagates
+_CONCAT_PROPAGATES = 13
 
 #: longest Range whose output ORT's graph resolution sizes that is replaced by its value
 _MAX_RANGE = 4096

@@ -262,7 +262,8 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             finalize_failures=tuple(
                 FinalizeFailure(
                     chain=tuple(
-                        ChainLink(op=c["op"], constant=c.get("constant")) for c in u["chain"]
+                        ChainLink(op=c["op"], constant=c.get("constant"), fed_at=c.get("fed_at"))
+                        for c in u["chain"]
                     ),
                     reason=u["reason"],
                     provenance=u.get("provenance"),

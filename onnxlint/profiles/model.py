@@ -204,10 +204,12 @@ class LayoutPassFailure:
 @dataclass(frozen=True)
 class ChainLink:
     """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
-    one-element constant input it must have."""
+    one-element constant input it must have and the input slot through which the previous
+    link feeds it (``fed_at``; any slot when None)."""
 
     op: str
     constant: float | None = None
+    fed_at: int | None = None
 
 
 @dataclass(frozen=True)

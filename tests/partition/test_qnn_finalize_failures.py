@@ -26,9 +26,15 @@ QNN = "QNNExecutionProvider"
 
 
 def rms_norm(
-    square: str = "pow", exponent: float = 2.0, inverse: str = "reciprocal", weight: bool = True
+    square: str = "pow",
+    exponent: float = 2.0,
+    inverse: str = "reciprocal",
+    weight: bool = True,
+    swapped: str = "",
 ) -> onnx.ModelProto:
-    """x [1, 8, 32] -> mean(x^2) + eps -> sqrt -> x * 1/s (or x / s) [-> * weight]."""
+    """x [1, 8, 32] -> mean(x^2) + eps -> sqrt -> x * 1/s (Reciprocal or Div(1, s)) or x / s
+    [-> * weight]; ``swapped``: ``"weight"`` writes Mul(normed, weight) instead of
+    Mul(weight, normed), ``"x"`` Mul(1/s, x) instead of Mul(x, 1/s)."""
     inits = [
         numpy_helper.from_array(np.array([-1], np.int64), "ax"),
         numpy_helper.from_array(np.array(1e-6, np.float32), "eps"),
@@ -44,7 +50,13 @@ def rms_norm(
         helper.make_node("Sqrt", ["a"], ["s"], "sqrt"),
     ]
     last = "y" if not weight else "q"
-    if inverse == "reciprocal":
+    if inverse == "div_one":  # TorchScript's torch.rsqrt: Div(1, s), then Mul(x)
+        inits.append(numpy_helper.from_array(np.array(1.0, np.float32), "one"))
+        nodes += [
+            helper.make_node("Div", ["one", "s"], ["r"], "div_one"),
+            helper.make_node("Mul", ["r", "x"] if swapped == "x" else ["x", "r"], [last], "mul"),
+        ]
+    elif inverse == "reciprocal":
         nodes += [
             helper.make_node("Reciprocal", ["s"], ["r"], "recip"),
             helper.make_node("Mul", ["x", "r"], [last], "mul"),
@@ -52,7 +64,8 @@ def rms_norm(
     else:
         nodes.append(helper.make_node("Div", ["x", "s"], [last], "div"))
     if weight:
-        nodes.append(helper.make_node("Mul", ["w", "q"], ["y"], "mul_w"))
+        operands = ["q", "w"] if swapped == "weight" else ["w", "q"]
+        nodes.append(helper.make_node("Mul", operands, ["y"], "mul_w"))
     graph = helper.make_graph(
         nodes,
         "rms_norm",
@@ -73,6 +86,7 @@ CASES: dict[str, tuple[onnx.ModelProto, bool]] = {
     "exponent_3": (rms_norm(exponent=3.0), False),
     "div": (rms_norm(inverse="div"), False),
     "no_weight": (rms_norm(weight=False), False),
+    "weight_second": (rms_norm(swapped="weight"), False),
 }
 
 
@@ -107,6 +121,50 @@ def test_finalize_failures_on_real_qnn() -> None:
             assert (not r.get("ok")) is fails, (name, level, r)
             if fails:
                 assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
+
+
+# -- the TorchScript form: Div(1, Sqrt) instead of Reciprocal -----------------------------
+# The held-out corpus's T5 encoder (TorchScript, dims fixed) failed with
+# QNN_COMMON_ERROR_MEM_ALLOC at level disabled only: ORT's level-1 graph turns
+# Mul(x, Div(1, s)) into Div(x, s), which compiles.
+
+#: name -> (model, whether the session fails at level disabled; level 1 loads)
+DIV_ONE: dict[str, tuple[onnx.ModelProto, bool]] = {
+    "div_one_weight": (rms_norm(inverse="div_one"), True),
+    "div_one_no_weight": (rms_norm(inverse="div_one", weight=False), False),
+    # Gemma's TorchScript export, Mul(normed, 1 + weight), loads with its dims fixed
+    "div_one_weight_second": (rms_norm(inverse="div_one", swapped="weight"), False),
+    "div_one_x_second": (rms_norm(inverse="div_one", swapped="x"), False),
+}
+
+
+@pytest.mark.parametrize("name", list(DIV_ONE))
+def test_ol513_reports_the_div_one_chain_exactly_when_the_session_fails(name: str) -> None:
+    model, fails = DIV_ONE[name]
+    found = [d for d in lint(model, eps=["qnn"]).diagnostics if d.code == "OL513"]
+    assert [d.location.node_name for d in found] == (["pow"] if fails else [])
+    if fails:
+        assert "Sqrt -> Div -> Mul -> Mul from pow" in found[0].message
+
+
+def test_the_div_one_chain_is_marked_on_the_exported_graph_only() -> None:
+    parts = partitions(DIV_ONE["div_one_weight"][0], ["qnn"])
+    exported, level1 = parts.plan("exported"), parts.plan("optimized")
+    assert exported is not None and list(exported.finalize_failures) == ["main/pow"]
+    assert level1 is not None and level1.finalize_failures == {}
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_div_one_chain_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    real = real_sessions("qnn", sys.executable, {name: m for name, (m, _) in DIV_ONE.items()})
+    for name, (_, fails) in DIV_ONE.items():
+        r = real[f"{name}|disabled"]
+        assert (not r.get("ok")) is fails, (name, r)
+        if fails:
+            assert "QNN_COMMON_ERROR_MEM_ALLOC" in str(r.get("error")), r
+        assert real[f"{name}|basic"].get("ok"), (name, real[f"{name}|basic"])
 
 
 # -- int64 tensors of rank 5 at a partition boundary ------------------------------------

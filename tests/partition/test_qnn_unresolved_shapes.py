@@ -164,3 +164,54 @@ def test_shape_element_through_gather_and_unsqueeze(use: str) -> None:
 def test_shape_element_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     check_real("qnn", sys.executable, {u: shape_element(u) for u in SHAPE_ELEMENT_CPU})
+
+
+# ---------------------------------------------------------------------------
+# ORT propagates a Concat of shape values through ONNX's data propagation, which Concat
+# has from revision 13 on: at opsets 11 and 12 a Reshape to Concat(Shape(x)) has no
+# inferred shape and QNN leaves it, and what follows, to CPU (held-out corpus: the
+# attention-mask Reshape and Cast of a GPT-BigCode TorchScript export at opset 12).
+
+
+def concat_of_shape(opset: int) -> onnx.ModelProto:
+    """Relu(y [6]) reshaped to Concat(Shape(x [2, 3])), then a Relu."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], "shape"),
+        helper.make_node("Concat", ["s"], ["c"], "concat", axis=0),
+        helper.make_node("Relu", ["y"], ["yr"], "pre"),
+        helper.make_node("Reshape", ["yr", "c"], ["r"], "reshape"),
+        helper.make_node("Relu", ["r"], ["z"], "post"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "concat_of_shape",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [6]),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 7
+    return model
+
+
+#: opset -> nodes on CPU with optimizations disabled (QNN never takes Shape)
+CONCAT_OF_SHAPE_CPU = {
+    11: {"main/shape", "main/reshape", "main/post"},
+    12: {"main/shape", "main/reshape", "main/post"},
+    13: {"main/shape"},
+}
+
+
+@pytest.mark.parametrize("opset", sorted(CONCAT_OF_SHAPE_CPU))
+def test_concat_of_shape_values_resolves_from_opset_13(opset: int) -> None:
+    assert qnn_cpu_nodes(concat_of_shape(opset)) == CONCAT_OF_SHAPE_CPU[opset]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_concat_of_shape_values_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    models = {f"opset{o}": concat_of_shape(o) for o in CONCAT_OF_SHAPE_CPU}
+    check_real("qnn", sys.executable, models)
