@@ -252,15 +252,20 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     from onnxlint.runtime.processes import set_reuse
 
     # one ORT level-1 worker for the whole run: it imports onnxruntime once and answers
-    # each file's request in turn (a worker that crashed or hung is replaced)
-    set_reuse(len(jobs) > 1)
+    # each file's request in turn (a worker that crashed or hung is replaced). One file
+    # leaves reuse alone: turning it off would end the worker the head start readied
+    # for this very lint (run_lint ends it if the lint does not take it).
+    several = len(jobs) > 1
+    if several:
+        set_reuse(True)
     try:
         for i, (f, c) in enumerate(jobs, 1):
             if show:
                 show_progress(i, len(jobs), f)
             reports.append(_lint_one(f, c))
     finally:
-        set_reuse(False)  # ends the kept worker
+        if several:
+            set_reuse(False)  # ends the kept worker
     return reports
 
 
@@ -346,6 +351,8 @@ def lint_process_init(start_worker: bool = False) -> None:
     set_early_start(False)
     set_reuse(True)
     if start_worker:
-        prewarm()
+        from onnxlint.ort_versions import limits_preface
+
+        prewarm(preface=limits_preface())  # it answers ORT's limits first when unknown
     # a pool process exits without atexit handlers: multiprocessing's own finalizers run
     Finalize(None, drop_spare, exitpriority=10)
