@@ -212,9 +212,9 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
 
     Returns the reports to render, or an exit code when the baseline is unusable.
     """
-    from onnxlint.baseline import Baseline, BaselineError
-
     if getattr(args, "write_baseline", None):
+        from onnxlint.baseline import Baseline
+
         target = Path(args.write_baseline)
         base = Baseline.from_reports(reports, root=target.parent)
         try:
@@ -231,6 +231,8 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
         return reports
     baseline = getattr(args, "baseline", None)
     if baseline is not None:
+        from onnxlint.baseline import Baseline, BaselineError
+
         if not isinstance(baseline, Baseline):  # a caller that built the namespace by hand
             try:
                 baseline = Baseline.load(baseline)
@@ -249,14 +251,14 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     if args.jobs > 1 and len(jobs) > 1:
         return _lint_parallel(args, jobs, show)
     reports = []
-    from onnxlint.runtime.processes import set_reuse
-
     # one ORT level-1 worker for the whole run: it imports onnxruntime once and answers
     # each file's request in turn (a worker that crashed or hung is replaced). One file
     # leaves reuse alone: turning it off would end the worker the head start readied
     # for this very lint (run_lint ends it if the lint does not take it).
     several = len(jobs) > 1
     if several:
+        from onnxlint.runtime.processes import set_reuse
+
         set_reuse(True)
     try:
         for i, (f, c) in enumerate(jobs, 1):
