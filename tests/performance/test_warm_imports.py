@@ -21,16 +21,9 @@ import pytest
 
 from onnxlint import cli
 from tests.conftest import parse
+from tests.performance.test_warm_cold_start import MODEL
 
 REPO = Path(__file__).resolve().parents[2]
-
-MODEL = """\
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[N,4] x) => (float[N,4] y) {
-    r = Relu(x)
-    y = Identity(r)
-}
-"""
 
 #: modules a lint with one EP and a filled level-1 cache has no use for
 NOT_NEEDED = (
