@@ -297,15 +297,23 @@ def prewarm(
     exe = runner or sys.executable
     with _LIVE_LOCK:
         if _SPARE is not None:
+            _drop_preface_folder(preface)
             return True
         try:
             worker = Worker(exe, None, memory_cap_mb, preface=preface)
         except (OSError, subprocess.SubprocessError):
+            _drop_preface_folder(preface)
             return False
         _SPARE = (worker, (exe, memory_cap_mb))
         if preface is not None:
             _PREFACED = worker
     return True
+
+
+def _drop_preface_folder(preface: dict[str, Any] | None) -> None:
+    """Remove the log folder of a preface request no worker was started with."""
+    if preface is not None and preface.get("log_dir"):
+        remove_temp_dir(Path(str(preface["log_dir"])))
 
 
 def preface_result(item_id: str, timeout_s: float) -> dict[str, Any] | None:

@@ -132,6 +132,11 @@ def test_the_preface_answers_the_limits_a_worker_of_their_own_measures() -> None
         assert spare is not None and spare[0].serving
         from_preface = ort_versions._prefaced_limits()
         assert from_preface is not None
+        assert not Path(request["log_dir"]).exists()  # the preface's folder, once answered
+        # a second head start while the spare waits starts nothing and leaves no folder
+        again = ort_versions.limits_preface()
+        assert again is not None and processes.prewarm(preface=again)
+        assert not Path(again["log_dir"]).exists()
         # the spare still takes a request after its preface: it skips the preface's lines
         from onnxlint.runtime.batch import WorkerItem, run_items
         from onnxlint.runtime.runners import EpSpec
