@@ -319,11 +319,16 @@ def _drop_preface_folder(preface: dict[str, Any] | None) -> None:
 def preface_result(item_id: str, timeout_s: float) -> dict[str, Any] | None:
     """The ``result`` event of item ``item_id`` of the prewarmed worker's preface, read now
     if it has not been yet (waiting at most ``timeout_s``); None when no worker was
-    started with one, or it gave no such result (it died, hung, or had no onnxruntime)."""
+    started with one, or it gave no such result (it died, hung, or had no onnxruntime).
+    The preface is handed out once."""
+    global _PREFACED
     worker = _PREFACED
     if worker is None:
         return None
     events = worker.preface_events(time.monotonic() + timeout_s)
+    with _LIVE_LOCK:
+        if _PREFACED is worker:
+            _PREFACED = None  # answered once: a later question asks a worker of its own
     for ev in events or ():
         if ev.get("event") == "result" and ev.get("id") == item_id:
             return ev

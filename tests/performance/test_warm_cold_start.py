@@ -133,6 +133,7 @@ def test_the_preface_answers_the_limits_a_worker_of_their_own_measures() -> None
         from_preface = ort_versions._prefaced_limits()
         assert from_preface is not None
         assert not Path(request["log_dir"]).exists()  # the preface's folder, once answered
+        assert ort_versions._prefaced_limits() is None  # handed out once
         # a second head start while the spare waits starts nothing and leaves no folder
         again = ort_versions.limits_preface()
         assert again is not None and processes.prewarm(preface=again)
