@@ -17,10 +17,15 @@ from onnxlint.data import load_json
 from onnxlint.fsutil import read_small_regular_file
 from onnxlint.limits import Limits
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+
+def _toml() -> Any:
+    """The TOML reader, imported when a configuration file is read (``--isolated`` and a
+    folder without one read none)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(ValueError):
@@ -90,6 +95,7 @@ def from_mapping(raw: dict[str, Any], source: Path | None = None) -> Config:
 
 
 def load_file(path: Path) -> Config:
+    tomllib = _toml()
     try:
         data = tomllib.loads(read_small_regular_file(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -110,6 +116,7 @@ def find_config_file(start: Path) -> Path | None:
             return candidate
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
+            tomllib = _toml()
             try:
                 text = read_small_regular_file(pyproject).decode("utf-8")
                 if "onnxlint" in tomllib.loads(text).get("tool", {}):

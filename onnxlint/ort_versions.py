@@ -182,16 +182,11 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
     use_disk = cache and cache_enabled(None)
     path = _limits_file(identity)
     if use_disk:
-        try:
-            stored = json.loads(path.read_text("utf-8"))
-            if stored.get("schema") == LIMITS_SCHEMA and stored.get("ort") == identity:
-                found = _valid_limits(stored.get("limits"))
-                if found is not None:
-                    _memo[memo_key] = found
-                    return found
-        except (OSError, ValueError, AttributeError):
-            pass  # absent or unreadable: measured again and rewritten
-    found = limits_of()
+        found = _stored_limits(path, identity)
+        if found is not None:
+            _memo[memo_key] = found
+            return found
+    found = _prefaced_limits() or limits_of()
     _memo[memo_key] = found
     if use_disk and found is not None:
         from onnxlint.fsutil import atomic_write_text
@@ -203,6 +198,52 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
         except OSError:
             pass  # a read-only cache folder costs a worker per process, nothing more
     return found
+
+
+def _stored_limits(path: Path, identity: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        stored = json.loads(path.read_text("utf-8"))
+        if stored.get("schema") == LIMITS_SCHEMA and stored.get("ort") == identity:
+            return _valid_limits(stored.get("limits"))
+    except (OSError, ValueError, AttributeError):
+        pass  # absent or unreadable: measured again and rewritten
+    return None
+
+
+#: the id of the limits item a prewarmed worker answers first (:func:`limits_preface`)
+_PREFACE_ID = "limits"
+
+
+def limits_preface() -> dict[str, Any] | None:
+    """The request a worker started ahead of a lint answers first when this process will
+    have to ask the installed ORT for its limits (none in memory or on disk): the lint then
+    reads them from that worker (:func:`installed_limits`) instead of starting a second
+    one beside ORT's level-1 worker. None when they are known, or no ORT is installed."""
+    from onnxlint.runtime.identity import cache_enabled, ort_identity
+
+    identity = ort_identity()
+    if identity is None or json.dumps(identity, sort_keys=True) in _memo:
+        return None
+    if cache_enabled(None) and _stored_limits(_limits_file(identity), identity) is not None:
+        return None
+    from onnxlint.runtime.batch import WorkerItem, make_request
+    from onnxlint.runtime.processes import private_temp_dir
+    from onnxlint.runtime.runners import EpSpec
+
+    item = WorkerItem(id=_PREFACE_ID, kind="limits")
+    return make_request([item], [0], EpSpec(CPU_EP), private_temp_dir("worker-logs"))
+
+
+def _prefaced_limits(timeout_s: float = 60.0) -> dict[str, Any] | None:
+    """The limits the prewarmed worker answered first (:func:`limits_preface`); None when
+    no worker was started with that request, or it gave no valid answer."""
+    from onnxlint.runtime.batch import DEFAULT_STARTUP_TIMEOUT_S
+    from onnxlint.runtime.processes import preface_result
+
+    ev = preface_result(_PREFACE_ID, DEFAULT_STARTUP_TIMEOUT_S + timeout_s)
+    if ev is None or not ev.get("ok"):
+        return None
+    return _valid_limits(ev.get("limits"))
 
 
 def first_release_with_opset(opset: int) -> str | None:

@@ -15,9 +15,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
@@ -29,8 +28,28 @@ from onnxlint.cli.output import EXIT_OK, EXIT_USAGE, quiet_broken_pipe
 from onnxlint.cli.settings import ConfigCache
 from onnxlint.version import __version__
 
+#: each subcommand's name and its module under ``onnxlint.commands``: a run imports only
+#: the module of the command it runs (none for a lint), and ``--help`` all of them
+#: (``tests/performance/test_warm_imports.py`` checks the table against the modules)
+COMMANDS = {
+    "compile": "compile",
+    "eps": "eps",
+    "fix-shapes": "fix_shapes",
+    "lsp": "lsp",
+    "probe": "probe",
+    "rule": "rule",
+    "rules": "rules",
+}
+
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"onnxlint.commands.{COMMANDS[name]}")
+
 
 def _command_modules() -> dict[str, ModuleType]:
+    """Every module under ``onnxlint.commands``, by its ``NAME`` (found, not listed)."""
+    import pkgutil
+
     import onnxlint.commands as pkg
 
     mods = {}
@@ -45,6 +64,9 @@ def _command_modules() -> dict[str, ModuleType]:
 class _Parser(argparse.ArgumentParser):
     """argparse with whole option names only, and a usage error in one line (exit 2)."""
 
+    #: builds the epilog when help is printed (the list of commands imports each one)
+    epilog_source: Callable[[], str] | None = None
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
@@ -52,21 +74,36 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def format_help(self) -> str:
+        if self.epilog_source is not None:
+            self.epilog, self.epilog_source = self.epilog_source(), None
+        return super().format_help()
 
-def build_parser(commands: dict[str, ModuleType]) -> argparse.ArgumentParser:
+
+def _epilog(commands: dict[str, ModuleType]) -> str:
     listed = {"check": "lint model files and folders (the default: 'onnxlint PATH...')"}
     listed.update({name: mod.HELP for name, mod in commands.items()})
     epilog = "commands:\n" + "\n".join(
         f"  {name:<12} {text}" for name, text in sorted(listed.items())
     )
+    return (
+        epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options; a first "
+        "argument spelled like a command is that command (lint a path of that name as "
+        "'onnxlint ./NAME' or 'onnxlint check NAME')"
+    )
+
+
+def build_parser(commands: dict[str, ModuleType] | None = None) -> argparse.ArgumentParser:
+    """The lint command's parser; its help lists ``commands`` (None: every command, imported
+    only when the help is printed)."""
     p = _Parser(
         prog="onnxlint",
         description="Lint ONNX models for deployment: opsets, shapes, control flow, EP support, partitions.",
-        epilog=epilog + "\n\nrun 'onnxlint COMMAND --help' for a command's options; a first "
-        "argument spelled like a command is that command (lint a path of that name as "
-        "'onnxlint ./NAME' or 'onnxlint check NAME')",
+        epilog=_epilog(commands) if commands is not None else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    if commands is None:
+        p.epilog_source = lambda: _epilog(_command_modules())
     p.add_argument("--version", action="version", version=f"onnxlint {__version__}")
     add_lint_arguments(p)
     return p
@@ -82,21 +119,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     anything else is a lint of the paths given. To lint a path spelled like a subcommand,
     write ``onnxlint ./rules`` or ``onnxlint check rules``."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    commands = _command_modules()
     try:
-        if argv and argv[0] in commands:
+        if argv and argv[0] in COMMANDS:
             if os.path.exists(argv[0]):
                 print(
                     f"onnxlint: note: '{argv[0]}' is a command here; to lint the path, run "
                     f"'onnxlint check {argv[0]}' or 'onnxlint ./{argv[0]}'",
                     file=sys.stderr,
                 )
-            mod = commands[argv[0]]
+            mod = _command_module(argv[0])
             sub = _Parser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
             mod.add_arguments(sub)
             args = sub.parse_args(argv[1:])
             return int(mod.run(args))
-        parser = build_parser(commands)
+        parser = build_parser()
         if argv and argv[0] in LINT_COMMANDS:
             parser.prog = f"onnxlint {argv[0]}"
             argv = argv[1:]
@@ -139,7 +175,7 @@ def run() -> NoReturn:
     exit the ordinary way.
     """
     argv = sys.argv[1:]
-    if argv and argv[0] in _command_modules():
+    if argv and argv[0] in COMMANDS:
         raise SystemExit(main())
     code = main()
     import atexit

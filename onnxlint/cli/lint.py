@@ -212,9 +212,9 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
 
     Returns the reports to render, or an exit code when the baseline is unusable.
     """
-    from onnxlint.baseline import Baseline, BaselineError
-
     if getattr(args, "write_baseline", None):
+        from onnxlint.baseline import Baseline
+
         target = Path(args.write_baseline)
         base = Baseline.from_reports(reports, root=target.parent)
         try:
@@ -231,6 +231,8 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
         return reports
     baseline = getattr(args, "baseline", None)
     if baseline is not None:
+        from onnxlint.baseline import Baseline, BaselineError
+
         if not isinstance(baseline, Baseline):  # a caller that built the namespace by hand
             try:
                 baseline = Baseline.load(baseline)
@@ -249,18 +251,23 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
     if args.jobs > 1 and len(jobs) > 1:
         return _lint_parallel(args, jobs, show)
     reports = []
-    from onnxlint.runtime.processes import set_reuse
-
     # one ORT level-1 worker for the whole run: it imports onnxruntime once and answers
-    # each file's request in turn (a worker that crashed or hung is replaced)
-    set_reuse(len(jobs) > 1)
+    # each file's request in turn (a worker that crashed or hung is replaced). One file
+    # leaves reuse alone: turning it off would end the worker the head start readied
+    # for this very lint (run_lint ends it if the lint does not take it).
+    several = len(jobs) > 1
+    if several:
+        from onnxlint.runtime.processes import set_reuse
+
+        set_reuse(True)
     try:
         for i, (f, c) in enumerate(jobs, 1):
             if show:
                 show_progress(i, len(jobs), f)
             reports.append(_lint_one(f, c))
     finally:
-        set_reuse(False)  # ends the kept worker
+        if several:
+            set_reuse(False)  # ends the kept worker
     return reports
 
 
@@ -346,6 +353,8 @@ def lint_process_init(start_worker: bool = False) -> None:
     set_early_start(False)
     set_reuse(True)
     if start_worker:
-        prewarm()
+        from onnxlint.ort_versions import limits_preface
+
+        prewarm(preface=limits_preface())  # it answers ORT's limits first when unknown
     # a pool process exits without atexit handlers: multiprocessing's own finalizers run
     Finalize(None, drop_spare, exitpriority=10)

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tabulate import tabulate
-
 from onnxlint.ep_names import short_ep
 from onnxlint.report import Report
 
@@ -99,6 +97,8 @@ def render_partitions(reports: Sequence[Report]) -> str:
                 for i in range(len(headers))
                 if (headers[i] != "graph" or any_sub) and (headers[i] != "note" or any_fail)
             ]
+            from tabulate import tabulate  # only for --report partitions
+
             table = tabulate(
                 [[r[i] for i in keep] for r in rows],
                 headers=[headers[i] for i in keep],

@@ -6,9 +6,7 @@ import functools
 import re
 import textwrap
 from collections.abc import Sequence
-
-import tabulate as tabulate_module
-from tabulate import tabulate
+from types import ModuleType
 
 from onnxlint.diagnostics import Diagnostic, Severity
 from onnxlint.report import Report, plain_text
@@ -132,9 +130,6 @@ def _table(
     which then measures wide characters. ``keep_tokens``: wrap with :class:`_TokenWrap`
     (what the CLI shows) instead of tabulate's rule, which cuts long words anywhere.
     """
-    custom = getattr(tabulate_module, "_CustomTextWrap", None)
-    if custom is None:  # pragma: no cover - a tabulate without it: its own wrapping
-        return tabulate(rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=list(widths))
     make: type[_PlainWrap] = _TokenWrap if keep_tokens else _PlainWrap
     plain = {i: make(width=w) for i, w in enumerate(widths) if w is not None}
     wrapped = []
@@ -150,16 +145,33 @@ def _table(
                 wrap = functools.partial(_wrap_plain, wrapper)
             else:
                 all_plain = False
+                custom = getattr(_tabulate(), "_CustomTextWrap", None)
+                if custom is None:  # pragma: no cover - tabulate < 0.9: its own wrapping
+                    return str(
+                        _tabulate().tabulate(
+                            rows, headers=_HEADERS, tablefmt="simple", maxcolwidths=list(widths)
+                        )
+                    )
                 extra = {"break_on_hyphens": False, "break_long_words": False}
                 wrap = custom(width=width, **(extra if keep_tokens else {})).wrap
             new[i] = "\n".join("\n".join(wrap(line)) for line in cell.splitlines() if line.strip())
         all_plain = all_plain and all(_plain(_ANSI.sub("", c)) for c in (new[0], new[1], new[3]))
         wrapped.append(new)
     # without wcwidth, tabulate measures every cell with len() too (after removing colours)
-    if all_plain or getattr(tabulate_module, "wcwidth", None) is None:
+    if all_plain or getattr(_tabulate(), "wcwidth", None) is None:
         return _simple_layout(_HEADERS, wrapped)
     # every column is text: no number parsing (it cost seconds on large reports)
-    return tabulate(wrapped, headers=_HEADERS, tablefmt="simple", disable_numparse=True)
+    return str(
+        _tabulate().tabulate(wrapped, headers=_HEADERS, tablefmt="simple", disable_numparse=True)
+    )
+
+
+def _tabulate() -> ModuleType:
+    """tabulate, imported for the first table with a cell that is not plain ASCII (a table
+    of plain cells, the usual one, is laid out here: a lint need not import it)."""
+    import tabulate
+
+    return tabulate
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

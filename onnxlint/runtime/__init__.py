@@ -4,13 +4,36 @@
 subprocess (``_worker.py``, stdlib + onnxruntime only) so that an EP crash,
 hang or OOM becomes a result instead of ending the caller; ``runners`` picks
 the interpreter per EP; ``normalise`` maps ORT's reported assignment back onto
-the source graph. Importing this package does not import onnxruntime.
+the source graph. Importing this package does not import onnxruntime, nor any of
+its modules: the public names are loaded on first use, so that a lint that only
+asks ``runtime.identity`` (every lint with an accelerator EP, warm) does not load the
+client, the protocol and the process management it never runs.
 """
 
-from onnxlint.runtime.client import SessionRequest, optimize_model, run_sessions
-from onnxlint.runtime.discovery import discover
-from onnxlint.runtime.results import AssignedNode, Fallback, NodeVerdict, SessionResult
-from onnxlint.runtime.runners import EpSpec, resolve_runner
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from onnxlint.runtime.client import SessionRequest, optimize_model, run_sessions
+    from onnxlint.runtime.discovery import discover
+    from onnxlint.runtime.results import AssignedNode, Fallback, NodeVerdict, SessionResult
+    from onnxlint.runtime.runners import EpSpec, resolve_runner
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "AssignedNode": "results",
+    "EpSpec": "runners",
+    "Fallback": "results",
+    "NodeVerdict": "results",
+    "SessionRequest": "client",
+    "SessionResult": "results",
+    "discover": "discovery",
+    "optimize_model": "client",
+    "resolve_runner": "runners",
+    "run_sessions": "client",
+}
 
 __all__ = [
     "AssignedNode",
@@ -24,3 +47,12 @@ __all__ = [
     "resolve_runner",
     "run_sessions",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxlint.ep_names import CPU_EP
+from onnxlint.runtime.identity import PROTOCOL as PROTOCOL
 from onnxlint.runtime.processes import (
     DEFAULT_MEMORY_CAP_MB,
     Worker,
@@ -40,7 +41,6 @@ from onnxlint.runtime.results import (
 )
 from onnxlint.runtime.runners import EpSpec
 
-PROTOCOL = 1
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_STARTUP_TIMEOUT_S = 120.0
 START_ATTEMPTS = 3  # a worker that does not reach its first request is restarted this often

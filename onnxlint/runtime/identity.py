@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 #: set (not ``0``/empty) to turn every cache off
 NO_CACHE_ENV = "ONNXLINT_NO_CACHE"
+#: the version of the protocol spoken with ``_worker.py`` (part of what a cached answer
+#: depends on; here so that a cache key needs none of the modules that run workers)
+PROTOCOL = 1
 
 
 def cache_enabled(config: Config | None = None) -> bool:

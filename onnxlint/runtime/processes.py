@@ -124,9 +124,10 @@ def _forget_the_parents() -> None:
     """In a child forked from this process (``-j N``'s lint processes): the workers, the
     spare and the folders are the parent's, to end and remove; the child forgets them
     rather than send the spare its requests or kill them at its exit."""
-    global _SPARE, _LIVE_LOCK
+    global _SPARE, _LIVE_LOCK, _PREFACED
     _LIVE_LOCK = threading.Lock()  # another thread may have held it at the fork
     _SPARE = None
+    _PREFACED = None
     _LIVE.clear()
     _WORKERS.clear()
     _TEMP_DIRS.clear()
@@ -227,6 +228,8 @@ _REUSE = False
 STARTED = 0
 #: requests one kept worker answers before it is retired and a fresh one started
 MAX_REQUESTS = 200
+#: the worker started with a preface request (:func:`prewarm`), whose answer it keeps
+_PREFACED: Worker | None = None
 
 
 def set_reuse(enabled: bool) -> None:
@@ -272,25 +275,64 @@ def keep_warm(worker: Worker) -> bool:
     return True
 
 
-def prewarm(runner: str | None = None, memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB) -> bool:
+def prewarm(
+    runner: str | None = None,
+    memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
+    *,
+    preface: dict[str, Any] | None = None,
+) -> bool:
     """Start a worker now that imports onnxruntime while the caller is still busy.
 
     The next :class:`PendingRun` for the same runner and memory cap sends it its
     request instead of starting a worker (on a 2-core machine the import, about
     0.2 s, then overlaps the linter's own imports and loading). :func:`drop_spare`
     ends a spare nobody took; so does ``atexit``. Returns False if none could start.
+
+    ``preface``: a request (CPU items that leave nothing behind, such as ORT's limits)
+    the worker answers right after its import, before any later request; its answer is
+    read by :func:`preface_result` (or skipped by whoever reads the worker next), so a
+    lint that needs both asks one worker instead of starting a second one.
     """
-    global _SPARE
+    global _SPARE, _PREFACED
     exe = runner or sys.executable
     with _LIVE_LOCK:
         if _SPARE is not None:
+            _drop_preface_folder(preface)
             return True
         try:
-            worker = Worker(exe, None, memory_cap_mb)
+            worker = Worker(exe, None, memory_cap_mb, preface=preface)
         except (OSError, subprocess.SubprocessError):
+            _drop_preface_folder(preface)
             return False
         _SPARE = (worker, (exe, memory_cap_mb))
+        if preface is not None:
+            _PREFACED = worker
     return True
+
+
+def _drop_preface_folder(preface: dict[str, Any] | None) -> None:
+    """Remove the log folder of a preface request no worker was started with."""
+    if preface is not None and preface.get("log_dir"):
+        remove_temp_dir(Path(str(preface["log_dir"])))
+
+
+def preface_result(item_id: str, timeout_s: float) -> dict[str, Any] | None:
+    """The ``result`` event of item ``item_id`` of the prewarmed worker's preface, read now
+    if it has not been yet (waiting at most ``timeout_s``); None when no worker was
+    started with one, or it gave no such result (it died, hung, or had no onnxruntime).
+    The preface is handed out once."""
+    global _PREFACED
+    worker = _PREFACED
+    if worker is None:
+        return None
+    events = worker.preface_events(time.monotonic() + timeout_s)
+    with _LIVE_LOCK:
+        if _PREFACED is worker:
+            _PREFACED = None  # answered once: a later question asks a worker of its own
+    for ev in events or ():
+        if ev.get("event") == "result" and ev.get("id") == item_id:
+            return ev
+    return None
 
 
 def take_spare(runner: str, memory_cap_mb: int | None) -> Worker | None:
@@ -325,15 +367,25 @@ class Worker:
         memory_cap_mb: int | None,
         *,
         serve: bool | None = None,
+        preface: dict[str, Any] | None = None,
     ) -> None:
         """Start the worker; without ``request`` it imports onnxruntime and waits for ``send``.
 
         ``serve``: it answers one request per line until stdin ends (``keep_warm``);
-        None: while reuse is on (:func:`set_reuse`).
+        None: while reuse is on (:func:`set_reuse`). ``preface`` (only without
+        ``request``): a request sent at once, whose answer :meth:`preface_events` reads
+        and every later read skips; the worker then serves.
         """
         global STARTED
         ensure_cleanup()
         self.serving = _REUSE if serve is None else serve
+        if preface is not None:
+            self.serving = True  # its next request comes on the next line
+        #: the preface's protocol lines once read; whether they are still to be read
+        self._preface: list[dict[str, Any]] = []
+        self._preface_due = False
+        self._preface_lock = threading.Lock()
+        self._preface_dir: Path | None = None
         #: requests sent to this process (a kept worker is retired after MAX_REQUESTS)
         self.requests = 0
         self.key = (exe, memory_cap_mb)
@@ -363,6 +415,11 @@ class Worker:
         self.buf = b""
         if request is not None:
             self.send(request)
+        elif preface is not None:
+            self.send(preface)
+            self._preface_due = True
+            if preface.get("log_dir"):  # a private_temp_dir: removed once answered
+                self._preface_dir = Path(str(preface["log_dir"]))
 
     def send(self, request: dict[str, Any]) -> None:
         """Give the worker its request: its one (it reads stdin to the end), or the next
@@ -379,8 +436,40 @@ class Worker:
         except (BrokenPipeError, ValueError):  # it died (or its stdin was closed)
             pass
 
+    def preface_events(self, deadline: float) -> list[dict[str, Any]] | None:
+        """The preface's protocol lines, up to its ``done`` (read now if need be); None
+        when they cannot be had by ``deadline``, or the worker is already closed."""
+        with self._preface_lock:
+            if self._preface_due:
+                try:
+                    self._read_preface(deadline)
+                except (TimeoutError, OSError, ValueError):
+                    return None  # the next reader of this worker meets the same trouble
+            return list(self._preface)
+
+    def _read_preface(self, deadline: float) -> None:
+        while self._preface_due:
+            ev = self._read_line(deadline)
+            if ev is not None:
+                self._preface.append(ev)
+            if ev is None or ev.get("event") in ("done", "fatal"):
+                self._preface_due = False
+                self._drop_preface_dir()
+
+    def _drop_preface_dir(self) -> None:
+        folder, self._preface_dir = self._preface_dir, None
+        if folder is not None:
+            remove_temp_dir(folder)
+
     def read_event(self, deadline: float) -> dict[str, Any] | None:
-        """Next protocol line; None at EOF. Raises TimeoutError past ``deadline``."""
+        """Next protocol line (after the preface's); None at EOF. Raises TimeoutError
+        past ``deadline``."""
+        if self._preface_due:
+            with self._preface_lock:
+                self._read_preface(deadline)
+        return self._read_line(deadline)
+
+    def _read_line(self, deadline: float) -> dict[str, Any] | None:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
@@ -416,6 +505,7 @@ class Worker:
     def close(self) -> None:
         self.kill()
         _WORKERS.discard(self)
+        self._drop_preface_dir()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

@@ -47,11 +47,6 @@ from onnxlint.analyses.level1.cache import (
     key_material,
     key_material_of,
 )
-from onnxlint.analyses.level1.eligibility import (
-    inert_reason,
-    skip_reason,
-    with_default_attributes,
-)
 from onnxlint.ep_names import CPU_EP
 
 # re-exported: the cache switch and ORT's identity are part of what this module answers by
@@ -64,9 +59,40 @@ if TYPE_CHECKING:
 
     import onnx
 
+    from onnxlint.analyses.level1.eligibility import (
+        inert_reason,
+        skip_reason,
+        with_default_attributes,
+    )
     from onnxlint.config import Config
     from onnxlint.modelfile.read import LoadedModel
     from onnxlint.runtime.client import PendingRun
+
+#: re-exported from :mod:`~onnxlint.analyses.level1.eligibility`, which imports onnx: loaded
+#: on first use, so that the CLI's head start (:mod:`~onnxlint.analyses.level1.prewarm`)
+#: starts ORT's worker before anything imports onnx
+_ELIGIBILITY = (
+    "inert_reason",
+    "skip_reason",
+    "with_default_attributes",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _ELIGIBILITY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load_eligibility()
+    return globals()[name]
+
+
+def _load_eligibility() -> None:
+    """Put eligibility's names into this module (once; a name set here already, e.g. by a
+    test's monkeypatch, is kept)."""
+    from onnxlint.analyses.level1 import eligibility
+
+    for name in _ELIGIBILITY:
+        globals().setdefault(name, getattr(eligibility, name))
+
 
 NOTE_OK = "ORT level-1 (basic), CPU only"
 DEFAULT_TIMEOUT_S = 120.0
@@ -160,6 +186,7 @@ class Level1Job:
                 self.file = replace(self.file, data=None)
 
     def _start(self) -> Level1Job:
+        _load_eligibility()
         reason = skip_reason(self.model)
         if reason is not None:
             self._graph, self.source = (None, reason), "skipped"

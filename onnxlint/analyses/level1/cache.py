@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.runtime.identity import ort_identity
+from onnxlint.runtime.identity import PROTOCOL, ort_identity
 
 if TYPE_CHECKING:
     import onnx
@@ -52,8 +52,6 @@ def key_material(data: bytes) -> dict[str, Any] | None:
 def key_material_of(model_sha256: str, model_bytes: int) -> dict[str, Any] | None:
     """:func:`key_material` for bytes known by their SHA-256 and length (a model file
     hashed when it was read: the bytes need not be produced again)."""
-    from onnxlint.runtime.batch import PROTOCOL
-
     ort = ort_identity()
     if ort is None:
         return None

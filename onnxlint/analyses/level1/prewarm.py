@@ -48,9 +48,12 @@ def _prewarm(
         return False
     if not likely_cold(paths, eps, no_cache=no_cache, assume_dims=assume_dims):
         return False
+    from onnxlint.ort_versions import limits_preface
     from onnxlint.runtime.processes import prewarm
 
-    return prewarm()
+    # the same worker answers ORT's limits first when nothing has them yet (the opset
+    # rules ask for them): one worker start for the lint, not two
+    return prewarm(preface=limits_preface())
 
 
 def likely_cold(
