@@ -436,13 +436,25 @@ def stages() -> tuple[Stage, ...]:
        (``onnxlint.partition_summary``), when the plan wants it. Each stage also decides
        from the configuration and EPs whether it has work.
     """
-    from onnxlint.confirm import report_hook as confirmation
     from onnxlint.partition_summary import fill_report as partition_summary
 
     return (
-        Stage("confirmation", lambda plan: True, confirmation),
+        Stage("confirmation", lambda plan: True, _confirmation),
         Stage("partition-summary", lambda plan: plan.partitions, partition_summary),
     )
+
+
+def _confirmation(ctx: LintContext, report: Report) -> None:
+    """The compiled-source check on every model, then ``--confirm``'s sessions (or their
+    cache) when a confirmation mode is on: ``onnxlint.confirm`` (its cache, the worker
+    protocol) is imported only then, not by every lint."""
+    from onnxlint.rules.compiled_model import source_check
+
+    source_check(ctx)
+    if str((ctx.config.confirm or {}).get("mode", "off")) != "off":
+        from onnxlint.confirm import report_hook
+
+        report_hook(ctx, report)
 
 
 def _finish(

@@ -190,18 +190,11 @@ def confirm(ctx: LintContext, settings: ConfirmSettings) -> list[EpConfirmation]
 
 
 def report_hook(ctx: LintContext, report: Report) -> None:
-    """Run the source check and, when asked for, the confirmation of one model."""
-    from onnxlint.rules import compiled_model, confirmation
+    """Run the confirmation of one model when a mode asks for it (the engine's
+    ``confirmation`` stage runs the compiled-source check first, and imports this
+    package only when a mode is on)."""
+    from onnxlint.rules import confirmation
 
-    try:
-        for d in compiled_model.CompiledSourceMismatch.check(ctx):
-            ctx.emit(d)
-    except Exception as exc:  # a hook never takes the lint down
-        ctx.emit(
-            confirmation.ConfirmSkipped.make(
-                Location(), ep_name="source check", why=f"internal error: {exc}"
-            )
-        )
     settings = ConfirmSettings.from_config(ctx.config)
     if settings.mode == "off":
         return

@@ -581,3 +581,18 @@ def _bytes(ctx: LintContext) -> bytes:
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def source_check(ctx: LintContext) -> None:
+    """Emit :class:`CompiledSourceMismatch`'s findings for ``ctx``; an internal error
+    becomes a skipped-check finding, never an exception (the engine's ``confirmation``
+    stage runs it on every model)."""
+    from onnxlint.rules.confirmation import ConfirmSkipped
+
+    try:
+        for d in CompiledSourceMismatch.check(ctx):
+            ctx.emit(d)
+    except Exception as exc:  # a stage never takes the lint down
+        ctx.emit(
+            ConfirmSkipped.make(Location(), ep_name="source check", why=f"internal error: {exc}")
+        )

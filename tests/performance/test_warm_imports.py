@@ -5,7 +5,8 @@ ratio to the floor. Checked in a fresh interpreter through ``sys.modules`` (neve
 timed): the subcommands' modules (the CLI imported all seven to learn their names),
 tabulate (a table of plain ASCII cells is laid out by onnxlint), the TOML reader under
 ``--isolated``, the baseline without ``--baseline``, and the worker client and protocol
-when the level-1 graph comes from the cache (its key needs only the protocol's number).
+when the level-1 graph comes from the cache (its key needs only the protocol's number),
+and ``onnxlint.confirm`` without a confirmation mode.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ NOT_NEEDED = (
     "onnxlint.baseline",
     "onnxlint.runtime.client",
     "onnxlint.runtime.batch",
+    # --confirm's sessions and their cache (the compiled-source check runs without them)
+    "onnxlint.confirm",
     "tabulate",
     "tomllib",
     "jsonschema",
