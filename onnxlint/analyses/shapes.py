@@ -334,22 +334,24 @@ def infer_model_without_weights(
 def _infer_passes(
     model: onnx.ModelProto, keep_unpropagated: bool
 ) -> tuple[onnx.ModelProto, list[str], dict[str, onnx.TensorProto], onnx.ModelProto | None]:
-    """:func:`infer_model_without_weights`, and (``keep_unpropagated``) the first pass's
-    answer: ONNX's inference without data propagation of the model without its large
-    weights' data (:func:`onnxlint.tensors.dataless_copy`), the first pass of
-    :func:`onnxlint.analyses.session_types.infer_session_types_without_weights` too.
-    The two answers are one object when no second pass ran."""
+    """:func:`infer_model_without_weights`, and the first pass's answer when asked
+    (``keep_unpropagated``) and a graph (not only a function) computes shapes from values:
+    ONNX's inference without data propagation of the model without its large weights'
+    data (:func:`onnxlint.tensors.dataless_copy`), which is then the first pass of
+    :func:`onnxlint.analyses.session_types.infer_session_types_without_weights` too
+    (``session_types_differ`` holds). The two answers are one object when no second
+    pass ran."""
     from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
     # one copy without them for both passes
     light, left = dataless_copy(model)
     base, errors = _infer(light, data_prop=False)
-    ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
-    ops |= {n.op_type for f in model.functions for n in f.node}
+    graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
+    ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
+    kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
-        return base, errors, left, base if keep_unpropagated else None
-    kept = base if keep_unpropagated else None
+        return base, errors, left, kept
     del base  # not kept while the second pass builds its own copy, unless asked (peak memory)
     inferred, errors = _infer(light, data_prop=True)
     return inferred, errors, left, kept
@@ -452,13 +454,11 @@ def _has_external_data(model: onnx.ModelProto) -> bool:
 
 
 def _session_types_wanted(ctx: LintContext) -> bool:
-    """Whether this lint's EP assignment will infer the session types of the model itself
-    (``analyses.assignment``): then the Shapes analysis keeps its first pass for them,
-    instead of the propagated answer that the assignment would not read."""
-    from onnxlint.analyses.session_types import session_types_differ
-
-    model = ctx.model
-    return bool(ctx.eps) and model.ir_version >= 4 and session_types_differ(model)
+    """Whether this lint's EP assignment may infer the session types of the model itself
+    (``analyses.assignment``, when the model computes shapes from values): then the Shapes
+    analysis keeps its first pass for them, instead of the propagated answer that the
+    assignment would not read (:func:`_infer_passes`)."""
+    return bool(ctx.eps) and ctx.model.ir_version >= 4
 
 
 def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
@@ -515,7 +515,7 @@ class Shapes:
     ) -> None:
         inferred, self.errors, self._left, unpropagated = _infer_passes(model, keep_unpropagated)
         #: what the assignment reads: this answer, or the first pass for the session types
-        self._inferred: onnx.ModelProto | None = None if keep_unpropagated else inferred
+        self._inferred: onnx.ModelProto | None = inferred if unpropagated is None else None
         self._unpropagated = unpropagated
         table = collect_value_types(inferred)
         # graph inputs are what the model declares, never what inference guessed
@@ -564,8 +564,9 @@ class Shapes:
     def take_unpropagated(self) -> onnx.ModelProto | None:
         """The first inference pass (no data propagation, the large weights without data),
         handed over once; None when it was not kept: it is kept only for a lint whose EP
-        assignment infers the session types (:func:`_session_types_wanted`), and then
-        :meth:`take_inferred` has nothing to give (the assignment reads one of the two)."""
+        assignment infers the session types (:func:`_session_types_wanted`, a graph that
+        computes shapes from values), and then :meth:`take_inferred` has nothing to give
+        (the assignment reads one of the two)."""
         got, self._unpropagated = getattr(self, "_unpropagated", None), None
         return got
 
