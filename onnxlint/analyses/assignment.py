@@ -277,7 +277,8 @@ def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None
 
     for path, na in list(result.nodes.items()):
         first = next((p.ep for p in eps if na.claims(p.ep)), CPU_EP)
-        result.nodes[path] = replace(na, first_claimer=first)
+        if first != na.first_claimer:  # most nodes of a graph no EP claims keep the default
+            result.nodes[path] = replace(na, first_claimer=first)
 
 
 class Assignment:
