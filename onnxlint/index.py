@@ -59,6 +59,10 @@ class NodeRef:
     #: input/output names, read once: every read of a protobuf repeated field makes new strings
     _inputs: tuple[str, ...] = field(init=False, repr=False)
     _outputs: tuple[str, ...] = field(init=False, repr=False)
+    #: the operator and its domain (normalised: ``""`` and ``ai.onnx`` are one), read once
+    #: too: the rules, the facts and the partitioner ask millions of times on a large graph
+    op_type: str = field(init=False, repr=False)
+    domain: str = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = f"{self.graph.path}/{self.label}"
@@ -66,14 +70,8 @@ class NodeRef:
         # output, every consumer's input and the index's dict keys)
         self._inputs = tuple(map(sys.intern, self.node.input))
         self._outputs = tuple(map(sys.intern, self.node.output))
-
-    @property
-    def op_type(self) -> str:
-        return self.node.op_type
-
-    @property
-    def domain(self) -> str:
-        return norm_domain(self.node.domain)
+        self.op_type = sys.intern(self.node.op_type)
+        self.domain = norm_domain(self.node.domain)
 
     @property
     def name(self) -> str:
@@ -310,8 +308,9 @@ def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every If/Loop/Scan body nested in it, depth first (the index's order)."""
     yield graph
     for node in graph.node:
-        for _, sub in subgraphs(node):
-            yield from iter_graphs(sub)
+        if node.attribute:  # most nodes have none: no call for them (12 walks per lint)
+            for _, sub in subgraphs(node):
+                yield from iter_graphs(sub)
 
 
 def _outer_references(g: GraphRef) -> frozenset[str]:

@@ -176,15 +176,21 @@ def _attribute_tensors(
 
 
 def _node_tensors(
-    nodes: Iterable[onnx.NodeProto], where: str, graphs: list[tuple[onnx.GraphProto, str]]
+    nodes: Iterable[onnx.NodeProto],
+    where: str,
+    graphs: list[tuple[onnx.GraphProto, str]],
+    paths: bool = True,
 ) -> Iterator[tuple[onnx.TensorProto, str]]:
     nodes = list(nodes)
     labels: list[str] | None = None  # the index's labels, made only for a graph with bodies
     for i, node in enumerate(nodes):
         bodies = list(stored_graphs(node.attribute))
-        if labels is None and bodies:
-            labels = node_labels([(n.name, n.op_type) for n in nodes])
-        label = f"{where}/{labels[i] if labels is not None else node.name}"
+        if not paths:
+            label = where
+        else:
+            if labels is None and bodies:
+                labels = node_labels([(n.name, n.op_type) for n in nodes])
+            label = f"{where}/{labels[i] if labels is not None else node.name}"
         for attr in node.attribute:
             for tensor, _ in _attribute_tensors(attr, label):
                 yield tensor, where
@@ -197,8 +203,14 @@ def _body_paths(
     return [(g, f"{where}:{name}" + ("" if k is None else f"[{k}]")) for name, k, g in bodies]
 
 
-def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str]]:
-    """Every tensor that may hold data, with the graph path it sits in."""
+def iter_tensors(
+    model: onnx.ModelProto, paths: bool = True
+) -> Iterator[tuple[onnx.TensorProto, str]]:
+    """Every tensor that may hold data, with the graph path it sits in.
+
+    ``paths=False``: the same tensors in the same order, for a caller that does not read
+    the paths (those of bodies are then not their graph paths): the node labels that name
+    the bodies, a pass over every node of each graph that has one, are not made."""
     graphs: list[tuple[onnx.GraphProto, str]] = [(model.graph, "main")]
     for k, info in enumerate(model.training_info):
         if info.HasField("initialization"):
@@ -210,8 +222,8 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
         for attr in f.attribute_proto:
             for tensor, _ in _attribute_tensors(attr, f"{where}/{attr.name}"):
                 yield tensor, where
-            graphs += _body_paths(stored_graphs([attr]), f"{where}/{attr.name}")
-        yield from _node_tensors(f.node, where, graphs)
+            graphs += _body_paths(stored_graphs([attr]), f"{where}/{attr.name}" if paths else where)
+        yield from _node_tensors(f.node, where, graphs, paths)
     while graphs:
         graph, where = graphs.pop()
         for init in graph.initializer:
@@ -219,12 +231,12 @@ def iter_tensors(model: onnx.ModelProto) -> Iterator[tuple[onnx.TensorProto, str
         for sparse in graph.sparse_initializer:
             yield sparse.values, where
             yield sparse.indices, where
-        yield from _node_tensors(graph.node, where, graphs)
+        yield from _node_tensors(graph.node, where, graphs, paths)
 
 
 def has_external_data(model: onnx.ModelProto) -> bool:
     """True when any tensor of the model (anywhere :func:`iter_tensors` looks) is external."""
-    return any(is_external(t) for t, _ in iter_tensors(model))
+    return any(is_external(t) for t, _ in iter_tensors(model, paths=False))
 
 
 #: placeholders up to this many bytes keep a tensor's shape; larger ones become empty
@@ -244,7 +256,7 @@ def without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
         return model
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    for tensor, _ in iter_tensors(copy):
+    for tensor, _ in iter_tensors(copy, paths=False):
         if not is_external(tensor):
             continue
         tensor.ClearField("external_data")

@@ -277,7 +277,8 @@ def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None
 
     for path, na in list(result.nodes.items()):
         first = next((p.ep for p in eps if na.claims(p.ep)), CPU_EP)
-        result.nodes[path] = replace(na, first_claimer=first)
+        if first != na.first_claimer:  # most nodes of a graph no EP claims keep the default
+            result.nodes[path] = replace(na, first_claimer=first)
 
 
 class Assignment:
@@ -335,10 +336,14 @@ class Assignment:
             # already (below IR 4 the inference here reads initializers differently); its
             # types are read, the weights only if the level graph keeps the copy
             shapes = self.ctx.analysis(Shapes)
-            inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
-            if inferred is not None and session_types_differ(model):
-                # the Shapes analysis may have propagated shape values ORT does not
-                inferred, left = infer_session_types_without_weights(model)
+            if session_types_differ(model):
+                # the Shapes analysis may have propagated shape values ORT does not; its
+                # first pass (no propagation) is the session types' first pass too
+                first = shapes.take_unpropagated()
+                shapes.take_inferred(weights=False)  # not read: not kept either
+                inferred, left = infer_session_types_without_weights(model, first)
+            else:
+                inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
         lg = build_level_graph(
             model,
             level,

@@ -32,9 +32,25 @@ def _attr_plain(a: onnx.AttributeProto) -> Any:
     return v
 
 
+#: (id of a schema, its formals' attribute, count) -> (the schema, its type params): the
+#: same few answers for every node of an op; the schema is held so its id stays its own
+_TYPE_PARAMS: dict[tuple[int, str, int], tuple[Any, tuple[str | None, ...]]] = {}
+_TYPE_PARAMS_LIMIT = 10_000
+
+
 def _type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None, ...]:
     if schema is None:
         return (None,) * count
+    key = (id(schema), formals_attr, count)
+    known = _TYPE_PARAMS.get(key)
+    if known is None or known[0] is not schema:
+        if len(_TYPE_PARAMS) >= _TYPE_PARAMS_LIMIT:
+            _TYPE_PARAMS.clear()
+        known = _TYPE_PARAMS[key] = (schema, _schema_type_params(schema, formals_attr, count))
+    return known[1]
+
+
+def _schema_type_params(schema: Any, formals_attr: str, count: int) -> tuple[str | None, ...]:
     formals = getattr(schema, formals_attr)
     if not formals:
         return (None,) * count

@@ -26,7 +26,7 @@ def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def infer_session_types_without_weights(
-    model: onnx.ModelProto,
+    model: onnx.ModelProto, unpropagated: onnx.ModelProto | None = None
 ) -> tuple[onnx.ModelProto, dict[str, onnx.TensorProto]]:
     """The model's types as ORT resolves them when it creates a session; the answer's large
     initializers have no data, returned beside it by name (``tensors.restore_data``).
@@ -45,6 +45,12 @@ def infer_session_types_without_weights(
     has no schema for, infer as their ai.onnx twins (ORT's contrib schemas do the same).
     The inference runs on a copy whose nodes are then put back as they were; it never
     raises, and without propagation its memory is bounded by the graph.
+
+    ``unpropagated``: ONNX's inference without data propagation of the model without its
+    large weights' data, when the caller has it (the Shapes analysis's first pass). It is
+    this function's first pass whenever no node needs a stand-in (the work copy is then
+    that same model; a strict pass that succeeds answers as a lenient one), so that pass
+    is not run again (it may then be the answer itself).
     """
     from onnxlint.analyses.shapes import collect_value_types, iter_graphs
     from onnxlint.tensors import dataless_copy
@@ -69,8 +75,13 @@ def infer_session_types_without_weights(
             elif (twin := _contrib_twin(n)) is not None:
                 originals[(gi, ni)] = _copy_node(n)
                 n.CopyFrom(twin)
+    untouched = work.ir_version == model.ir_version
     hidden = set(_hide_unresolved_outputs(work, originals))
-    inferred = _lenient_infer(work)
+    stand_ins = bool(originals or hidden) or not untouched
+    if unpropagated is not None and unpropagated is not model and not stand_ins:
+        inferred = unpropagated
+    else:
+        inferred = _lenient_infer(work)
     values: dict[str, list[int]] = {}
     scalars: set[str] = set()
     for _ in range(_SHAPE_ROUNDS):

@@ -327,19 +327,34 @@ def infer_model_without_weights(
     name, type and dims stay) and returned beside it, by name, for
     :func:`onnxlint.tensors.restore_data`: a reader of the types alone does not pay for
     copying the weights back (most of the time on a model with hundreds of MB of them)."""
+    inferred, errors, left, _ = _infer_passes(model, keep_unpropagated=False)
+    return inferred, errors, left
+
+
+def _infer_passes(
+    model: onnx.ModelProto, keep_unpropagated: bool
+) -> tuple[onnx.ModelProto, list[str], dict[str, onnx.TensorProto], onnx.ModelProto | None]:
+    """:func:`infer_model_without_weights`, and the first pass's answer when asked
+    (``keep_unpropagated``) and a graph (not only a function) computes shapes from values:
+    ONNX's inference without data propagation of the model without its large weights'
+    data (:func:`onnxlint.tensors.dataless_copy`), which is then the first pass of
+    :func:`onnxlint.analyses.session_types.infer_session_types_without_weights` too
+    (``session_types_differ`` holds). The two answers are one object when no second
+    pass ran."""
     from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
     # one copy without them for both passes
     light, left = dataless_copy(model)
     base, errors = _infer(light, data_prop=False)
-    ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
-    ops |= {n.op_type for f in model.functions for n in f.node}
+    graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
+    ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
+    kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
-        return base, errors, left
-    del base  # not kept while the second pass builds its own copy (peak memory)
+        return base, errors, left, kept
+    del base  # not kept while the second pass builds its own copy, unless asked (peak memory)
     inferred, errors = _infer(light, data_prop=True)
-    return inferred, errors, left
+    return inferred, errors, left, kept
 
 
 def symbolic_infer(
@@ -438,6 +453,14 @@ def _has_external_data(model: onnx.ModelProto) -> bool:
     return has_external_data(model)
 
 
+def _session_types_wanted(ctx: LintContext) -> bool:
+    """Whether this lint's EP assignment may infer the session types of the model itself
+    (``analyses.assignment``, when the model computes shapes from values): then the Shapes
+    analysis keeps its first pass for them, instead of the propagated answer that the
+    assignment would not read (:func:`_infer_passes`)."""
+    return bool(ctx.eps) and ctx.model.ir_version >= 4
+
+
 def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
     """Fill ONNX's unknowns from ORT's answer; ONNX wins wherever it knows something."""
     if onnx_vt.kind != "tensor" or ort_vt.kind != "tensor":
@@ -467,7 +490,7 @@ class Shapes:
         #: why ORT's symbolic inference, which would have been asked, cannot run at all
         self.symbolic_unavailable: str | None = None
         self._table: dict[str, ValueType] = {}
-        self._compute(ctx.model, len(ctx.index.nodes))
+        self._compute(ctx.model, len(ctx.index.nodes), _session_types_wanted(ctx))
         if ctx.config.assume_dims:
             self._assume(ctx.config.assume_dims)
 
@@ -487,9 +510,13 @@ class Shapes:
         self._compute(model, sum(len(g.node) for g in iter_graphs(model.graph)))
         return self
 
-    def _compute(self, model: onnx.ModelProto, node_count: int) -> None:
-        inferred, self.errors, self._left = infer_model_without_weights(model)
-        self._inferred: onnx.ModelProto | None = inferred
+    def _compute(
+        self, model: onnx.ModelProto, node_count: int, keep_unpropagated: bool = False
+    ) -> None:
+        inferred, self.errors, self._left, unpropagated = _infer_passes(model, keep_unpropagated)
+        #: what the assignment reads: this answer, or the first pass for the session types
+        self._inferred: onnx.ModelProto | None = inferred if unpropagated is None else None
+        self._unpropagated = unpropagated
         table = collect_value_types(inferred)
         # graph inputs are what the model declares, never what inference guessed
         for vi in model.graph.input:
@@ -522,7 +549,7 @@ class Shapes:
         """The inferred copy of the model (the model itself when inference could not run),
         handed over once: the assignment analysis reads its per-graph types instead of
         inferring the same model again, and nobody keeps a large model twice. None after
-        the first call.
+        the first call, and when the first pass was kept instead (:meth:`take_unpropagated`).
 
         ``weights=False``: the large initializers may have no data (name, type and dims
         only); :meth:`weights_left_out` gives it, for a reader that needs it after all.
@@ -532,6 +559,15 @@ class Shapes:
         got, self._inferred = getattr(self, "_inferred", None), None
         if got is not None and weights:
             got = restore_data(got, self.weights_left_out())
+        return got
+
+    def take_unpropagated(self) -> onnx.ModelProto | None:
+        """The first inference pass (no data propagation, the large weights without data),
+        handed over once; None when it was not kept: it is kept only for a lint whose EP
+        assignment infers the session types (:func:`_session_types_wanted`, a graph that
+        computes shapes from values), and then :meth:`take_inferred` has nothing to give
+        (the assignment reads one of the two)."""
+        got, self._unpropagated = getattr(self, "_unpropagated", None), None
         return got
 
     def weights_left_out(self) -> dict[str, onnx.TensorProto]:

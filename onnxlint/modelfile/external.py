@@ -17,7 +17,7 @@ import onnx
 
 from onnxlint.diagnostics import Location
 from onnxlint.modelfile.problem import LoadProblem
-from onnxlint.tensors import iter_tensors
+from onnxlint.tensors import has_external_data, iter_tensors
 
 if TYPE_CHECKING:
     from onnxlint.modelfile.read import LoadedModel
@@ -49,7 +49,7 @@ def external_data_files(loaded: LoadedModel) -> list[Path]:
     if loaded.model is None or base is None:
         return []
     out: dict[Path, None] = {}
-    for tensor, _ in iter_tensors(loaded.model):
+    for tensor, _ in iter_tensors(loaded.model, paths=False):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         location = next((e.value for e in tensor.external_data if e.key == "location"), "")
@@ -67,6 +67,8 @@ def external_data_files(loaded: LoadedModel) -> list[Path]:
 def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> Iterator[LoadProblem]:
     """Validate each external-data reference without ever opening the data file."""
     checked: dict[str, int | None] = {}
+    if not has_external_data(model):
+        return  # the walk that names each tensor's graph is for the external ones only
     for tensor, where in iter_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue

@@ -29,21 +29,20 @@ def count_nodes(g: onnx.GraphProto) -> int:
 
 def skip_reason(model: onnx.ModelProto) -> str | None:
     """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
-    from onnxlint.tensors import data_mismatch, is_external, iter_tensors
+    from onnxlint.tensors import data_mismatch, first_data_mismatch, is_external, iter_tensors
 
     # every tensor, not just initializers: ORT would read a Constant's, a function
     # body's or a training graph's external data as well; one walk for both questions
-    mismatch: tuple[str, int, int] | None = None
-    for tensor, where in iter_tensors(model):
+    # (without the graph paths: only a mismatch's is read, from a second walk)
+    mismatch = False
+    for tensor, _ in iter_tensors(model, paths=False):
         if is_external(tensor):
             return "the model keeps tensors in external data, which onnxlint never reads"
-        if mismatch is None:
-            counts = data_mismatch(tensor)
-            if counts is not None:
-                mismatch = (where, *counts)
-    if mismatch is not None:
+        mismatch = mismatch or data_mismatch(tensor) is not None
+    first = first_data_mismatch(model) if mismatch else None
+    if first is not None:
         # ORT refuses it, and older versions first allocate the declared size (OL109)
-        where, declared, stored = mismatch
+        _, where, declared, stored = first
         return f"a tensor in {where} declares {declared} elements but holds {stored} (OL109)"
     nodes = count_nodes(model.graph)
     if nodes > OPTIMIZED_MAX_NODES:
