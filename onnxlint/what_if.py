@@ -90,6 +90,10 @@ def what_ifs(
         for d in vi.type.tensor_type.shape.dim
         if d.dim_param
     }
+    # EPs refused for the same dims get the same pinned model: it is made once (the shape
+    # fix runs ORT's symbolic inference, seconds on a 10k-node model), and the inner lints
+    # only read it (tests/test_model_untouched.py)
+    fixed_by_pins: dict[tuple[tuple[str, int], ...], onnx.ModelProto | FixShapesError] = {}
     for prof in profiles:
         dims = (by_ep.get(prof.id) or by_ep.get(prof.ep) or set()) & pinnable
         before = _plan_numbers(report, prof.ep)
@@ -104,7 +108,16 @@ def what_ifs(
             out.append(w)
             continue
         try:
-            fixed = fix_shapes(model, pins).model
+            key = tuple(sorted(pins.items()))
+            if key not in fixed_by_pins:
+                try:
+                    fixed_by_pins[key] = fix_shapes(model, pins).model
+                except FixShapesError as exc:
+                    fixed_by_pins[key] = exc
+            made = fixed_by_pins[key]
+            if isinstance(made, FixShapesError):
+                raise made
+            fixed = made
             inner_config = config.merged(
                 select=("ep-support", "partition", "shapes"),
                 ignore=(),

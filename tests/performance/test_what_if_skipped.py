@@ -51,3 +51,28 @@ def test_a_static_lint_does_not_import_the_what_if_module() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "False"
+
+
+def test_eps_refused_for_the_same_dims_share_one_pinned_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The shape fix (ORT's symbolic inference: seconds on a 10k-node model) runs once per
+    set of pinned dims, not once per EP; each EP's what-if still comes from its own lint."""
+    from onnxlint import profiles
+    from onnxlint.fixes import shapes as fixes
+
+    made: list[dict[str, int]] = []
+    real = fixes.fix_shapes
+
+    def counted(model: Any, dims: dict[str, int], *args: Any, **kwargs: Any) -> Any:
+        made.append(dict(dims))
+        return real(model, dims, *args, **kwargs)
+
+    monkeypatch.setattr(fixes, "fix_shapes", counted)
+    eps = [p.id for p in profiles.list_profiles()]
+    report = engine.lint(parse(DYNAMIC), eps=eps, partition_summary=True)
+    asked = [w for w in report.what_ifs if w.error is None]
+    assert len(asked) >= 2  # several EPs refuse the same dynamic dim
+    pins = {tuple(sorted(w.dims.items())) for w in asked}
+    assert len(made) == len(pins)
+    assert {tuple(sorted(m.items())) for m in made} == pins
