@@ -110,6 +110,17 @@ def main_opset(data: bytes) -> int | None:
 # ---------------------------------------------------------------------------
 # transformers architectures
 
+#: the small encoder-decoder config of the held-out BART and Marian encoders
+SMALL_SEQ2SEQ = {
+    "d_model": 32,
+    "encoder_layers": 2,
+    "decoder_layers": 1,
+    "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2,
+    "encoder_ffn_dim": 37,
+    "decoder_ffn_dim": 37,
+}
+
 SMALL = {
     "hidden_size": 32,
     "num_hidden_layers": 2,
@@ -254,32 +265,8 @@ ARCHS: dict[str, tuple[str, dict[str, Any]]] = {
     # held-out architectures (wave 7): kinds the entries above lack; appended so the
     # names and opsets of the entries above stay what they were
     "t5": ("encoder", {"d_model": 32, "d_kv": 16, "d_ff": 37, "num_layers": 2, "num_heads": 2}),
-    "bart": (
-        "encoder",
-        {
-            "d_model": 32,
-            "encoder_layers": 2,
-            "decoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "decoder_attention_heads": 2,
-            "encoder_ffn_dim": 37,
-            "decoder_ffn_dim": 37,
-        },
-    ),
-    "marian": (
-        "encoder",
-        {
-            "d_model": 32,
-            "encoder_layers": 2,
-            "decoder_layers": 1,
-            "encoder_attention_heads": 2,
-            "decoder_attention_heads": 2,
-            "encoder_ffn_dim": 37,
-            "decoder_ffn_dim": 37,
-            "pad_token_id": 0,
-            "decoder_start_token_id": 0,
-        },
-    ),
+    "bart": ("encoder", SMALL_SEQ2SEQ),
+    "marian": ("encoder", {**SMALL_SEQ2SEQ, "pad_token_id": 0, "decoder_start_token_id": 0}),
     "data2vec-text": ("text", {}),
     "layoutlm": ("text", {}),
     "gpt_bigcode": ("causal", {"n_embd": 32, "n_layer": 2, "n_head": 2, "n_positions": 64}),
