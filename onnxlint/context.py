@@ -5,7 +5,7 @@ and the shared analyses, each computed lazily and at most once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import onnx
@@ -16,6 +16,29 @@ from onnxlint.index import ModelIndex
 from onnxlint.modelfile.read import LoadedModel
 
 T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class SharedModel:
+    """One model, linted several times with the same configuration and different EPs (the
+    what-ifs: one pinned copy, one lint per EP): the parsed model, its index and the
+    analyses that depend on the model and the configuration alone (a factory whose
+    ``model_only`` is true: shape inference, constness, the exported graph), computed by
+    the first of those lints and read by the others. A lint with another configuration
+    (``config_key``) shares nothing."""
+
+    loaded: LoadedModel
+    index: ModelIndex | None = None
+    analyses: dict[Any, Any] = field(default_factory=dict)
+    #: the configuration of the lints that share (EPs aside); set by the first one
+    config_key: Config | None = None
+
+    def accepts(self, config: Config) -> bool:
+        """Whether a lint with ``config`` may share (the first lint's, EPs aside)."""
+        key = replace(config, eps=())
+        if self.config_key is None:
+            self.config_key = key
+        return self.config_key == key
 
 
 @dataclass(eq=False)
@@ -31,6 +54,8 @@ class LintContext:
     #: whether the engine started ORT's level-1 graph before the rules (``engine.plan_lint``)
     level1_prefetched: bool = False
     _analyses: dict[Any, Any] = field(default_factory=dict)
+    #: the model-only analyses of a :class:`SharedModel` (None: this lint shares nothing)
+    shared: dict[Any, Any] | None = None
 
     @property
     def model(self) -> onnx.ModelProto:
@@ -47,7 +72,13 @@ class LintContext:
         """
         key = factory
         if key not in self._analyses:
-            self._analyses[key] = factory(self)
+            store = self.shared if getattr(factory, "model_only", False) else None
+            if store is not None and key in store:
+                self._analyses[key] = store[key]
+            else:
+                self._analyses[key] = factory(self)
+                if store is not None:
+                    store[key] = self._analyses[key]
         return self._analyses[key]
 
     def computed(self, factory: Callable[[LintContext], T]) -> T | None:

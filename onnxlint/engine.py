@@ -20,7 +20,7 @@ from typing import Any, ParamSpec, TypeVar
 import onnx
 
 from onnxlint.config import Config, ConfigError
-from onnxlint.context import LintContext
+from onnxlint.context import LintContext, SharedModel
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex
 from onnxlint.loader import LoadedModel, load
@@ -221,6 +221,7 @@ def lint(
     observe: Callable[[LintContext, Report], None] | None = None,
     partition_summary: bool = False,
     hash_proto: bool = True,
+    shared: SharedModel | None = None,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
 
@@ -242,13 +243,22 @@ def lint(
     ``source`` may be a :class:`~onnxlint.loader.LoadedModel` that ``onnxlint.loader``
     returned (the language server's parsed text document): it is linted as it is, not
     read, checked and hashed a second time (``hash_proto`` does not apply).
+
+    ``shared``: a :class:`~onnxlint.context.SharedModel` that several lints of one model
+    with one configuration and different EPs go through (``source`` is then ignored: the
+    model is its ``loaded``); the first computes the model-only analyses, the others
+    read them.
     """
     config = config or Config()
     ep_names = list(eps if eps is not None else config.eps)
     profiles = resolve_eps(ep_names, config)
     rules = instantiate_rules(config)
     plan = plan_lint(config, profiles, rules, partition_summary)
-    if isinstance(source, LoadedModel):
+    if shared is not None and not shared.accepts(config):
+        shared = None  # another configuration: nothing it holds answers this lint
+    if shared is not None:
+        loaded = shared.loaded
+    elif isinstance(source, LoadedModel):
         loaded = source
     else:
         # the parsed bytes stay until the rules ran: the checker reads them instead of
@@ -263,7 +273,7 @@ def lint(
     level1 = _start_level1(loaded, config, profiles) if plan.level1 else None
     try:
         if not loaded.fatal:
-            ctx = _run_rules(loaded, config, profiles, rules)
+            ctx = _run_rules(loaded, config, profiles, rules, shared)
             loaded.release_wire()  # read by the checker only: not kept beside the model
             ctx.level1_prefetched = level1 is not None
             report.stats["nodes"] = len(ctx.index.nodes)
@@ -376,10 +386,19 @@ def _end_level1(job: Any) -> None:
 
 
 def _run_rules(
-    loaded: LoadedModel, config: Config, profiles: list[Any], rules: list[Rule]
+    loaded: LoadedModel,
+    config: Config,
+    profiles: list[Any],
+    rules: list[Rule],
+    shared: SharedModel | None = None,
 ) -> LintContext:
     assert loaded.model is not None
-    ctx = LintContext(loaded=loaded, index=ModelIndex(loaded.model), config=config, eps=profiles)
+    if shared is None:
+        ctx = LintContext(loaded, ModelIndex(loaded.model), config, eps=profiles)
+    else:
+        if shared.index is None:
+            shared.index = ModelIndex(loaded.model)
+        ctx = LintContext(loaded, shared.index, config, eps=profiles, shared=shared.analyses)
     engine_rules = [r for r in rules if r.emitted_by == "engine"]
     by_op: dict[tuple[str, str], list[Rule]] = {}
     every: list[Rule] = []

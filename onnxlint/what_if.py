@@ -18,7 +18,9 @@ import onnx
 
 from onnxlint.causes import WhatIf, group
 from onnxlint.config import Config
+from onnxlint.context import SharedModel
 from onnxlint.diagnostics import Diagnostic
+from onnxlint.loader import load
 from onnxlint.report import Report
 
 #: a dim the fix command cannot name a value for gets this one in the prediction (any fixed
@@ -93,7 +95,7 @@ def what_ifs(
     # EPs refused for the same dims get the same pinned model: it is made once (the shape
     # fix runs ORT's symbolic inference, seconds on a 10k-node model), and the inner lints
     # only read it (tests/test_model_untouched.py)
-    fixed_by_pins: dict[tuple[tuple[str, int], ...], onnx.ModelProto | FixShapesError] = {}
+    fixed_by_pins: dict[tuple[tuple[str, int], ...], SharedModel | FixShapesError] = {}
     for prof in profiles:
         dims = (by_ep.get(prof.id) or by_ep.get(prof.ep) or set()) & pinnable
         before = _plan_numbers(report, prof.ep)
@@ -111,13 +113,16 @@ def what_ifs(
             key = tuple(sorted(pins.items()))
             if key not in fixed_by_pins:
                 try:
-                    fixed_by_pins[key] = fix_shapes(model, pins).model
+                    fixed = fix_shapes(model, pins).model
+                    # read and checked once; the inner lints of every EP pinned the same
+                    # way share it and its model-only analyses (shape inference, constness)
+                    loaded = load(fixed, config.limits, hash_proto=False)
+                    fixed_by_pins[key] = SharedModel(loaded)
                 except FixShapesError as exc:
                     fixed_by_pins[key] = exc
             made = fixed_by_pins[key]
             if isinstance(made, FixShapesError):
                 raise made
-            fixed = made
             inner_config = config.merged(
                 select=("ep-support", "partition", "shapes"),
                 ignore=(),
@@ -127,7 +132,9 @@ def what_ifs(
                 per_file_ignores={},
                 per_node_ignores={},
             )
-            after = lint(fixed, eps=[prof.id], config=inner_config, what_if=False)
+            after = lint(
+                made.loaded, eps=[prof.id], config=inner_config, what_if=False, shared=made
+            )
         except (FixShapesError, ValueError) as exc:
             w.error = str(exc)
             out.append(w)

@@ -281,6 +281,44 @@ def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None
             result.nodes[path] = replace(na, first_claimer=first)
 
 
+class ExportedGraph:
+    """``ctx.analysis(ExportedGraph).graph``: the exported graph level (functions inlined,
+    ``assume-dims`` applied) with its types, which every EP's assignment reads. It depends
+    on the model and the configuration only (``model_only``): lints of one model with
+    different EPs share it (:class:`~onnxlint.context.SharedModel`)."""
+
+    model_only = True
+
+    def __init__(self, ctx: LintContext) -> None:
+        from onnxlint.analyses.shapes import Shapes
+
+        source = override_dims(ctx.model, ctx.config.assume_dims)
+        model = inline_functions(source)
+        inferred = None
+        left: dict[str, onnx.TensorProto] = {}
+        if model is ctx.model and model.ir_version >= 4:
+            # the exported graph as the user wrote it: the Shapes analysis has inferred it
+            # already (below IR 4 the inference here reads initializers differently); its
+            # types are read, the weights only if the level graph keeps the copy
+            shapes = ctx.analysis(Shapes)
+            if session_types_differ(model):
+                # the Shapes analysis may have propagated shape values ORT does not; its
+                # first pass (no propagation) is the session types' first pass too
+                first = shapes.take_unpropagated()
+                shapes.take_inferred(weights=False)  # not read: not kept either
+                inferred, left = infer_session_types_without_weights(model, first)
+            else:
+                inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
+        self.graph = build_level_graph(
+            model,
+            EXPORTED,
+            source=ctx.index if model is not source else None,
+            inferred=inferred,
+            source_index=ctx.index if inferred is not None else None,
+            weights_left_out=left,
+        )
+
+
 class Assignment:
     """``ctx.analysis(Assignment)``: verdicts per node and EP, per graph level, computed once.
 
@@ -309,13 +347,11 @@ class Assignment:
         return self._levels[level]
 
     def _build(self, level: str) -> LevelAssignment | None:
-        from onnxlint.analyses.shapes import Shapes
-
-        source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
         note: str | None = None
         if level == EXPORTED:
-            model = inline_functions(source)
+            lg = self.ctx.analysis(ExportedGraph).graph
         elif level == OPTIMIZED:
+            source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
             from onnxlint.analyses.level1 import graph_for
 
             # collects the worker the engine started right after loading (or the cache's copy)
@@ -325,37 +361,14 @@ class Assignment:
             self.optimized_failure = failures[0] if failures else None
             if got is None:
                 return None
-            model = got
+            lg = build_level_graph(got, level, source=self.ctx.index)
         else:
             raise ValueError(f"unknown graph level {level!r}")
-        mapped = level != EXPORTED or model is not source
-        inferred = None
-        left: dict[str, onnx.TensorProto] = {}
-        if model is self.ctx.model and model.ir_version >= 4:
-            # the exported graph as the user wrote it: the Shapes analysis has inferred it
-            # already (below IR 4 the inference here reads initializers differently); its
-            # types are read, the weights only if the level graph keeps the copy
-            shapes = self.ctx.analysis(Shapes)
-            if session_types_differ(model):
-                # the Shapes analysis may have propagated shape values ORT does not; its
-                # first pass (no propagation) is the session types' first pass too
-                first = shapes.take_unpropagated()
-                shapes.take_inferred(weights=False)  # not read: not kept either
-                inferred, left = infer_session_types_without_weights(model, first)
-            else:
-                inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
-        lg = build_level_graph(
-            model,
-            level,
-            source=self.ctx.index if mapped else None,
-            inferred=inferred,
-            source_index=self.ctx.index if inferred is not None else None,
-            weights_left_out=left,
-        )
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)
         if expanded is not None:
             lg = build_level_graph(expanded, level, source=self.ctx.index)
             la = assign_level(lg, self.profiles)
-        lg.note = note
+        if note is not None:
+            lg.note = note  # the optimized level's own graph (the exported one is shared)
         return la

@@ -147,6 +147,8 @@ _INPUT_SOURCE = "graph input"
 class Dataflow:
     """Constness of every value; ``ctx.analysis(Dataflow)``."""
 
+    model_only = True  # the model and configuration alone: see context.SharedModel
+
     def __init__(self, ctx: LintContext) -> None:
         self._shapes = ctx.analysis(Shapes)
         self._index = ctx.index

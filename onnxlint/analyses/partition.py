@@ -260,6 +260,25 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
     for p in plan.partitions:
         for path in p.nodes:
             part_of[path] = p
+    # a partition's inputs and outputs, as sets beside its lists (a CPU partition of a large
+    # graph has thousands: a list scan per edge was quadratic), and the byte counts of its
+    # edges, summed once at the end (adding counts pairwise re-sorted their terms per edge)
+    seen_in: dict[int, set[str]] = {p.id: set(p.inputs) for p in plan.partitions}
+    seen_out: dict[int, set[str]] = {p.id: set(p.outputs) for p in plan.partitions}
+    moved: dict[int, list[ByteCount]] = {p.id: [p.bytes] for p in plan.partitions}
+
+    def add_input(p: Partition, name: str, count: ByteCount) -> None:
+        if name not in seen_in[p.id]:
+            seen_in[p.id].add(name)
+            p.inputs.append(name)
+            moved[p.id].append(count)
+
+    def add_output(p: Partition, name: str, count: ByteCount) -> None:
+        if name not in seen_out[p.id]:
+            seen_out[p.id].add(name)
+            p.outputs.append(name)
+            moved[p.id].append(count)
+
     by_path = {n.path: n for n in lg.index.nodes}
     for g in lg.graphs():
         nodes = lg.nodes(g)
@@ -310,19 +329,18 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
             )
             plan.crossings.append(c)
             for d in dsts:
-                if name not in d.inputs:
-                    d.inputs.append(name)
-                    d.bytes = d.bytes + c.bytes
-            if src is not None and name not in src.outputs:
-                src.outputs.append(name)
-                src.bytes = src.bytes + c.bytes
+                add_input(d, name, c.bytes)
+            if src is not None:
+                add_output(src, name, c.bytes)
         for name in g.outputs:
             prod = g.producers.get(name)
             src = part_of.get(prod.path) if prod is not None else None
-            if src is not None and name not in src.outputs:
+            if src is not None and name not in seen_out[src.id]:
                 vt = lg.value_type(g, name)
-                src.outputs.append(name)
-                src.bytes = src.bytes + ByteCount.of(vt.dtype, vt.shape, assume)
+                add_output(src, name, ByteCount.of(vt.dtype, vt.shape, assume))
+    for p in plan.partitions:
+        if len(moved[p.id]) > 1:
+            p.bytes = ByteCount.total(moved[p.id])
 
 
 # ---------------------------------------------------------------------------

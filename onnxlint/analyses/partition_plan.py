@@ -179,11 +179,17 @@ class PartitionPlan:
 
     def crossing_bytes(self) -> ByteCount:
         """Bytes per inference on edges between partitions of different EPs (graph I/O excluded)."""
+        # the same for every EP's verdict line: summed once per state of the crossings
+        cached = self.__dict__.get("_crossing_bytes")
+        if cached is not None and cached[0] == len(self.crossings):
+            return cached[1]
         counts = []
         for c in self.crossings:
             if c.crosses_eps:
                 counts += [c.bytes] * len({e for e in c.dst_eps if e != c.src_ep})
-        return ByteCount.total(counts)
+        total = ByteCount.total(counts)
+        self.__dict__["_crossing_bytes"] = (len(self.crossings), total)
+        return total
 
     def verdict_line(self, ep: str, island_max_nodes: int = DEFAULT_ISLAND_MAX_NODES) -> str:
         """``QNN: 3 partitions, 97% of nodes, 2 CPU islands, 1.2 MiB crossing per inference``."""

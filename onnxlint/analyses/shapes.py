@@ -483,6 +483,8 @@ class Shapes:
     ``used_symbolic`` says whether ORT's symbolic inference contributed.
     """
 
+    model_only = True  # the model and configuration alone: see context.SharedModel
+
     def __init__(self, ctx: LintContext) -> None:
         self.errors: list[str] = []
         self.used_symbolic = False

@@ -322,6 +322,8 @@ class ShapeLoss:
     followed forward through the nodes that inherit it. Computed once per model
     (``ctx.analysis(ShapeLoss)``); refusal rules name it as their findings' root cause."""
 
+    model_only = True  # the model and configuration alone: see context.SharedModel
+
     def __init__(self, ctx: LintContext) -> None:
         shapes = ctx.analysis(Shapes)
         starts = {id(node) for node, _ in unknown_shape_origins(ctx)}

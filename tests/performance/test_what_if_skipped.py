@@ -76,3 +76,63 @@ def test_eps_refused_for_the_same_dims_share_one_pinned_model(
     pins = {tuple(sorted(w.dims.items())) for w in asked}
     assert len(made) == len(pins)
     assert {tuple(sorted(m.items())) for m in made} == pins
+
+
+def _what_if_lint(monkeypatch: pytest.MonkeyPatch, share: bool) -> tuple[Any, int]:
+    """The DYNAMIC model with every shipped EP, and how many times ONNX shape inference
+    (the Shapes analysis) ran; ``share=False``: the inner lints share nothing (the
+    behaviour before ``context.SharedModel``)."""
+    from onnxlint import profiles
+    from onnxlint.analyses import shapes
+    from onnxlint.context import SharedModel
+
+    built: list[object] = []
+    real_init = shapes.Shapes.__init__
+
+    def counted(self: Any, ctx: Any) -> None:
+        built.append(self)
+        real_init(self, ctx)
+
+    monkeypatch.setattr(shapes.Shapes, "__init__", counted)
+    if not share:
+        monkeypatch.setattr(SharedModel, "accepts", lambda self, config: False)
+    eps = [p.id for p in profiles.list_profiles()]
+    return engine.lint(parse(DYNAMIC), eps=eps, partition_summary=True), len(built)
+
+
+def test_the_inner_lints_of_one_pinned_model_infer_its_shapes_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every EP's what-if lints the pinned copy for that EP alone; the analyses that do
+    not depend on the EP (shape inference, constness, the exported graph) are computed by
+    the first of those lints and read by the others, and the predictions are the ones
+    unshared lints make."""
+    shared, inferred = _what_if_lint(monkeypatch, share=True)
+    monkeypatch.undo()
+    alone, inferred_alone = _what_if_lint(monkeypatch, share=False)
+    asked = [w for w in shared.what_ifs if w.error is None]
+    pins = {tuple(sorted(w.dims.items())) for w in asked}
+    assert len(asked) >= 2
+    # the lint itself, then per pinned copy the shape fix's size folding and its inner
+    # lints (one for all of its EPs, against one per EP unshared)
+    assert inferred == 1 + 2 * len(pins)
+    assert inferred_alone == 1 + len(pins) + len(asked)
+    assert [(w.ep, w.dims, w.before, w.after, w.remaining) for w in shared.what_ifs] == [
+        (w.ep, w.dims, w.before, w.after, w.remaining) for w in alone.what_ifs
+    ]
+
+
+def test_a_shared_model_serves_one_configuration_only() -> None:
+    from onnxlint.config import Config
+    from onnxlint.context import SharedModel
+    from onnxlint.loader import load
+
+    shared = SharedModel(load(parse(STATIC)))
+    first = Config(select=("shapes",))
+    assert shared.accepts(first)
+    assert shared.accepts(first.merged(eps=("qnn",)))  # the EPs are what may differ
+    assert not shared.accepts(first.merged(select=("ep-support",)))
+    report = engine.lint(
+        b"", eps=["qnn"], config=first.merged(select=("ALL",)), shared=shared, what_if=False
+    )
+    assert report.fatal  # not the shared model: the source given, read afresh
