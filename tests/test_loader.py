@@ -171,3 +171,27 @@ def test_unsafe_location(location: str, unsafe: bool) -> None:
 def test_light_models_load_cleanly(path: Path) -> None:
     loaded = load(path)
     assert loaded.model is not None and not loaded.diagnostics and loaded.content_hash
+
+
+@pytest.mark.parametrize("elements", [16, 3 << 20], ids=["small", "hashed-beside"])
+def test_the_content_hash_is_the_sha256_of_the_file(tmp_path: Path, elements: int) -> None:
+    """A large file is hashed in a thread while it is decoded; the hash is the same."""
+    import hashlib
+
+    from onnxlint.modelfile import read
+
+    w = numpy_helper.from_array(np.arange(elements, dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [elements])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [elements])],
+        [w],
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    data = path.read_bytes()
+    assert (len(data) >= read.HASH_BESIDE_FROM_BYTES) == (elements > 16)
+    loaded = load(path)
+    assert loaded.model is not None
+    assert loaded.content_hash == hashlib.sha256(data).hexdigest()

@@ -10,11 +10,14 @@ writes to disk.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
 import re
 import stat
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -217,11 +220,13 @@ def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedMod
         return _fail(result, fatal, "not_regular", path=str(path))
     except OSError as exc:
         return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
-    result.content_hash = _hash(data)
+    digest = _hash_beside(data)
     is_text = path.suffix.lower() in TEXT_SUFFIXES or (
         path.suffix.lower() != ".onnx" and _looks_like_text(data)
     )
-    return _parse(result, data, is_text=is_text, limits=limits)
+    parsed = _parse(result, data, is_text=is_text, limits=limits)
+    parsed.content_hash = digest()
+    return parsed
 
 
 #: binary files larger than this are counted on the wire before decoding (see ``_parse``)
@@ -371,6 +376,35 @@ def _looks_like_text(data: bytes) -> bool:
 
 def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+#: files at least this large are hashed in a thread while they are decoded
+HASH_BESIDE_FROM_BYTES = 8 << 20
+
+
+def _hash_beside(data: bytes) -> Callable[[], str]:
+    """The SHA-256 of ``data``, as a call that returns it: for a large file, computed in a
+    thread while the caller decodes and checks the same bytes (hashlib releases the GIL
+    while it hashes, so a second core does it: most of a second on a model with hundreds
+    of MB of weights). Small files are hashed at once; a thread that failed (out of
+    memory) is made up for in the call."""
+    if len(data) < HASH_BESIDE_FROM_BYTES:
+        digest = _hash(data)
+        return lambda: digest
+    box: list[str] = []
+
+    def work() -> None:
+        with contextlib.suppress(Exception):
+            box.append(_hash(data))
+
+    thread = threading.Thread(target=work, name="onnxlint-hash", daemon=True)
+    thread.start()
+
+    def result() -> str:
+        thread.join()
+        return box[0] if box else _hash(data)
+
+    return result
 
 
 def _one_line(exc: BaseException) -> str:
