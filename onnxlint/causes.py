@@ -89,6 +89,9 @@ class CauseGroup:
     cause: Cause
     members: list[Diagnostic]
     what_if: WhatIf | None = None
+    #: the named dims the model's graph inputs declare (``Report.dim_params``): the ones a
+    #: dynamic-dims title names; dims named inside the graph are counted
+    declared: frozenset[str] = frozenset()
 
     @property
     def head(self) -> Diagnostic:
@@ -129,7 +132,9 @@ class CauseGroup:
         if kind == "dynamic-dims":
             inputs = sorted({w.tensor for w in self.cause.where if w.tensor})
             of = f" (inputs {', '.join(inputs)})" if inputs else ""
-            text = f"dynamic dims {', '.join(subject)}{of}: {ep} needs static shapes"
+            text = (
+                f"dynamic dims {_dims_text(subject, self.declared)}{of}: {ep} needs static shapes"
+            )
             return text + (f" and refuses {cost}" if n else "")
         if kind == "unknown-shape":
             return f"shapes are unknown from {subject[0]} on: {ep} needs static shapes" + (
@@ -200,7 +205,9 @@ def group(report: Report, min_members: int = MIN_MEMBERS) -> list[CauseGroup]:
     for members in by_key.values():
         if len(members) < min_members:
             continue
-        groups.append(CauseGroup(members[0].ep, _merged(members), members))
+        groups.append(
+            CauseGroup(members[0].ep, _merged(members), members, declared=report.dim_params)
+        )
     what_ifs = {(w.ep, tuple(sorted(w.dims))): w for w in report.what_ifs}
     for g in groups:
         if g.cause.kind == "dynamic-dims":
@@ -209,6 +216,23 @@ def group(report: Report, min_members: int = MIN_MEMBERS) -> list[CauseGroup]:
                 g.what_if = next((w for (ep, _), w in what_ifs.items() if ep == g.ep), None)
     groups.sort(key=lambda g: (-len(g.nodes), -g.severity, g.code))
     return groups
+
+
+#: at most this many dims named inside the graph are listed in a title
+NAMED_INSIDE_SHOWN = 3
+
+
+def _dims_text(dims: Sequence[str], declared: frozenset[str]) -> str:
+    """``batch, seq``; ``batch and 14 dims named inside the graph``: the input dims by
+    name, the others (ORT's symbolic inference writes them as expressions of other dims,
+    ``floor(Pad_12_o0__d1/4)``, which nobody can pin) counted once there are more than a few."""
+    inputs = [d for d in dims if d in declared]
+    inside = [d for d in dims if d not in declared]
+    if len(inside) <= NAMED_INSIDE_SHOWN:
+        return ", ".join(dims)
+    named = ", ".join(inputs or inside[:NAMED_INSIDE_SHOWN])
+    rest = len(inside) if inputs else len(inside) - NAMED_INSIDE_SHOWN
+    return f"{named} and {rest} {'dims' if rest != 1 else 'dim'} named inside the graph"
 
 
 def _merged(members: Sequence[Diagnostic]) -> Cause:

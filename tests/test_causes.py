@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import onnx
@@ -196,3 +197,48 @@ def test_a_custom_operator_is_the_cause_where_shapes_are_lost() -> None:
 def test_a_known_shape_gives_no_unknown_shape_cause() -> None:
     report = lint(_chain_after("Sigmoid", '"" : 17'), eps=["qnn"], config=Config())
     assert not [d for d in report.diagnostics if d.cause and d.cause.kind == "unknown-shape"]
+
+
+def test_dims_named_inside_the_graph_give_way_to_the_input_dims_they_trace_to() -> None:
+    """ORT's symbolic inference names the dims it computes (``Addoutput_dim_0``, or an
+    expression of others); a refusal for them names the graph input dims they trace to."""
+    from onnxlint.analyses.capability import NodeFacts, Verdict
+    from onnxlint.rules.ep_support import _cause
+
+    facts = NodeFacts(
+        "MatMul", input_shapes=(("Addoutput_dim_0", 4), (4, 4)), output_shapes=(("floor(a/4)", 4),)
+    )
+    v = Verdict("QNNExecutionProvider", "qnn-htp", False, "constraint", "dynamic shape")
+    v = replace(v, constraint="static_shape")
+    declared = {"batch"}
+    traced = _cause(facts, v, lambda: {"batch", "Addoutput_dim_0"}, None, lambda: declared)
+    assert traced.kind == "dynamic-dims" and traced.subject == ("batch",)
+    # nothing traces to an input: the dims stay as named (the title counts them)
+    alone = _cause(facts, v, lambda: {"floor(a/4)"}, None, lambda: declared)
+    assert alone.subject == ("Addoutput_dim_0", "floor(a/4)")
+    # no input declares a named dim: as before
+    plain = _cause(facts, v, lambda: set(), None, lambda: set())
+    assert plain.subject == ("Addoutput_dim_0", "floor(a/4)")
+
+
+def test_a_dynamic_dims_title_names_the_input_dims_and_counts_the_others() -> None:
+    from onnxlint.causes import CauseGroup
+    from onnxlint.diagnostics import Category, Cause, Diagnostic, Location, Severity
+
+    inside = ("floor(P_1_o0__d1/4)", "P_1_o0__d0", "Addoutput_dim_0", "floor(P_1_o0__d2/4)")
+    cause = Cause("dynamic-dims", ("batch", *inside), (Location(tensor="pixel_values"),))
+    member = Diagnostic(
+        "OL301", "x", Category.SHAPES, Severity.WARNING, "m", Location(tensor="pixel_values")
+    )
+    many = CauseGroup("qnn-htp", cause, [member], declared=frozenset({"batch"}))
+    assert many.title().startswith(
+        "dynamic dims batch and 4 dims named inside the graph (inputs pixel_values)"
+    )
+    few = CauseGroup(
+        "qnn-htp", replace(cause, subject=("batch", *inside[:2])), [member], frozenset({"batch"})
+    )
+    assert few.title().startswith(f"dynamic dims batch, {inside[0]}, {inside[1]} (inputs")
+    unknown = CauseGroup("qnn-htp", replace(cause, subject=inside), [member])
+    assert unknown.title().startswith(
+        f"dynamic dims {', '.join(inside[:3])} and 1 dim named inside the graph"
+    )

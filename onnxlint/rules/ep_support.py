@@ -153,8 +153,29 @@ class _RefusalRule(Rule):
             d,
             graph_level="exported",
             message=d.message + note,
-            cause=_cause(na.facts, v, lambda: _traced_dims(ctx, na), lambda: _lost_at(ctx, na)),
+            cause=_cause(
+                na.facts,
+                v,
+                lambda: _traced_dims(ctx, na),
+                lambda: _lost_at(ctx, na),
+                lambda: ctx.analysis(InputDims).names,
+            ),
         )
+
+
+class InputDims:
+    """``ctx.analysis(InputDims).names``: the named dims the main graph's inputs declare."""
+
+    model_only = True  # the model and configuration alone: see context.SharedModel
+
+    def __init__(self, ctx: LintContext) -> None:
+        self.names = {
+            d.dim_param
+            for vi in ctx.model.graph.input
+            if vi.type.HasField("tensor_type")
+            for d in vi.type.tensor_type.shape.dim
+            if d.dim_param
+        }
 
 
 def _traced_dims(ctx: LintContext, na: NodeAssignment) -> set[str]:
@@ -189,8 +210,14 @@ def _cause(
     v: Verdict,
     traced: Callable[[], set[str]] | None = None,
     lost_at: Callable[[], Cause | None] | None = None,
+    input_dims: Callable[[], set[str]] | None = None,
 ) -> Cause:
-    """The root cause of a refusal, as data (the grouping reports each cause once)."""
+    """The root cause of a refusal, as data (the grouping reports each cause once).
+
+    A refusal for dynamic dims names the graph inputs' dims it comes from: dims named
+    inside the graph (ORT's symbolic inference names them ``Addoutput_dim_0`` or writes
+    them as expressions, ``floor(Pad_12_o0__d1/4)``) are replaced by the input dims they
+    trace to, when they trace to any; a user can pin only those."""
     op = facts.qualified_op()
     if v.constraint == "static_shape":
         named: set[str] = set()
@@ -203,6 +230,12 @@ def _cause(
                     generated = True
         if not named and generated and traced is not None:
             named = traced()
+        declared = input_dims() if input_dims is not None else set()
+        if named - declared and declared:
+            roots = named & declared
+            if traced is not None:
+                roots |= traced() & declared
+            named = roots or named
         if named:
             return Cause("dynamic-dims", tuple(sorted(named)))
         if generated:
