@@ -195,6 +195,25 @@ def _key(d: Diagnostic) -> tuple[Any, ...]:
     return (d.path, d.ep, d.cause.kind, d.cause.subject)
 
 
+def dynamic_dims_causes(
+    diagnostics: Iterable[Diagnostic], min_members: int = MIN_MEMBERS
+) -> dict[str, set[str]]:
+    """EP -> the dims of its dynamic-dims cause, for the causes :func:`group` reports (at
+    least ``min_members`` findings): the ones a what-if prediction is shown with. An EP
+    whose only such finding is its graph input's (an earlier EP took the nodes) has none."""
+    members: dict[tuple[Any, ...], list[Diagnostic]] = {}
+    for d in diagnostics:
+        if d.cause is not None and d.cause.kind == "dynamic-dims" and d.ep is not None:
+            members.setdefault(_key(d), []).append(d)
+    out: dict[str, set[str]] = {}
+    for found in members.values():
+        if len(found) >= min_members:
+            ep = found[0].ep
+            assert ep is not None
+            out.setdefault(ep, set()).update(s for d in found if d.cause for s in d.cause.subject)
+    return out
+
+
 def group(report: Report, min_members: int = MIN_MEMBERS) -> list[CauseGroup]:
     """The causes shared by at least ``min_members`` findings, most nodes first."""
     by_key: dict[tuple[Any, ...], list[Diagnostic]] = {}

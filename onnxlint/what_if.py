@@ -16,7 +16,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.causes import WhatIf, group
+from onnxlint.causes import WhatIf, dynamic_dims_causes, group
 from onnxlint.config import Config
 from onnxlint.context import SharedModel
 from onnxlint.diagnostics import Diagnostic
@@ -71,16 +71,16 @@ def what_ifs(
     profiles: Sequence[Any],
     lint: Callable[..., Report],
 ) -> list[WhatIf]:
-    """One what-if per EP whose findings have dynamic dims as their cause.
+    """One what-if per EP whose findings have dynamic dims as their cause, for the causes
+    that are reported as such (``causes.group``: the what-if is shown with them). With
+    several EPs, a later one whose nodes an earlier EP took has only its graph input's
+    finding: no cause, no what-if (it cost most of an every-EP lint, and nobody saw it).
 
     ``lint`` is the engine's (handed in: this module sits beside the engine, below it).
     """
     from onnxlint.fixes.shapes import FixShapesError, fix_command, fix_shapes
 
-    by_ep: dict[str, set[str]] = {}
-    for d in diagnostics:
-        if d.cause is not None and d.cause.kind == "dynamic-dims" and d.ep is not None:
-            by_ep.setdefault(d.ep, set()).update(d.cause.subject)
+    by_ep = dynamic_dims_causes(diagnostics)
     out: list[WhatIf] = []
     big = too_large(model) if by_ep else None
     # only a graph input's named dim can be pinned; the others (a NonZero count, a dim

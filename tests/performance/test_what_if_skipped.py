@@ -15,6 +15,10 @@ from onnxlint import engine, what_if
 from tests.conftest import parse
 from tests.performance.test_stages import MODEL as DYNAMIC
 
+#: EPs that all refuse the DYNAMIC model's nodes for its dynamic dim: each of them, in
+#: turn, is handed the nodes the ones before it refused, and has a cause to predict for
+STATIC_SHAPE_EPS = ("qnn-htp", "nnapi", "vitisai")
+
 STATIC = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1, 4] x) => (float[1, 4] y) {
@@ -58,7 +62,6 @@ def test_eps_refused_for_the_same_dims_share_one_pinned_model(
 ) -> None:
     """The shape fix (ORT's symbolic inference: seconds on a 10k-node model) runs once per
     set of pinned dims, not once per EP; each EP's what-if still comes from its own lint."""
-    from onnxlint import profiles
     from onnxlint.fixes import shapes as fixes
 
     made: list[dict[str, int]] = []
@@ -69,8 +72,7 @@ def test_eps_refused_for_the_same_dims_share_one_pinned_model(
         return real(model, dims, *args, **kwargs)
 
     monkeypatch.setattr(fixes, "fix_shapes", counted)
-    eps = [p.id for p in profiles.list_profiles()]
-    report = engine.lint(parse(DYNAMIC), eps=eps, partition_summary=True)
+    report = engine.lint(parse(DYNAMIC), eps=list(STATIC_SHAPE_EPS), partition_summary=True)
     asked = [w for w in report.what_ifs if w.error is None]
     assert len(asked) >= 2  # several EPs refuse the same dynamic dim
     pins = {tuple(sorted(w.dims.items())) for w in asked}
@@ -79,10 +81,9 @@ def test_eps_refused_for_the_same_dims_share_one_pinned_model(
 
 
 def _what_if_lint(monkeypatch: pytest.MonkeyPatch, share: bool) -> tuple[Any, int]:
-    """The DYNAMIC model with every shipped EP, and how many times ONNX shape inference
-    (the Shapes analysis) ran; ``share=False``: the inner lints share nothing (the
-    behaviour before ``context.SharedModel``)."""
-    from onnxlint import profiles
+    """The DYNAMIC model with three EPs that need static shapes, and how many times ONNX
+    shape inference (the Shapes analysis) ran; ``share=False``: the inner lints share
+    nothing (the behaviour before ``context.SharedModel``)."""
     from onnxlint.analyses import shapes
     from onnxlint.context import SharedModel
 
@@ -96,8 +97,8 @@ def _what_if_lint(monkeypatch: pytest.MonkeyPatch, share: bool) -> tuple[Any, in
     monkeypatch.setattr(shapes.Shapes, "__init__", counted)
     if not share:
         monkeypatch.setattr(SharedModel, "accepts", lambda self, config: False)
-    eps = [p.id for p in profiles.list_profiles()]
-    return engine.lint(parse(DYNAMIC), eps=eps, partition_summary=True), len(built)
+    report = engine.lint(parse(DYNAMIC), eps=list(STATIC_SHAPE_EPS), partition_summary=True)
+    return report, len(built)
 
 
 def test_the_inner_lints_of_one_pinned_model_infer_its_shapes_once(
@@ -136,3 +137,19 @@ def test_a_shared_model_serves_one_configuration_only() -> None:
         b"", eps=["qnn"], config=first.merged(select=("ALL",)), shared=shared, what_if=False
     )
     assert report.fatal  # not the shared model: the source given, read afresh
+
+
+def test_an_ep_without_a_reported_dynamic_dims_cause_gets_no_what_if() -> None:
+    """With every shipped EP in priority order, the first EPs take the nodes: a later EP
+    that needs static shapes has only its graph input's finding, which is no reported
+    cause, so no what-if is predicted for it (nobody would see it)."""
+    from onnxlint import profiles
+    from onnxlint.causes import dynamic_dims_causes, group
+
+    eps = [p.id for p in profiles.list_profiles()]
+    report = engine.lint(parse(DYNAMIC), eps=eps, partition_summary=True)
+    lone = {d.ep for d in report.diagnostics if d.cause and d.cause.kind == "dynamic-dims"}
+    shown = {g.ep for g in group(report) if g.cause.kind == "dynamic-dims"}
+    assert lone - shown  # EPs with a dynamic-dims finding but no cause to show it with
+    assert set(dynamic_dims_causes(report.diagnostics)) == shown
+    assert {w.ep for w in report.what_ifs} == shown
