@@ -270,6 +270,8 @@ class LintService:
             # the document's text map before this change: the new map reuses what held
             before = self.states.get(uri)
             previous = before.source if before is not None and before.is_text else None
+            # a binary model's latest result: carried over when only metadata changed
+            prior = before if before is not None and not before.is_text else None
 
             def work() -> ModelState:
                 t0 = time.monotonic()
@@ -282,6 +284,7 @@ class LintService:
                         version=version,
                         confirm_mode=mode,
                         previous=previous,
+                        prior=prior,
                     )
                 finally:
                     self.costs[uri] = time.monotonic() - t0  # the next debounce wait

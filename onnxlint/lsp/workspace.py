@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +21,11 @@ from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
+from onnxlint.lsp.carryover import Layout, carry_over, same_file
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
+from onnxlint.lsp.state import ModelState as ModelState
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -131,98 +132,6 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
     return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
 
 
-@dataclass
-class ModelState:
-    """Everything the editor features need about one linted model."""
-
-    uri: str
-    path: Path | None
-    content_hash: str
-    settings_key: tuple[object, ...]
-    report: Report
-    is_text: bool
-    index: ModelIndex | None = None
-    #: value name -> type text: declared, else what the lint's shape inference found
-    value_types: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    #: problems with settings or configuration, shown once to the user
-    notes: list[str] = field(default_factory=list)
-    #: confirmed EP per node path, when confirmation ran
-    confirmed: dict[str, str] = field(default_factory=dict)
-    version: int | None = None
-    #: the configuration files that applied, with their mtimes (``config_stamp``)
-    config_stamp: tuple[object, ...] = ()
-    #: ``off``, ``cache-only`` or ``run``: how confirmation took part in this result
-    confirm_mode: str = "off"
-    #: per view (``text``/``graph``): line -> indexes of the findings on it (code actions)
-    line_index: dict[str, dict[int, list[int]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-    _source: SourceMap | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    _causes: list[Any] | None = field(default=None, repr=False, compare=False)
-
-    def cause_groups(self) -> list[Any]:
-        """The report's root causes (:func:`onnxlint.causes.group`), grouped once per
-        result: the file's and the graph view's diagnostics and the code lenses share them."""
-        groups = self._causes
-        if groups is None:
-            from onnxlint import causes
-
-            groups = self._causes = causes.group(self.report)
-        return groups
-
-    @property
-    def result_id(self) -> str:
-        """For pull diagnostics: changes with the content, the settings, the configuration
-        file and the confirmation state (the mode and what real sessions found)."""
-        inputs = (
-            self.settings_key,
-            self.config_stamp,
-            self.confirm_mode,
-            sorted(self.confirmed.items()),
-            self.notes,
-        )
-        key = hashlib.sha256(repr(inputs).encode()).hexdigest()[:16]
-        return f"{self.content_hash[:32]}-{key}"
-
-    @property
-    def source(self) -> SourceMap | None:
-        """Text map: the user's text for .onnxtxt, the graph view for .onnx.
-
-        A binary model's graph view is rendered on first use, not by ``analyse``:
-        the diagnostics of the file itself need no text, so a change on disk is
-        published without waiting for it. The server renders it in its view
-        thread (``LintService.ensure_view``) before a feature reads it on the loop.
-        """
-        if self._source is None and self.view_pending:
-            self.render_view()
-        return self._source
-
-    @source.setter
-    def source(self, value: SourceMap | None) -> None:
-        self._source = value
-
-    @property
-    def view_pending(self) -> bool:
-        """True while a binary model's graph view has not been rendered yet."""
-        return self._source is None and not self.is_text and self.index is not None
-
-    def render_view(self) -> SourceMap | None:
-        """Render the graph view now (once; safe to call from several threads)."""
-        with self._lock:
-            if self.view_pending:
-                assert self.index is not None
-                try:
-                    self._source = render_graph_view(self.index)
-                except Exception as exc:  # a model the printer cannot handle: no view
-                    self.notes.append(
-                        f"graph view unavailable for {self.path or self.uri}: "
-                        f"{type(exc).__name__}: {exc}"
-                    )
-                    self.index = None  # nothing left to render; features fall back
-        return self._source
-
-
 def config_for(
     path: Path | None, settings: Settings, confirm_mode: str = "off"
 ) -> tuple[Config, list[str]]:
@@ -265,11 +174,15 @@ def analyse(
     version: int | None = None,
     confirm_mode: str = "off",
     previous: SourceMap | None = None,
+    prior: ModelState | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
     ``previous``: the text map of this document before its latest edit; the nodes the
     edit did not move are taken from it (``map_text_source``).
+
+    ``prior``: this binary model's latest result; when ``data`` differs from the bytes it
+    was linted from in metadata only, it is carried over instead (``carryover``).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -286,6 +199,13 @@ def analyse(
     if data is None and is_text and path is not None:
         data = read_model_bytes(path, config.limits)
     digest = content_hash(data) if data is not None else ""
+    if prior is not None and data is not None and not is_text and same_file(prior, uri, path):
+        carried = carry_over(
+            prior, data, digest, config, settings.key(), stamp, confirm_mode, notes
+        )
+        if carried is not None:
+            carried.notes, carried.version = notes, version
+            return carried
     text = ""
     source: bytes | Path | LoadedModel
     if is_text and data is not None:
@@ -316,6 +236,8 @@ def analyse(
         source = data or b""
     captured: dict[str, Any] = {}
     report = _lint(engine, source, config, label, notes, _capture(captured))
+    # whether the lint read the very bytes ``data`` holds (a file is read again by the loader)
+    linted_data = data is not None and report.content_hash == digest
     if source is path and report.content_hash and report.content_hash != digest:
         # the file changed between the caller's read and the lint's: describe what was linted
         digest = report.content_hash
@@ -334,6 +256,9 @@ def analyse(
     if report.fatal:
         return state
     state.confirmed = confirmed_eps(report)
+    state.real_path = captured.get("real_path")
+    if not is_text and data is not None and linted_data:
+        state.layout = Layout.of(data)  # what the next bytes are compared with (``carryover``)
     # the lint's own model and index: loading and indexing again cost as much as the rules
     index: ModelIndex | None = captured.get("index")
     shapes = captured.get("shapes")
@@ -366,6 +291,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         from onnxlint.analyses.shapes import Shapes
 
         box["index"] = ctx.index
+        box["real_path"] = ctx.loaded.real_path
         box["shapes"] = ctx.computed(Shapes)
 
     return observe
