@@ -14,8 +14,8 @@ What has to hold, and why each condition makes the result the same as a fresh li
   and unknown fields are then equal, since protobuf decodes each field on its own;
 - the previous model loaded and was linted from exactly the bytes its layout describes;
 - the new metadata passes the loader's string check (UTF-8, name lengths), the file
-  is within the size limit, and both files are on the same side of the size from which
-  the loader counts a file on the wire before decoding it;
+  is within the size limit and is not taken for ONNX text, and both files are on the
+  same side of the size from which the loader counts a file on the wire before decoding it;
 - both models are on the same side of the shape analysis's size limit for ORT's
   symbolic inference (the one analysis that reads the model's serialized size);
 - the same settings, configuration file and confirmation state (off), and no EP that
@@ -119,10 +119,10 @@ def metadata_edit(
     state, and that the previous bytes loaded and were linted as they are.
     """
     from onnxlint.analyses.shapes import SYMBOLIC_MAX_BYTES
-    from onnxlint.modelfile.read import WIRE_COUNT_FROM_BYTES
+    from onnxlint.modelfile.read import WIRE_COUNT_FROM_BYTES, looks_like_text
 
     limits = config.limits
-    if not 0 < len(data) <= limits.max_file_bytes or _asks_ort(config):
+    if not 0 < len(data) <= limits.max_file_bytes or looks_like_text(data) or _asks_ort(config):
         return None
     layout = Layout.of(data)
     if layout is None or layout.rest != before.rest:

@@ -367,8 +367,10 @@ class LintService:
                 self._keep_view(view)
                 return view
         self.view_runs += 1
+        # the latest result of a binary model lends its index when only metadata changed
+        prior = state if state is not None and not state.is_text else None
         view = await loop.run_in_executor(
-            self.view_executor, lambda: build_view(path, data, settings)
+            self.view_executor, lambda: build_view(path, data, settings, prior)
         )
         self._keep_view(view)
         return view

@@ -21,7 +21,7 @@ from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
-from onnxlint.lsp.carryover import Layout, carry_over, same_file
+from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
@@ -317,15 +317,24 @@ class GraphView:
         return cls(digest, source.text, source, nodes)
 
 
-def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
+def build_view(
+    path: Path, data: bytes | None, settings: Settings, prior: ModelState | None = None
+) -> GraphView:
     """Load ``data`` safely and render its graph view, without linting it.
 
     For a view requested before the lint of this content is done: the text can
     be shown at once and the diagnostics follow. ``data`` None: the file could
     not be read as a regular file, and the loader says why. A model that cannot
     be loaded gets a text that says why (the load findings), never an exception.
+
+    ``prior``: the file's latest result; when ``data`` differs from its bytes in metadata
+    only (``carryover``), the view is rendered from its index, not loaded and indexed again.
     """
     config, _ = config_for(path, settings)
+    if data is not None and prior is not None:
+        carried = _carried_view(prior, data, config)
+        if carried is not None:
+            return carried
     if data is None:
         loaded = load(path, config.limits)
     elif is_text_model(path):
@@ -341,6 +350,21 @@ def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
             problem = [f"# {type(exc).__name__}: {exc}"]
     lines = [f"# onnxlint: {path.name} could not be rendered as a graph", *problem]
     return GraphView(digest, "\n".join(lines) + "\n")
+
+
+def _carried_view(prior: ModelState, data: bytes, config: Config) -> GraphView | None:
+    """The view of ``data`` rendered from ``prior``'s index, with the new metadata in its
+    header, when ``data`` differs from ``prior``'s bytes in metadata only (None: it does
+    not, or the printer failed: the caller loads ``data``)."""
+    if prior.is_text or prior.layout is None or prior.index is None or prior.report.fatal:
+        return None
+    edit = metadata_edit(prior.layout, prior.index, prior.model_bytes, data, config)
+    if edit is None:
+        return None
+    try:
+        return GraphView.of(content_hash(data), render_graph_view(prior.index, edit.metadata))
+    except Exception:  # the caller's render says what went wrong
+        return None
 
 
 def _lint(

@@ -14,7 +14,7 @@ from onnxlint.lsp.carryover import Layout
 from onnxlint.lsp.diagnostics import diagnostics_for
 from onnxlint.lsp.service import LintService
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.workspace import ModelState, analyse, graph_uri, path_to_uri
+from onnxlint.lsp.workspace import ModelState, analyse, build_view, graph_uri, path_to_uri
 from onnxlint.modelfile.prescan import top_level_fields
 from onnxlint.rule import all_rules
 from tests.lsp.models import write_model
@@ -257,3 +257,31 @@ def _rewrite_bytes(data: bytes, **fields: object) -> bytes:
     for name, value in fields.items():
         setattr(model, name, value)
     return model.SerializeToString()
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=lambda e: ",".join(e))
+def test_the_graph_view_of_a_metadata_only_change_is_rendered_from_the_last_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: dict
+) -> None:
+    from onnxlint.lsp import workspace
+
+    path = write_model(tmp_path / "m.onnx", MODEL)
+    settings = Settings()
+    first = _fresh(path, settings)
+    data = _rewrite(path, **edit)
+    fresh = build_view(path, data, settings)
+    indexed: list[object] = []
+    real = workspace.ModelIndex
+    monkeypatch.setattr(workspace, "ModelIndex", lambda m: indexed.append(m) or real(m))
+    got = build_view(path, data, settings, prior=first)
+    assert indexed == []  # neither loaded nor indexed again
+    assert (got.content_hash, got.text, got.nodes) == (fresh.content_hash, fresh.text, fresh.nodes)
+    assert edit.get("producer_name", "torch") == "" or "producer_name" in got.text
+    # a graph change: loaded and indexed, as without a previous result
+    model = onnx.ModelProto.FromString(data)
+    _graph_edit(model)
+    changed = model.SerializeToString()
+    got = build_view(path, changed, settings, prior=first)
+    assert len(indexed) == 1
+    fresh = build_view(path, changed, settings)
+    assert (got.text, got.nodes) == (fresh.text, fresh.nodes)
