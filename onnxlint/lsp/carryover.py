@@ -101,6 +101,8 @@ class MetadataEdit:
     metadata: onnx.ModelProto
     #: the new model's serialized size
     model_bytes: int
+    #: the previous model's serialized size (measured here when it was not known)
+    prior_bytes: int
 
 
 def metadata_edit(
@@ -141,7 +143,7 @@ def metadata_edit(
     new_size = old_size - old.ByteSize() + new.ByteSize()
     if (new_size > SYMBOLIC_MAX_BYTES) != (old_size > SYMBOLIC_MAX_BYTES):
         return None
-    return MetadataEdit(layout, new, new_size)
+    return MetadataEdit(layout, new, new_size, old_size)
 
 
 def _asks_ort(config: Config) -> bool:
@@ -187,6 +189,7 @@ def carry_over(
     edit = metadata_edit(layout, index, prior.model_bytes, data, config)
     if edit is None:
         return None
+    prior.model_bytes = edit.prior_bytes  # measured once per result
     report = replace(
         prior.report,
         content_hash=digest,

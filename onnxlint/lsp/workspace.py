@@ -361,6 +361,7 @@ def _carried_view(prior: ModelState, data: bytes, config: Config) -> GraphView |
     edit = metadata_edit(prior.layout, prior.index, prior.model_bytes, data, config)
     if edit is None:
         return None
+    prior.model_bytes = edit.prior_bytes  # measured once per result
     try:
         return GraphView.of(content_hash(data), render_graph_view(prior.index, edit.metadata))
     except Exception:  # the caller's render says what went wrong

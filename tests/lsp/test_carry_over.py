@@ -285,3 +285,24 @@ def test_the_graph_view_of_a_metadata_only_change_is_rendered_from_the_last_inde
     assert len(indexed) == 1
     fresh = build_view(path, changed, settings)
     assert (got.text, got.nodes) == (fresh.text, fresh.nodes)
+
+
+def test_the_model_size_is_measured_once_per_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from onnxlint.lsp import carryover
+    from onnxlint.modelfile.measure import serialized_size
+
+    path = write_model(tmp_path / "m.onnx", MODEL)
+    settings = Settings()
+    first = _fresh(path, settings)
+    data = _rewrite(path, producer_version="2.2")
+    assert build_view(path, data, settings, prior=first).content_hash
+    assert first.index is not None and first.model_bytes == serialized_size(first.index.model)
+
+    def unmeasured(model: onnx.ModelProto) -> int:
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(carryover, "serialized_size", unmeasured)
+    got = analyse(path_to_uri(path), path, data, settings, prior=first)
+    assert got.carried_over and got.model_bytes == serialized_size(onnx.load(str(path)))
