@@ -130,6 +130,8 @@ def top_level_fields(buf: bytes) -> list[tuple[int, int, int, int]] | None:
     ``(field number, wire type, start, end)``, ``buf[start:end]`` being the field with its
     tag. None for bytes that are not valid protobuf (a group, a length past the end).
     """
+    # the same skipping as ``_WireCounts.walk``, which keeps it inline: a call per field
+    # there cost 10-25 % of a large file's count
     fields: list[tuple[int, int, int, int]] = []
     pos, end = 0, len(buf)
     try:
