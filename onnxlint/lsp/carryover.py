@@ -16,8 +16,9 @@ What has to hold, and why each condition makes the result the same as a fresh li
 - the new metadata passes the loader's string check (UTF-8, name lengths), the file
   is within the size limit and is not taken for ONNX text, and both files are on the
   same side of the size from which the loader counts a file on the wire before decoding it;
-- both models are on the same side of the shape analysis's size limit for ORT's
-  symbolic inference (the one analysis that reads the model's serialized size);
+- both models, and both files, are on the same side of every size limit a lint
+  compares them with (ORT's symbolic inference in the shape analysis, protobuf's 2 GiB in
+  onnx.checker);
 - the same settings, configuration file and confirmation state (off), and no EP that
   asks for ORT's level-1 graph: ORT is given the model's bytes, and what it does with
   them is only proven by running it;
@@ -50,6 +51,13 @@ if TYPE_CHECKING:
 #: ModelProto fields that no rule or analysis reads, by number, with their wire type
 #: (2: length-delimited strings; 0: model_version, a varint)
 METADATA_FIELDS: dict[int, int] = {2: 2, 3: 2, 4: 2, 5: 0, 6: 2}
+
+
+#: sizes a lint compares a model's or a file's size with, besides the shape analysis's
+#: limit for ORT's symbolic inference: protobuf's 2 GiB (onnx.checker refuses bytes over
+#: it, less 33 for the object header it counts; serialising a larger message fails)
+PROTOBUF_LIMITS = (2**31 - 33, 2**31)
+SIZE_MARGIN = 64
 
 
 @dataclass(frozen=True)
@@ -141,9 +149,17 @@ def metadata_edit(
     old_size = model_bytes if model_bytes is not None else serialized_size(model)
     # a message's size is the sum of its fields' sizes: only the metadata's changed
     new_size = old_size - old.ByteSize() + new.ByteSize()
-    if (new_size > SYMBOLIC_MAX_BYTES) != (old_size > SYMBOLIC_MAX_BYTES):
+    sizes = ((before.size, layout.size), (old_size, new_size))
+    size_limits = (SYMBOLIC_MAX_BYTES, *PROTOBUF_LIMITS)
+    if any(_straddles(a, b, limit) for a, b in sizes for limit in size_limits):
         return None
     return MetadataEdit(layout, new, new_size, old_size)
+
+
+def _straddles(a: int, b: int, limit: int) -> bool:
+    """Whether sizes ``a`` and ``b`` may lie on two sides of ``limit`` (either within
+    ``SIZE_MARGIN`` of it counts: whether a check says ``>`` or ``>=`` does not matter)."""
+    return min(a, b) <= limit + SIZE_MARGIN and max(a, b) >= limit - SIZE_MARGIN
 
 
 def _asks_ort(config: Config) -> bool:

@@ -306,3 +306,18 @@ def test_the_model_size_is_measured_once_per_result(
     monkeypatch.setattr(carryover, "serialized_size", unmeasured)
     got = analyse(path_to_uri(path), path, data, settings, prior=first)
     assert got.carried_over and got.model_bytes == serialized_size(onnx.load(str(path)))
+
+
+def test_no_carry_over_across_a_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A size a lint compares with a limit (protobuf's 2 GiB in onnx.checker, here moved
+    next to this model's size) on the other side after the edit: linted afresh."""
+    from onnxlint.lsp import carryover
+
+    path = write_model(tmp_path / "m.onnx", MODEL)
+    size = path.stat().st_size
+    first = _fresh(path, Settings())
+    monkeypatch.setattr(carryover, "PROTOBUF_LIMITS", (size + 2 * carryover.SIZE_MARGIN,))
+    data = _rewrite(path, producer_version="2.2" + "x" * 4 * carryover.SIZE_MARGIN)
+    assert not analyse(path_to_uri(path), path, data, Settings(), prior=first).carried_over
+    monkeypatch.setattr(carryover, "PROTOBUF_LIMITS", (10 * size,))
+    assert analyse(path_to_uri(path), path, data, Settings(), prior=first).carried_over
