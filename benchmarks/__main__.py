@@ -497,8 +497,23 @@ async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
             await client.protocol.send_request_async("onnxlint/graphView", {"uri": uri})
             views_after_change.append(time.perf_counter() - t0)
             view_diagnostics.append(await wait_for(t0))
+        graph_edits = []
+        for i in range(rounds):
+            # the rewrites above change metadata only, whose result the server carries over
+            # (``onnxlint.lsp.carryover``); a node renamed changes the graph: a full re-lint
+            proto.graph.node[0].name = f"bench_edit_{i}"
+            data = proto.SerializeToString()
+            t0 = time.perf_counter()
+            target.write_bytes(data)
+            client.workspace_did_change_watched_files(
+                lsp.DidChangeWatchedFilesParams(
+                    changes=[lsp.FileEvent(uri=uri, type=lsp.FileChangeType.Changed)]
+                )
+            )
+            graph_edits.append(await wait_for(t0))
         for key, samples in (
             ("change_to_diagnostics", changes),
+            ("graph_edit_to_diagnostics", graph_edits),
             ("graph_view_warm", views_warm),
             ("graph_view_after_change", views_after_change),
             ("graph_view_after_change_to_diagnostics", view_diagnostics),
@@ -793,7 +808,20 @@ def targets(
         )
     if "change_to_diagnostics" in lsp_res:
         v = lsp_res["change_to_diagnostics"]["median_s"]
-        add("LSP 10k nodes: change -> diagnostics", f"{v * 1000:.0f} ms", "< 300 ms", v < 0.3)
+        add(
+            "LSP 10k nodes: change -> diagnostics (metadata-only rewrite)",
+            f"{v * 1000:.0f} ms",
+            "< 300 ms",
+            v < 0.3,
+        )
+        if "graph_edit_to_diagnostics" in lsp_res:
+            e = lsp_res["graph_edit_to_diagnostics"]["median_s"]
+            add(
+                "LSP 10k nodes: change -> diagnostics (a node renamed)",
+                f"{e * 1000:.0f} ms",
+                "< 300 ms",
+                e < 0.3,
+            )
         g = lsp_res["graph_view_after_change"]["median_s"]
         add(
             "LSP 10k nodes: graph view (model just changed)",
@@ -881,7 +909,12 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"Failed: {lsp_res['error']}")
     else:
         lines += ["| measure | median | min | max |", "|---|---|---|---|"]
-        for key in ("change_to_diagnostics", "graph_view_warm", "graph_view_after_change"):
+        for key in (
+            "change_to_diagnostics",
+            "graph_edit_to_diagnostics",
+            "graph_view_warm",
+            "graph_view_after_change",
+        ):
             if key in lsp_res:
                 v = lsp_res[key]
                 lines.append(
