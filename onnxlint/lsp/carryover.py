@@ -118,12 +118,13 @@ def metadata_edit(
     index: ModelIndex,
     model_bytes: int | None,
     data: bytes,
+    layout: Layout,
     config: Config,
 ) -> MetadataEdit | None:
     """The edit from the bytes laid out as ``before`` (decoded and indexed as ``index``;
-    ``model_bytes``: that model's serialized size, None: not measured yet) to ``data``,
-    when a lint of ``data`` with ``config`` gives the findings it gave (the module's
-    docstring says when); None otherwise: the caller lints.
+    ``model_bytes``: that model's serialized size, None: not measured yet) to ``data``
+    (laid out as ``layout``), when a lint of ``data`` with ``config`` gives the findings
+    it gave (the module's docstring says when); None otherwise: the caller lints.
 
     The caller checks the rest: the same settings, configuration file and confirmation
     state, and that the previous bytes loaded and were linted as they are.
@@ -134,8 +135,7 @@ def metadata_edit(
     limits = config.limits
     if not 0 < len(data) <= limits.max_file_bytes or looks_like_text(data) or _asks_ort(config):
         return None
-    layout = Layout.of(data)
-    if layout is None or layout.rest != before.rest:
+    if layout.rest != before.rest or layout.size != len(data):
         return None
     counted_from = min(2 * limits.max_nodes, WIRE_COUNT_FROM_BYTES)
     if (layout.size > counted_from) != (before.size > counted_from):
@@ -178,6 +178,7 @@ def _asks_ort(config: Config) -> bool:
 def carry_over(
     prior: ModelState,
     data: bytes,
+    layout: Layout,
     digest: str,
     config: Config,
     settings_key: tuple[object, ...],
@@ -185,15 +186,16 @@ def carry_over(
     confirm_mode: str,
     notes: list[str],
 ) -> ModelState | None:
-    """``prior``'s result for ``data`` (SHA-256 ``digest``) when the two differ in metadata
-    only and the lint would be the same (``carryover``); None: lint ``data``.
+    """``prior``'s result for ``data`` (laid out as ``layout``, SHA-256 ``digest``) when the
+    two differ in metadata only and the lint would be the same (``carryover``); None: lint
+    ``data``.
 
     The new result shares ``prior``'s index and model; neither is changed.
     """
-    index, layout = prior.index, prior.layout
+    index, before = prior.index, prior.layout
     if (
         index is None
-        or layout is None
+        or before is None
         or prior.report.fatal
         or confirm_mode != "off"
         or prior.confirm_mode != "off"
@@ -202,7 +204,7 @@ def carry_over(
         or prior.notes != notes  # the configuration's notes and no note of its own
     ):
         return None
-    edit = metadata_edit(layout, index, prior.model_bytes, data, config)
+    edit = metadata_edit(before, index, prior.model_bytes, data, layout, config)
     if edit is None:
         return None
     prior.model_bytes = edit.prior_bytes  # measured once per result

@@ -199,9 +199,16 @@ def analyse(
     if data is None and is_text and path is not None:
         data = read_model_bytes(path, config.limits)
     digest = content_hash(data) if data is not None else ""
-    if prior is not None and data is not None and not is_text and same_file(prior, uri, path):
+    # a binary model's layout, once: what the carry-over compares, and what the result keeps
+    layout = Layout.of(data) if data is not None and not is_text else None
+    if (
+        prior is not None
+        and data is not None
+        and layout is not None
+        and same_file(prior, uri, path)
+    ):
         carried = carry_over(
-            prior, data, digest, config, settings.key(), stamp, confirm_mode, notes
+            prior, data, layout, digest, config, settings.key(), stamp, confirm_mode, notes
         )
         if carried is not None:
             carried.notes, carried.version = notes, version
@@ -257,8 +264,8 @@ def analyse(
         return state
     state.confirmed = confirmed_eps(report)
     state.real_path = captured.get("real_path")
-    if not is_text and data is not None and linted_data:
-        state.layout = Layout.of(data)  # what the next bytes are compared with (``carryover``)
+    if linted_data:
+        state.layout = layout  # what the next bytes are compared with (``carryover``)
     # the lint's own model and index: loading and indexing again cost as much as the rules
     index: ModelIndex | None = captured.get("index")
     shapes = captured.get("shapes")
@@ -358,7 +365,10 @@ def _carried_view(prior: ModelState, data: bytes, config: Config) -> GraphView |
     not, or the printer failed: the caller loads ``data``)."""
     if prior.is_text or prior.layout is None or prior.index is None or prior.report.fatal:
         return None
-    edit = metadata_edit(prior.layout, prior.index, prior.model_bytes, data, config)
+    layout = Layout.of(data)
+    if layout is None:
+        return None
+    edit = metadata_edit(prior.layout, prior.index, prior.model_bytes, data, layout, config)
     if edit is None:
         return None
     prior.model_bytes = edit.prior_bytes  # measured once per result

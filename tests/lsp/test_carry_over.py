@@ -321,3 +321,28 @@ def test_no_carry_over_across_a_size_limit(tmp_path: Path, monkeypatch: pytest.M
     assert not analyse(path_to_uri(path), path, data, Settings(), prior=first).carried_over
     monkeypatch.setattr(carryover, "PROTOBUF_LIMITS", (10 * size,))
     assert analyse(path_to_uri(path), path, data, Settings(), prior=first).carried_over
+
+
+def test_a_full_lint_lays_the_bytes_out_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout (a SHA-256 over nearly all the bytes) is computed once per lint: the
+    carry-over that does not apply and the result that keeps it share it."""
+    from onnxlint.lsp import workspace
+
+    path = write_model(tmp_path / "m.onnx", MODEL)
+    first = _fresh(path, Settings())
+    model = onnx.load(str(path))
+    _graph_edit(model)
+    data = model.SerializeToString()
+    path.write_bytes(data)
+    calls: list[int] = []
+    real = Layout.of
+
+    def counted(data: bytes) -> Layout | None:
+        calls.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(workspace.Layout, "of", staticmethod(counted))
+    got = analyse(path_to_uri(path), path, data, Settings(), prior=first)
+    assert not got.carried_over and got.layout is not None and calls == [len(data)]
