@@ -285,6 +285,7 @@ class LintService:
                         confirm_mode=mode,
                         previous=previous,
                         prior=prior,
+                        data_hash=what if isinstance(what, str) else None,
                     )
                 finally:
                     self.costs[uri] = time.monotonic() - t0  # the next debounce wait

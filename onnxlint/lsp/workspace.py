@@ -175,6 +175,7 @@ def analyse(
     confirm_mode: str = "off",
     previous: SourceMap | None = None,
     prior: ModelState | None = None,
+    data_hash: str | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
@@ -183,6 +184,7 @@ def analyse(
 
     ``prior``: this binary model's latest result; when ``data`` differs from the bytes it
     was linted from in metadata only, it is carried over instead (``carryover``).
+    ``data_hash``: the SHA-256 of ``data`` when the caller has it (not computed again).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -198,7 +200,7 @@ def analyse(
     stamp = config_stamp(path)
     if data is None and is_text and path is not None:
         data = read_model_bytes(path, config.limits)
-    digest = content_hash(data) if data is not None else ""
+    digest = (data_hash or content_hash(data)) if data is not None else ""
     # a binary model's layout, once: what the carry-over compares, and what the result keeps
     layout = Layout.of(data) if data is not None and not is_text else None
     if (

@@ -346,3 +346,28 @@ def test_a_full_lint_lays_the_bytes_out_once(
     monkeypatch.setattr(workspace.Layout, "of", staticmethod(counted))
     got = analyse(path_to_uri(path), path, data, Settings(), prior=first)
     assert not got.carried_over and got.layout is not None and calls == [len(data)]
+
+
+def test_the_service_hands_its_hash_of_the_bytes_to_the_lint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service hashes the bytes it read (its cache key): the lint does not hash them
+    again, which pays for the layout's own pass over them."""
+    from onnxlint.lsp import workspace
+
+    path = write_model(tmp_path / "m.onnx", MODEL)
+    uri = path_to_uri(path)
+    hashed: list[int] = []
+    real = workspace.content_hash
+    monkeypatch.setattr(workspace, "content_hash", lambda d: hashed.append(len(d)) or real(d))
+
+    async def scenario() -> LintService:
+        service = LintService(lambda s: None, lambda u: None, Settings())
+        await service.schedule(uri, path, delay=0)
+        return service
+
+    service = asyncio.run(scenario())
+    try:
+        assert hashed == [] and service.states[uri].content_hash == real(path.read_bytes())
+    finally:
+        service.shutdown()
