@@ -132,17 +132,18 @@ class _GraphViewPrinter:
         for g in index.graphs:
             self.smap.outer[g.path] = g.outer.path if g.outer is not None else None
 
-    def model(self, model: onnx.ModelProto) -> SourceMap:
+    def model(self, model: onnx.ModelProto, metadata: onnx.ModelProto | None = None) -> SourceMap:
         w = self.w
         header = [
             f"ir_version: {model.ir_version}",
             f"opset_import: {_opsets_text(list(model.opset_import))}",
         ]
+        meta = model if metadata is None else metadata
         for key in ("producer_name", "producer_version", "domain"):
-            if getattr(model, key):
-                header.append(f"{key}: {_quote(getattr(model, key))}")
-        if model.model_version:
-            header.append(f"model_version: {model.model_version}")
+            if getattr(meta, key):
+                header.append(f"{key}: {_quote(getattr(meta, key))}")
+        if meta.model_version:
+            header.append(f"model_version: {meta.model_version}")
         w.put("<")
         w.newline()
         for i, item in enumerate(header):
@@ -321,6 +322,8 @@ def _attr_value(attr: onnx.AttributeProto) -> str:
     return "..."
 
 
-def render_graph_view(index: ModelIndex) -> SourceMap:
-    """The model as ONNX text with the node <-> line map (see module docstring)."""
-    return _GraphViewPrinter(index).model(index.model)
+def render_graph_view(index: ModelIndex, metadata: onnx.ModelProto | None = None) -> SourceMap:
+    """The model as ONNX text with the node <-> line map (see module docstring);
+    ``metadata``: the producer, domain and model version to show instead of the model's
+    (a result carried over to new bytes: ``carryover``)."""
+    return _GraphViewPrinter(index).model(index.model, metadata)

@@ -270,6 +270,8 @@ class LintService:
             # the document's text map before this change: the new map reuses what held
             before = self.states.get(uri)
             previous = before.source if before is not None and before.is_text else None
+            # a binary model's latest result: carried over when only metadata changed
+            prior = before if before is not None and not before.is_text else None
 
             def work() -> ModelState:
                 t0 = time.monotonic()
@@ -282,6 +284,8 @@ class LintService:
                         version=version,
                         confirm_mode=mode,
                         previous=previous,
+                        prior=prior,
+                        data_hash=what if isinstance(what, str) else None,
                     )
                 finally:
                     self.costs[uri] = time.monotonic() - t0  # the next debounce wait
@@ -364,8 +368,10 @@ class LintService:
                 self._keep_view(view)
                 return view
         self.view_runs += 1
+        # the latest result of a binary model lends its index when only metadata changed
+        prior = state if state is not None and not state.is_text else None
         view = await loop.run_in_executor(
-            self.view_executor, lambda: build_view(path, data, settings)
+            self.view_executor, lambda: build_view(path, data, settings, prior)
         )
         self._keep_view(view)
         return view

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +21,11 @@ from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
+from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
+from onnxlint.lsp.state import ModelState as ModelState
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -131,98 +132,6 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
     return stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns
 
 
-@dataclass
-class ModelState:
-    """Everything the editor features need about one linted model."""
-
-    uri: str
-    path: Path | None
-    content_hash: str
-    settings_key: tuple[object, ...]
-    report: Report
-    is_text: bool
-    index: ModelIndex | None = None
-    #: value name -> type text: declared, else what the lint's shape inference found
-    value_types: Mapping[tuple[str, str], str] = field(default_factory=dict)
-    #: problems with settings or configuration, shown once to the user
-    notes: list[str] = field(default_factory=list)
-    #: confirmed EP per node path, when confirmation ran
-    confirmed: dict[str, str] = field(default_factory=dict)
-    version: int | None = None
-    #: the configuration files that applied, with their mtimes (``config_stamp``)
-    config_stamp: tuple[object, ...] = ()
-    #: ``off``, ``cache-only`` or ``run``: how confirmation took part in this result
-    confirm_mode: str = "off"
-    #: per view (``text``/``graph``): line -> indexes of the findings on it (code actions)
-    line_index: dict[str, dict[int, list[int]]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
-    _source: SourceMap | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    _causes: list[Any] | None = field(default=None, repr=False, compare=False)
-
-    def cause_groups(self) -> list[Any]:
-        """The report's root causes (:func:`onnxlint.causes.group`), grouped once per
-        result: the file's and the graph view's diagnostics and the code lenses share them."""
-        groups = self._causes
-        if groups is None:
-            from onnxlint import causes
-
-            groups = self._causes = causes.group(self.report)
-        return groups
-
-    @property
-    def result_id(self) -> str:
-        """For pull diagnostics: changes with the content, the settings, the configuration
-        file and the confirmation state (the mode and what real sessions found)."""
-        inputs = (
-            self.settings_key,
-            self.config_stamp,
-            self.confirm_mode,
-            sorted(self.confirmed.items()),
-            self.notes,
-        )
-        key = hashlib.sha256(repr(inputs).encode()).hexdigest()[:16]
-        return f"{self.content_hash[:32]}-{key}"
-
-    @property
-    def source(self) -> SourceMap | None:
-        """Text map: the user's text for .onnxtxt, the graph view for .onnx.
-
-        A binary model's graph view is rendered on first use, not by ``analyse``:
-        the diagnostics of the file itself need no text, so a change on disk is
-        published without waiting for it. The server renders it in its view
-        thread (``LintService.ensure_view``) before a feature reads it on the loop.
-        """
-        if self._source is None and self.view_pending:
-            self.render_view()
-        return self._source
-
-    @source.setter
-    def source(self, value: SourceMap | None) -> None:
-        self._source = value
-
-    @property
-    def view_pending(self) -> bool:
-        """True while a binary model's graph view has not been rendered yet."""
-        return self._source is None and not self.is_text and self.index is not None
-
-    def render_view(self) -> SourceMap | None:
-        """Render the graph view now (once; safe to call from several threads)."""
-        with self._lock:
-            if self.view_pending:
-                assert self.index is not None
-                try:
-                    self._source = render_graph_view(self.index)
-                except Exception as exc:  # a model the printer cannot handle: no view
-                    self.notes.append(
-                        f"graph view unavailable for {self.path or self.uri}: "
-                        f"{type(exc).__name__}: {exc}"
-                    )
-                    self.index = None  # nothing left to render; features fall back
-        return self._source
-
-
 def config_for(
     path: Path | None, settings: Settings, confirm_mode: str = "off"
 ) -> tuple[Config, list[str]]:
@@ -265,11 +174,17 @@ def analyse(
     version: int | None = None,
     confirm_mode: str = "off",
     previous: SourceMap | None = None,
+    prior: ModelState | None = None,
+    data_hash: str | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
     ``previous``: the text map of this document before its latest edit; the nodes the
     edit did not move are taken from it (``map_text_source``).
+
+    ``prior``: this binary model's latest result; when ``data`` differs from the bytes it
+    was linted from in metadata only, it is carried over instead (``carryover``).
+    ``data_hash``: the SHA-256 of ``data`` when the caller has it (not computed again).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -285,7 +200,21 @@ def analyse(
     stamp = config_stamp(path)
     if data is None and is_text and path is not None:
         data = read_model_bytes(path, config.limits)
-    digest = content_hash(data) if data is not None else ""
+    digest = (data_hash or content_hash(data)) if data is not None else ""
+    # a binary model's layout, once: what the carry-over compares, and what the result keeps
+    layout = Layout.of(data) if data is not None and not is_text else None
+    if (
+        prior is not None
+        and data is not None
+        and layout is not None
+        and same_file(prior, uri, path)
+    ):
+        carried = carry_over(
+            prior, data, layout, digest, config, settings.key(), stamp, confirm_mode, notes
+        )
+        if carried is not None:
+            carried.notes, carried.version = notes, version
+            return carried
     text = ""
     source: bytes | Path | LoadedModel
     if is_text and data is not None:
@@ -316,6 +245,8 @@ def analyse(
         source = data or b""
     captured: dict[str, Any] = {}
     report = _lint(engine, source, config, label, notes, _capture(captured))
+    # whether the lint read the very bytes ``data`` holds (a file is read again by the loader)
+    linted_data = data is not None and report.content_hash == digest
     if source is path and report.content_hash and report.content_hash != digest:
         # the file changed between the caller's read and the lint's: describe what was linted
         digest = report.content_hash
@@ -334,6 +265,9 @@ def analyse(
     if report.fatal:
         return state
     state.confirmed = confirmed_eps(report)
+    state.real_path = captured.get("real_path")
+    if linted_data:
+        state.layout = layout  # what the next bytes are compared with (``carryover``)
     # the lint's own model and index: loading and indexing again cost as much as the rules
     index: ModelIndex | None = captured.get("index")
     shapes = captured.get("shapes")
@@ -366,6 +300,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         from onnxlint.analyses.shapes import Shapes
 
         box["index"] = ctx.index
+        box["real_path"] = ctx.loaded.real_path
         box["shapes"] = ctx.computed(Shapes)
 
     return observe
@@ -391,15 +326,24 @@ class GraphView:
         return cls(digest, source.text, source, nodes)
 
 
-def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
+def build_view(
+    path: Path, data: bytes | None, settings: Settings, prior: ModelState | None = None
+) -> GraphView:
     """Load ``data`` safely and render its graph view, without linting it.
 
     For a view requested before the lint of this content is done: the text can
     be shown at once and the diagnostics follow. ``data`` None: the file could
     not be read as a regular file, and the loader says why. A model that cannot
     be loaded gets a text that says why (the load findings), never an exception.
+
+    ``prior``: the file's latest result; when ``data`` differs from its bytes in metadata
+    only (``carryover``), the view is rendered from its index, not loaded and indexed again.
     """
     config, _ = config_for(path, settings)
+    if data is not None and prior is not None:
+        carried = _carried_view(prior, data, config)
+        if carried is not None:
+            return carried
     if data is None:
         loaded = load(path, config.limits)
     elif is_text_model(path):
@@ -415,6 +359,25 @@ def build_view(path: Path, data: bytes | None, settings: Settings) -> GraphView:
             problem = [f"# {type(exc).__name__}: {exc}"]
     lines = [f"# onnxlint: {path.name} could not be rendered as a graph", *problem]
     return GraphView(digest, "\n".join(lines) + "\n")
+
+
+def _carried_view(prior: ModelState, data: bytes, config: Config) -> GraphView | None:
+    """The view of ``data`` rendered from ``prior``'s index, with the new metadata in its
+    header, when ``data`` differs from ``prior``'s bytes in metadata only (None: it does
+    not, or the printer failed: the caller loads ``data``)."""
+    if prior.is_text or prior.layout is None or prior.index is None or prior.report.fatal:
+        return None
+    layout = Layout.of(data)
+    if layout is None:
+        return None
+    edit = metadata_edit(prior.layout, prior.index, prior.model_bytes, data, layout, config)
+    if edit is None:
+        return None
+    prior.model_bytes = edit.prior_bytes  # measured once per result
+    try:
+        return GraphView.of(content_hash(data), render_graph_view(prior.index, edit.metadata))
+    except Exception:  # the caller's render says what went wrong
+        return None
 
 
 def _lint(

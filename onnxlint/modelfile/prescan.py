@@ -125,6 +125,39 @@ def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
+def top_level_fields(buf: bytes) -> list[tuple[int, int, int, int]] | None:
+    """The top-level fields of a serialized message, in wire order, without decoding any:
+    ``(field number, wire type, start, end)``, ``buf[start:end]`` being the field with its
+    tag. None for bytes that are not valid protobuf (a group, a length past the end).
+    """
+    # the same skipping as ``_WireCounts.walk``, which keeps it inline: a call per field
+    # there cost 10-25 % of a large file's count
+    fields: list[tuple[int, int, int, int]] = []
+    pos, end = 0, len(buf)
+    try:
+        while pos < end:
+            start = pos
+            tag, pos = _varint(buf, pos, end)
+            wire = tag & 7
+            if wire == 0:
+                _, pos = _varint(buf, pos, end)
+            elif wire == 1:
+                pos += 8
+            elif wire == 5:
+                pos += 4
+            elif wire == 2:
+                length, pos = _varint(buf, pos, end)
+                pos += length
+            else:
+                return None  # groups do not occur in ONNX
+            if pos > end or tag >> 3 == 0:
+                return None
+            fields.append((tag >> 3, wire, start, pos))
+    except _Malformed:
+        return None
+    return fields
+
+
 def count_nodes_on_wire(buf: bytes, stop: int, max_stack: int = 512) -> int | None:
     """Count NodeProtos in a serialized ModelProto without decoding it.
 

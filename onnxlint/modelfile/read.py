@@ -144,7 +144,7 @@ def read(
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
-        loaded = _parse(result, data, is_text=_looks_like_text(data), limits=limits)
+        loaded = _parse(result, data, is_text=looks_like_text(data), limits=limits)
     else:
         loaded = read_path(Path(source), limits, Path(root) if root is not None else None)
     if not keep_wire:
@@ -154,7 +154,7 @@ def read(
 
 #: comments and blank lines before the first token of an ONNX text document
 _LEADING_COMMENTS = re.compile(rb"(?:[ \t\r\n]*#[^\n]*)*")
-#: leading line breaks that fit the 256-byte look at the start (``_looks_like_text``)
+#: leading line breaks that fit the 256-byte look at the start (``looks_like_text``)
 _KEPT_BREAKS = 200
 
 
@@ -222,7 +222,7 @@ def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedMod
         return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
     digest = _hash_beside(data)
     is_text = path.suffix.lower() in TEXT_SUFFIXES or (
-        path.suffix.lower() != ".onnx" and _looks_like_text(data)
+        path.suffix.lower() != ".onnx" and looks_like_text(data)
     )
     parsed = _parse(result, data, is_text=is_text, limits=limits)
     parsed.content_hash = digest()
@@ -369,7 +369,9 @@ def _fail(result: LoadedModel, code: str, message_id: str, **args: Any) -> Loade
     return result
 
 
-def _looks_like_text(data: bytes) -> bool:
+def looks_like_text(data: bytes) -> bool:
+    """Whether bytes given without a path (or a path with another suffix than ``.onnx``)
+    are read as ONNX text: their first 256 bytes begin with a model header."""
     head = data[:256].lstrip()
     return head.startswith(b"<") or head.startswith(b"ir_version")
 
