@@ -35,6 +35,17 @@ def cache_root() -> Path:
     return Path(base) / "onnxlint"
 
 
+def keyed_file(folder: str, key: object) -> Path:
+    """``<cache root>/<folder>/<name>.json``, the name a digest of ``key`` (JSON with
+    sorted keys): one file per answer of an installed build (its schema and identity in
+    ``key``), found again by the next process that asks the same thing."""
+    import hashlib
+    import json
+
+    blob = json.dumps(key, sort_keys=True).encode("utf-8")
+    return cache_root() / folder / (hashlib.sha256(blob).hexdigest()[:32] + ".json")
+
+
 def make_private_dir(folder: Path) -> None:
     """Create ``folder`` (and missing parents) readable and writable by this user only."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)

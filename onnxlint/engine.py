@@ -22,7 +22,7 @@ import onnx
 from onnxlint.config import Config, ConfigError
 from onnxlint.context import LintContext, SharedModel
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
-from onnxlint.index import ModelIndex
+from onnxlint.index import ModelIndex, input_dim_params
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
 from onnxlint.rule import Rule, all_rules
@@ -277,7 +277,7 @@ def lint(
             loaded.release_wire()  # read by the checker only: not kept beside the model
             ctx.level1_prefetched = level1 is not None
             report.stats["nodes"] = len(ctx.index.nodes)
-            report.dim_params = _input_dim_params(loaded.model)
+            report.dim_params = input_dim_params(loaded.model)
             for stage in stages():
                 if stage.wanted(plan):
                     stage.run(ctx, report)
@@ -355,19 +355,6 @@ def plan_lint(
         partitions=partitions,
         level1=(partitions or confirm) and level1.needed(config, profiles),
         confirm=confirm,
-    )
-
-
-def _input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:
-    """The symbolic dims of the main graph's inputs (what ``assume_dims`` can name)."""
-    if model is None:
-        return frozenset()
-    return frozenset(
-        d.dim_param
-        for vi in model.graph.input
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
-        for d in vi.type.tensor_type.shape.dim
-        if d.HasField("dim_param") and d.dim_param
     )
 
 

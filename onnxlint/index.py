@@ -269,6 +269,20 @@ class ModelIndex:
         return self.main.nodes
 
 
+def input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:
+    """The named (symbolic) dims the main graph's inputs declare: the dims a user can pin
+    (``--dim``, ``assume-dims``); the others follow from them or are computed at run time."""
+    if model is None:
+        return frozenset()
+    return frozenset(
+        d.dim_param
+        for vi in model.graph.input
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+        for d in vi.type.tensor_type.shape.dim
+        if d.HasField("dim_param") and d.dim_param
+    )
+
+
 def subgraphs(node: onnx.NodeProto) -> list[tuple[str, onnx.GraphProto]]:
     """A node's bodies (If branches, Loop/Scan bodies) under the names the index gives them
     in graph paths: ``then_branch``, ``body``, ``graphs[1]``. The one place a walk learns

@@ -12,7 +12,6 @@ diagnostics say so.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from dataclasses import dataclass
@@ -153,11 +152,9 @@ def limits_of(runner: str | None = None, *, timeout_s: float = 60.0) -> dict[str
 
 
 def _limits_file(identity: dict[str, Any]) -> Path:
-    from onnxlint.cachefs import cache_root
+    from onnxlint.cachefs import keyed_file
 
-    blob = json.dumps({"schema": LIMITS_SCHEMA, "ort": identity}, sort_keys=True)
-    name = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32] + ".json"
-    return cache_root() / "ort-limits" / name
+    return keyed_file("ort-limits", {"schema": LIMITS_SCHEMA, "ort": identity})
 
 
 _memo: dict[str, dict[str, Any] | None] = {}

@@ -20,6 +20,7 @@ from onnxlint.causes import WhatIf, dynamic_dims_causes, group
 from onnxlint.config import Config
 from onnxlint.context import SharedModel
 from onnxlint.diagnostics import Diagnostic
+from onnxlint.index import input_dim_params
 from onnxlint.loader import load
 from onnxlint.report import Report
 
@@ -85,13 +86,7 @@ def what_ifs(
     big = too_large(model) if by_ep else None
     # only a graph input's named dim can be pinned; the others (a NonZero count, a dim
     # computed inside the graph) follow from those or stay dynamic whatever is pinned
-    pinnable = {
-        d.dim_param
-        for vi in model.graph.input
-        if vi.type.HasField("tensor_type")
-        for d in vi.type.tensor_type.shape.dim
-        if d.dim_param
-    }
+    pinnable = input_dim_params(model)
     # EPs refused for the same dims get the same pinned model: it is made once (the shape
     # fix runs ORT's symbolic inference, seconds on a 10k-node model), and the inner lints
     # only read it (tests/test_model_untouched.py)

@@ -11,7 +11,6 @@ rewritten.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -77,11 +76,9 @@ def _imported_is(identity: dict[str, Any] | None) -> bool:
 
 
 def _kernels_file(identity: dict[str, Any]) -> Path:
-    from onnxlint.cachefs import cache_root
+    from onnxlint.cachefs import keyed_file
 
-    blob = json.dumps({"schema": KERNELS_SCHEMA, "ort": identity}, sort_keys=True)
-    name = hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32] + ".json"
-    return cache_root() / "ort-kernels" / name
+    return keyed_file("ort-kernels", {"schema": KERNELS_SCHEMA, "ort": identity})
 
 
 def _stored(path: Path, identity: dict[str, Any] | None) -> Kernels | None:

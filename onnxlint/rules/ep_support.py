@@ -21,7 +21,7 @@ from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.ep_names import CPU_EP, short_ep
-from onnxlint.index import is_unknown_standard_op
+from onnxlint.index import input_dim_params, is_unknown_standard_op
 from onnxlint.rule import Rule, register
 from onnxlint.rules.shapes import ShapeLoss
 
@@ -169,13 +169,7 @@ class InputDims:
     model_only = True  # the model and configuration alone: see context.SharedModel
 
     def __init__(self, ctx: LintContext) -> None:
-        self.names = {
-            d.dim_param
-            for vi in ctx.model.graph.input
-            if vi.type.HasField("tensor_type")
-            for d in vi.type.tensor_type.shape.dim
-            if d.dim_param
-        }
+        self.names = set(input_dim_params(ctx.model))
 
 
 def _traced_dims(ctx: LintContext, na: NodeAssignment) -> set[str]:
