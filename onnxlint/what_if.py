@@ -23,6 +23,7 @@ from onnxlint.diagnostics import Diagnostic
 from onnxlint.index import input_dim_params
 from onnxlint.loader import load
 from onnxlint.report import Report
+from onnxlint.runtime.identity import cache_enabled
 
 #: a dim the fix command cannot name a value for gets this one in the prediction (any fixed
 #: size gives the same verdicts: the EPs' shape rules ask whether a dim is static, not its size)
@@ -87,6 +88,8 @@ def what_ifs(
     # only a graph input's named dim can be pinned; the others (a NonZero count, a dim
     # computed inside the graph) follow from those or stay dynamic whatever is pinned
     pinnable = input_dim_params(model)
+    # ORT's symbolic inference of a pinned copy is cached under the linted model's hash
+    origin = report.content_hash if cache_enabled(config) else ""
     # EPs refused for the same dims get the same pinned model: it is made once (the shape
     # fix runs ORT's symbolic inference, seconds on a 10k-node model), and the inner lints
     # only read it (tests/test_model_untouched.py)
@@ -108,7 +111,7 @@ def what_ifs(
             key = tuple(sorted(pins.items()))
             if key not in fixed_by_pins:
                 try:
-                    fixed = fix_shapes(model, pins).model
+                    fixed = fix_shapes(model, pins, origin=origin).model
                     # read and checked once; the inner lints of every EP pinned the same
                     # way share it and its model-only analyses (shape inference, constness)
                     loaded = load(fixed, config.limits, hash_proto=False)

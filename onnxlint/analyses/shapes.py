@@ -24,23 +24,22 @@ inferred by ONNX and are not covered.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib.util
-import io
-import logging
 import re
-import sys
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import onnx
 
+# ORT's symbolic inference has its own module; tools and tests import its names from here
+from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
+from onnxlint.analyses.symbolic import cached_symbolic, symbolic_infer_cached, symbolic_unavailable
+from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
 
 if TYPE_CHECKING:
+    from onnxlint.config import Config
     from onnxlint.context import LintContext
 
 __all__ = [
@@ -357,102 +356,6 @@ def _infer_passes(
     return inferred, errors, left, kept
 
 
-def symbolic_infer(
-    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
-) -> onnx.ModelProto | None:
-    """ORT's symbolic shape inference, silenced; None when it is unavailable or fails.
-
-    ``weights``: the data of ``model``'s large initializers when ``model`` lacks it
-    (:func:`infer_model_without_weights`). The tool copies the model it is given and
-    reads initializer values only from its table of initializers by name, so the copy is
-    made without the weights and the table points at the tensors that have them; the
-    answer's types are the same, its initializers have no data.
-
-    The loop of ``SymbolicShapeInference.infer_shapes`` is driven here because that
-    method saves a ``sym_shape_infer_temp.onnx`` into the working directory when
-    inference is incomplete; a linter must never write files it was not asked to.
-    A partial answer is still useful, so it is returned as is.
-    """
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if opset < 7 or _has_external_data(model):
-        return None  # ORT's tool refuses old opsets, and would read external weights from disk
-    SymbolicShapeInference = _symbolic_class()
-    if SymbolicShapeInference is None:
-        return None
-    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL)
-    sink = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
-            sym._preprocess(model)
-            for name, tensor in (weights or {}).items():
-                if name in sym.initializers_:
-                    sym.initializers_[name] = tensor
-            rounds = 0
-            while sym.run_ and rounds < 64:  # it normally settles in one or two rounds
-                sym._infer_impl()
-                rounds += 1
-            sym._update_output_from_vi()
-            return sym.out_mp_
-    except BaseException as exc:  # it may also sys.exit() or assert on odd graphs
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        return None
-    finally:
-        logger.setLevel(previous)
-
-
-@functools.cache
-def _symbolic_class() -> Any:
-    """ORT's ``SymbolicShapeInference``, loaded from its file when possible.
-
-    Importing ``onnxruntime.tools.symbolic_shape_infer`` runs ``onnxruntime/__init__``
-    and ``onnxruntime/tools/__init__``, which imports torch when it is installed: seconds
-    of start-up for a module that itself needs only onnx, numpy and sympy. Loading the
-    file under a private name skips both (docs/performance.md); the package import is
-    the fallback.
-    """
-    with contextlib.suppress(Exception):
-        spec = importlib.util.find_spec("onnxruntime")  # locates, does not import
-        if spec is not None and spec.origin:
-            path = Path(spec.origin).parent / "tools" / "symbolic_shape_infer.py"
-            name = "onnxlint._ort_symbolic_shape_infer"
-            file_spec = importlib.util.spec_from_file_location(name, path)
-            if file_spec is not None and file_spec.loader is not None:
-                module = importlib.util.module_from_spec(file_spec)
-                sys.modules[name] = module
-                try:
-                    file_spec.loader.exec_module(module)
-                except BaseException:
-                    sys.modules.pop(name, None)
-                    raise
-                return module.SymbolicShapeInference
-    try:
-        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
-    except Exception:
-        return None
-    return SymbolicShapeInference
-
-
-def symbolic_unavailable() -> str | None:
-    """Why ORT's symbolic shape inference cannot run here (None: it can)."""
-    if _symbolic_class() is not None:
-        return None
-    if importlib.util.find_spec("onnxruntime") is None:
-        return "onnxruntime is not installed"
-    if importlib.util.find_spec("sympy") is None:
-        return "sympy is not installed (pip install sympy)"
-    return "onnxruntime.tools.symbolic_shape_infer cannot be loaded"
-
-
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    from onnxlint.tensors import has_external_data
-
-    return has_external_data(model)
-
-
 def _session_types_wanted(ctx: LintContext) -> bool:
     """Whether this lint's EP assignment may infer the session types of the model itself
     (``analyses.assignment``, when the model computes shapes from values): then the Shapes
@@ -492,7 +395,13 @@ class Shapes:
         #: why ORT's symbolic inference, which would have been asked, cannot run at all
         self.symbolic_unavailable: str | None = None
         self._table: dict[str, ValueType] = {}
-        self._compute(ctx.model, len(ctx.index.nodes), _session_types_wanted(ctx))
+        self._compute(
+            ctx.model,
+            len(ctx.index.nodes),
+            _session_types_wanted(ctx),
+            origin=ctx.loaded.content_hash,
+            config=ctx.config,
+        )
         if ctx.config.assume_dims:
             self._assume(ctx.config.assume_dims)
 
@@ -513,7 +422,12 @@ class Shapes:
         return self
 
     def _compute(
-        self, model: onnx.ModelProto, node_count: int, keep_unpropagated: bool = False
+        self,
+        model: onnx.ModelProto,
+        node_count: int,
+        keep_unpropagated: bool = False,
+        origin: str = "",
+        config: Config | None = None,
     ) -> None:
         inferred, self.errors, self._left, unpropagated = _infer_passes(model, keep_unpropagated)
         #: what the assignment reads: this answer, or the first pass for the session types
@@ -532,11 +446,13 @@ class Shapes:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
             elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
-            elif (missing := symbolic_unavailable()) is not None:
+            elif (cached := cached_symbolic(inferred, origin, config)) is None and (
+                missing := symbolic_unavailable()
+            ) is not None:
                 self.symbolic_unavailable = missing
             else:
                 # ORT's tool reads initializer values (the ones it folds) from the weights
-                ort = symbolic_infer(inferred, weights=self._left)
+                ort = symbolic_infer_cached(inferred, self._left, origin, config, cached)
                 if ort is not None:
                     self.used_symbolic = True
                     ort_table = collect_value_types(ort)

@@ -33,7 +33,7 @@ from onnxlint.analyses.shapes import (
     infer_model,
     is_generated_dim,
     symbolic_could_help,
-    symbolic_infer,
+    symbolic_infer_cached,
     value_type_of,
 )
 from onnxlint.index import iter_graphs, subgraphs
@@ -238,8 +238,13 @@ def fix_shapes(
     inputs: Mapping[str, Sequence[int]] | None = None,
     *,
     fold: bool = True,
+    origin: str = "",
 ) -> FixShapesResult:
-    """A copy of ``model`` with the given dims fixed; raises :class:`FixShapesError` on bad requests."""
+    """A copy of ``model`` with the given dims fixed; raises :class:`FixShapesError` on bad requests.
+
+    ``origin``: the content hash of ``model``, under which ORT's symbolic inference of the
+    pinned copy is cached (``analyses.symbolic_cache``); "" (the default) caches nothing.
+    """
     dims = dict(dims or {})
     wanted = {k: tuple(int(v) for v in vals) for k, vals in (inputs or {}).items()}
     for name, value in dims.items():
@@ -259,7 +264,7 @@ def fix_shapes(
     changed = _apply(out, mapping, wanted)
     result = FixShapesResult(model=out, changed=changed, dims=dict(mapping))
     out, errors = infer_model(out)
-    _fill_from_ort(out, weights)
+    _fill_from_ort(out, weights, origin)
     result.inference_errors = errors
     if fold:
         result.folded, result.removed_nodes = _fold_size_inputs(out)
@@ -376,10 +381,11 @@ def _apply(
 
 
 def _fill_from_ort(
-    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
+    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None, origin: str = ""
 ) -> None:
     """Add value_info that only ORT's symbolic inference knows (contrib ops), in place
-    (``weights``: the data of initializers ``model`` holds without it)."""
+    (``weights``: the data of initializers ``model`` holds without it; ``origin``: as for
+    :func:`fix_shapes`)."""
     known = {
         vi.name: value_type_of(vi.type) for vi in (*model.graph.value_info, *model.graph.output)
     }
@@ -387,7 +393,7 @@ def _fill_from_ort(
     gaps = {name for name in produced if name not in known or known[name].has_unknown}
     if not gaps or not symbolic_could_help(model, collect_value_types(model), gaps):
         return  # nothing ORT could add: skip its (slow) import
-    ort = symbolic_infer(model, weights)
+    ort = symbolic_infer_cached(model, weights, origin)
     if ort is None:
         return
     outputs = {o.name for o in model.graph.output}

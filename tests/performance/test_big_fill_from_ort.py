@@ -14,6 +14,7 @@ import onnx
 import pytest
 from onnx import helper
 
+from onnxlint.analyses import symbolic as symbolic_module
 from onnxlint.analyses.shapes import value_type_of
 from onnxlint.fixes import shapes as fix_shapes
 
@@ -81,7 +82,7 @@ def test_the_merge_is_the_one_by_one_merge(monkeypatch: pytest.MonkeyPatch) -> N
         return _answer()
 
     monkeypatch.setattr(fix_shapes, "symbolic_could_help", lambda *args: True)
-    monkeypatch.setattr(fix_shapes, "symbolic_infer", answer)
+    monkeypatch.setattr(symbolic_module, "symbolic_infer", answer)
     merged = _model()
     fix_shapes._fill_from_ort(merged)
     assert len(asked) == 1

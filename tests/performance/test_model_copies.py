@@ -442,7 +442,7 @@ def test_ort_symbolic_inference_reads_the_weights_where_they_are(
     """ORT's symbolic inference copied the whole model, and the Shapes analysis put every
     weight back into its inferred copy first; the tool now copies the copy without the
     weights and reads the values from the original tensors: the same types, no restore."""
-    from onnxlint.analyses import shapes as shapes_module
+    from onnxlint.analyses import symbolic as symbolic_module
     from onnxlint.analyses.shapes import (
         Shapes,
         infer_model,
@@ -458,13 +458,13 @@ def test_ort_symbolic_inference_reads_the_weights_where_they_are(
     want = symbolic_infer(with_data)
     assert want is not None
     given: list[onnx.ModelProto] = []
-    real = shapes_module.symbolic_infer
+    real = symbolic_module.symbolic_infer
 
     def spy(m: onnx.ModelProto, weights: Any = None) -> Any:
         given.append(m)
         return real(m, weights)
 
-    monkeypatch.setattr(shapes_module, "symbolic_infer", spy)
+    monkeypatch.setattr(symbolic_module, "symbolic_infer", spy)
     restored = _count_weight_restores(monkeypatch)
     ctx = LintContext(loaded=LoadedModel(model=model), index=ModelIndex(model), config=Config())
     shapes = ctx.analysis(Shapes)

@@ -1,0 +1,164 @@
+"""ORT's symbolic shape inference (``onnxruntime.tools.symbolic_shape_infer``): loaded
+without importing onnxruntime's package, run silenced and without writing files, its
+answers kept on disk per input (``analyses.symbolic_cache``). The Shapes analysis fills
+ONNX's gaps with it; the shape fix (``fixes.shapes``) fills the pinned copy's."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import io
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import onnx
+
+if TYPE_CHECKING:
+    from onnxlint.analyses.symbolic_cache import Answer
+    from onnxlint.config import Config
+
+
+def cached_symbolic(
+    model: onnx.ModelProto, origin: str, config: Config | None = None
+) -> Answer | None:
+    """ORT's stored answer for ``model`` (``analyses.symbolic_cache``), derived from the
+    model whose content hash is ``origin``; None when there is none (or no ``origin``)."""
+    if not origin:
+        return None
+    from onnxlint.analyses import symbolic_cache
+
+    material = symbolic_cache.key_material(model, origin, config)
+    return None if material is None else symbolic_cache.get(material)
+
+
+def symbolic_infer_cached(
+    model: onnx.ModelProto,
+    weights: dict[str, onnx.TensorProto] | None,
+    origin: str,
+    config: Config | None = None,
+    cached: Answer | None = None,
+) -> onnx.ModelProto | None:
+    """:func:`symbolic_infer`, its answer read from the cache when it holds one (``cached``:
+    already looked up) and stored there otherwise; ``origin`` is the content hash of the
+    model ``model`` was derived from ("": not cached, see ``analyses.symbolic_cache``)."""
+    from onnxlint.analyses import symbolic_cache
+
+    if cached is None:
+        cached = cached_symbolic(model, origin, config)
+    if cached is not None:
+        return cached.model
+    ort = symbolic_infer(model, weights)
+    material = symbolic_cache.key_material(model, origin, config) if origin else None
+    if material is not None and _tool_is_from(material["ort"]):
+        symbolic_cache.put(material, ort)
+    return ort
+
+
+def _tool_is_from(identity: dict[str, Any]) -> bool:
+    """Whether the ORT tool this process loaded lies in the build ``identity`` names (a
+    folder of that name in the working directory could shadow it here): only that
+    build's answers are stored under its key."""
+    where = getattr(sys.modules.get("onnxlint._ort_symbolic_shape_infer"), "__file__", None)
+    if where is None:
+        mod = sys.modules.get("onnxruntime.tools.symbolic_shape_infer")
+        where = getattr(mod, "__file__", None)
+    return bool(where) and str(Path(str(where)).parent.parent) == identity.get("package")
+
+
+def symbolic_infer(
+    model: onnx.ModelProto, weights: dict[str, onnx.TensorProto] | None = None
+) -> onnx.ModelProto | None:
+    """ORT's symbolic shape inference, silenced; None when it is unavailable or fails.
+
+    ``weights``: the data of ``model``'s large initializers when ``model`` lacks it
+    (:func:`infer_model_without_weights`). The tool copies the model it is given and
+    reads initializer values only from its table of initializers by name, so the copy is
+    made without the weights and the table points at the tensors that have them; the
+    answer's types are the same, its initializers have no data.
+
+    The loop of ``SymbolicShapeInference.infer_shapes`` is driven here because that
+    method saves a ``sym_shape_infer_temp.onnx`` into the working directory when
+    inference is incomplete; a linter must never write files it was not asked to.
+    A partial answer is still useful, so it is returned as is.
+    """
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if opset < 7 or _has_external_data(model):
+        return None  # ORT's tool refuses old opsets, and would read external weights from disk
+    SymbolicShapeInference = _symbolic_class()
+    if SymbolicShapeInference is None:
+        return None
+    logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    previous = logger.level
+    logger.setLevel(logging.CRITICAL)
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
+            sym._preprocess(model)
+            for name, tensor in (weights or {}).items():
+                if name in sym.initializers_:
+                    sym.initializers_[name] = tensor
+            rounds = 0
+            while sym.run_ and rounds < 64:  # it normally settles in one or two rounds
+                sym._infer_impl()
+                rounds += 1
+            sym._update_output_from_vi()
+            return sym.out_mp_
+    except BaseException as exc:  # it may also sys.exit() or assert on odd graphs
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+    finally:
+        logger.setLevel(previous)
+
+
+@functools.cache
+def _symbolic_class() -> Any:
+    """ORT's ``SymbolicShapeInference``, loaded from its file when possible.
+
+    Importing ``onnxruntime.tools.symbolic_shape_infer`` runs ``onnxruntime/__init__``
+    and ``onnxruntime/tools/__init__``, which imports torch when it is installed: seconds
+    of start-up for a module that itself needs only onnx, numpy and sympy. Loading the
+    file under a private name skips both (docs/performance.md); the package import is
+    the fallback.
+    """
+    with contextlib.suppress(Exception):
+        spec = importlib.util.find_spec("onnxruntime")  # locates, does not import
+        if spec is not None and spec.origin:
+            path = Path(spec.origin).parent / "tools" / "symbolic_shape_infer.py"
+            name = "onnxlint._ort_symbolic_shape_infer"
+            file_spec = importlib.util.spec_from_file_location(name, path)
+            if file_spec is not None and file_spec.loader is not None:
+                module = importlib.util.module_from_spec(file_spec)
+                sys.modules[name] = module
+                try:
+                    file_spec.loader.exec_module(module)
+                except BaseException:
+                    sys.modules.pop(name, None)
+                    raise
+                return module.SymbolicShapeInference
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    except Exception:
+        return None
+    return SymbolicShapeInference
+
+
+def symbolic_unavailable() -> str | None:
+    """Why ORT's symbolic shape inference cannot run here (None: it can)."""
+    if _symbolic_class() is not None:
+        return None
+    if importlib.util.find_spec("onnxruntime") is None:
+        return "onnxruntime is not installed"
+    if importlib.util.find_spec("sympy") is None:
+        return "sympy is not installed (pip install sympy)"
+    return "onnxruntime.tools.symbolic_shape_infer cannot be loaded"
+
+
+def _has_external_data(model: onnx.ModelProto) -> bool:
+    from onnxlint.tensors import has_external_data
+
+    return has_external_data(model)
