@@ -130,3 +130,23 @@ def read_or_discard(path: Path, max_bytes: int) -> tuple[bytes | None, str | Non
     except UnusableEntry as exc:
         discard(path)
         return None, str(exc)
+
+
+def split_entry(raw: bytes, schema: str, key: object) -> tuple[dict[str, object], bytes]:
+    """The header and payload of an entry written as a JSON header line (with ``schema``,
+    ``key`` and ``payload_sha256``) followed by the payload; raises ValueError when the
+    entry is not one of ``schema``, answers another key, or its payload does not match."""
+    import hashlib
+    import json
+
+    head, sep, payload = raw.partition(b"\n")
+    if not sep:
+        raise ValueError("no header")
+    entry = json.loads(head)
+    if not isinstance(entry, dict) or entry.get("schema") != schema:
+        raise ValueError("wrong schema")
+    if entry.get("key") != json.loads(json.dumps(key)):
+        raise ValueError("key material does not match")
+    if entry.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
+        raise ValueError("checksum mismatch")
+    return entry, payload

@@ -104,16 +104,7 @@ def get(material: dict[str, Any]) -> Answer | None:
     if raw is None:
         return None
     try:
-        head, sep, payload = raw.partition(b"\n")
-        if not sep:
-            raise ValueError("no header")
-        entry = json.loads(head)
-        if not isinstance(entry, dict) or entry.get("schema") != SCHEMA:
-            raise ValueError("wrong schema")
-        if entry.get("key") != json.loads(json.dumps(material)):
-            raise ValueError("key material does not match")
-        if entry.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
-            raise ValueError("checksum mismatch")
+        entry, payload = cachefs.split_entry(raw, SCHEMA, material)
         status = entry.get("status")
         if status == "error" and not payload:
             answer = Answer(None)

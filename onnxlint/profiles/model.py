@@ -4,6 +4,7 @@ that cannot be found, parsed or validated raises."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -335,9 +336,10 @@ class Profile:
         for ``cause``; a cause the profile does not state falls back, as ORT partitions."""
         return self.refusal_consequence.get(cause, "cpu_fallback") == "session_fails"
 
-    @property
+    @functools.cached_property
     def label(self) -> str:
-        """How messages name the EP: ``QNNExecutionProvider (HTP)``."""
+        """How messages name the EP: ``QNNExecutionProvider (HTP)`` (computed once: every
+        verdict's message names it)."""
         parts = [str(v) for k, v in self.variant.items() if k in ("device", "format", "backend")]
         return f"{self.ep} ({', '.join(parts)})" if parts else self.ep
 

@@ -105,16 +105,7 @@ class Level1Cache:
         if raw is None:
             return CacheHit(None, unusable) if unusable else CacheHit(None)
         try:
-            head, sep, payload = raw.partition(b"\n")
-            if not sep:
-                raise ValueError("no header")
-            entry = json.loads(head)
-            if not isinstance(entry, dict) or entry.get("schema") != CACHE_SCHEMA:
-                raise ValueError("wrong schema")
-            if entry.get("key") != json.loads(json.dumps(material)):
-                raise ValueError("key material does not match")
-            if entry.get("payload_sha256") != hashlib.sha256(payload).hexdigest():
-                raise ValueError("checksum mismatch")
+            entry, payload = cachefs.split_entry(raw, CACHE_SCHEMA, material)
             note = entry.get("note")
             if not isinstance(note, str):
                 raise ValueError("no note")
