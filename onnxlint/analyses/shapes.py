@@ -33,7 +33,7 @@ import onnx
 
 # ORT's symbolic inference has its own module; tools and tests import its names from here
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
-from onnxlint.analyses.symbolic import cached_symbolic, symbolic_infer_cached, symbolic_unavailable
+from onnxlint.analyses.symbolic import cached_types, symbolic_types, symbolic_unavailable
 from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
@@ -446,16 +446,15 @@ class Shapes:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
             elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
-            elif (cached := cached_symbolic(inferred, origin, config)) is None and (
+            elif (cached := cached_types(inferred, origin, config)) is None and (
                 missing := symbolic_unavailable()
             ) is not None:
                 self.symbolic_unavailable = missing
             else:
                 # ORT's tool reads initializer values (the ones it folds) from the weights
-                ort = symbolic_infer_cached(inferred, self._left, origin, config, cached)
-                if ort is not None:
+                ort_table = symbolic_types(inferred, self._left, origin, config, cached)
+                if ort_table is not None:
                     self.used_symbolic = True
-                    ort_table = collect_value_types(ort)
                     for name in gaps:
                         if name in ort_table:
                             mine = table.get(name)

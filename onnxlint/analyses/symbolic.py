@@ -5,56 +5,150 @@ ONNX's gaps with it; the shape fix (``fixes.shapes``) fills the pinned copy's.""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import importlib.util
 import io
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import onnx
 
 if TYPE_CHECKING:
+    from onnxlint.analyses.shapes import ValueType
     from onnxlint.analyses.symbolic_cache import Answer
     from onnxlint.config import Config
 
 
-def cached_symbolic(
+def cached_types(
     model: onnx.ModelProto, origin: str, config: Config | None = None
 ) -> Answer | None:
-    """ORT's stored answer for ``model`` (``analyses.symbolic_cache``), derived from the
-    model whose content hash is ``origin``; None when there is none (or no ``origin``)."""
-    if not origin:
-        return None
+    """The stored types table of ORT's answer for ``model`` (``analyses.symbolic_cache``),
+    derived from the model whose content hash is ``origin``; None when there is none to
+    trust (or no ``origin``). The answer's ``value`` is the table, None for a failed run."""
     from onnxlint.analyses import symbolic_cache
 
-    material = symbolic_cache.key_material(model, origin, config)
-    return None if material is None else symbolic_cache.get(material)
+    material = symbolic_cache.key_material(model, origin, "types", config) if origin else None
+    hit = None if material is None else symbolic_cache.get(material)
+    if hit is None or hit.value is None:
+        return hit
+    table = _types_from_json(hit.value)
+    if table is None:  # a payload of the wrong shape: asked again (and overwritten)
+        return None
+    hit.value = table
+    return hit
 
 
-def symbolic_infer_cached(
+def symbolic_types(
     model: onnx.ModelProto,
     weights: dict[str, onnx.TensorProto] | None,
     origin: str,
     config: Config | None = None,
     cached: Answer | None = None,
-) -> onnx.ModelProto | None:
-    """:func:`symbolic_infer`, its answer read from the cache when it holds one (``cached``:
-    already looked up) and stored there otherwise; ``origin`` is the content hash of the
-    model ``model`` was derived from ("": not cached, see ``analyses.symbolic_cache``)."""
+) -> dict[str, ValueType] | None:
+    """``collect_value_types`` of :func:`symbolic_infer`'s answer (None: ORT failed), read
+    from the cache when it holds it (``cached``: already looked up, :func:`cached_types`)
+    and stored there otherwise; ``origin``: the content hash of the model ``model`` was
+    derived from ("": nothing cached)."""
     from onnxlint.analyses import symbolic_cache
+    from onnxlint.analyses.shapes import collect_value_types
 
     if cached is None:
-        cached = cached_symbolic(model, origin, config)
+        cached = cached_types(model, origin, config)
     if cached is not None:
-        return cached.model
+        return cast("dict[str, ValueType] | None", cached.value)
     ort = symbolic_infer(model, weights)
-    material = symbolic_cache.key_material(model, origin, config) if origin else None
+    table = None if ort is None else collect_value_types(ort)
+    material = symbolic_cache.key_material(model, origin, "types", config) if origin else None
     if material is not None and _tool_is_from(material["ort"]):
-        symbolic_cache.put(material, ort)
-    return ort
+        symbolic_cache.put(material, None if table is None else _types_to_json(table))
+    return table
+
+
+def symbolic_value_info(
+    model: onnx.ModelProto,
+    weights: dict[str, onnx.TensorProto] | None,
+    origin: str,
+    pick: Callable[[onnx.ModelProto], list[onnx.ValueInfoProto]],
+) -> list[onnx.ValueInfoProto] | None:
+    """``pick`` of :func:`symbolic_infer`'s answer (None: ORT failed), cached like
+    :func:`symbolic_types` when every picked entry is a tensor's (``answer="value_info"``)."""
+    from onnxlint.analyses import symbolic_cache
+
+    material = symbolic_cache.key_material(model, origin, "value_info") if origin else None
+    hit = None if material is None else symbolic_cache.get(material)
+    if hit is not None:
+        if hit.value is None:
+            return None
+        picked = _value_info_from_json(hit.value)
+        if picked is not None:
+            return picked
+    ort = symbolic_infer(model, weights)
+    chosen = None if ort is None else pick(ort)
+    if material is not None and _tool_is_from(material["ort"]):
+        if chosen is None:
+            symbolic_cache.put(material, None)
+        elif all(vi.type.WhichOneof("value") == "tensor_type" for vi in chosen):
+            stored = [base64.b64encode(vi.SerializeToString()).decode("ascii") for vi in chosen]
+            symbolic_cache.put(material, stored)
+    return chosen
+
+
+def _types_to_json(table: dict[str, ValueType]) -> list[list[Any]]:
+    return [
+        [name, vt.dtype, None if vt.shape is None else list(vt.shape), vt.kind]
+        for name, vt in table.items()
+    ]
+
+
+def _types_from_json(data: Any) -> dict[str, ValueType] | None:
+    """The table :func:`_types_to_json` wrote; None when ``data`` is not one."""
+    from onnxlint.analyses.shapes import ValueType
+
+    if not isinstance(data, list):
+        return None
+    table: dict[str, ValueType] = {}
+    seen: dict[ValueType, ValueType] = {}
+    for row in data:
+        if not (isinstance(row, list) and len(row) == 4):
+            return None
+        name, dtype, shape, kind = row
+        if not (
+            isinstance(name, str)
+            and (dtype is None or isinstance(dtype, str))
+            and isinstance(kind, str)
+            and (
+                shape is None
+                or (
+                    isinstance(shape, list)
+                    and all(d is None or type(d) in (int, str) for d in shape)
+                )
+            )
+        ):
+            return None
+        vt = ValueType(dtype, None if shape is None else tuple(shape), kind)
+        table[name] = seen.setdefault(vt, vt)  # one object per type, as collect_value_types
+    return table
+
+
+def _value_info_from_json(data: Any) -> list[onnx.ValueInfoProto] | None:
+    """The entries :func:`symbolic_value_info` stored; None when ``data`` is not those."""
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        return None
+    out = []
+    try:
+        for text in data:
+            vi = onnx.ValueInfoProto.FromString(base64.b64decode(text, validate=True))
+            if vi.type.WhichOneof("value") != "tensor_type":
+                return None
+            out.append(vi)
+    except Exception:  # binascii.Error, DecodeError
+        return None
+    return out
 
 
 def _tool_is_from(identity: dict[str, Any]) -> bool:

@@ -13,12 +13,19 @@ versions of onnx and sympy, and the identity of the onnxruntime build
 (``runtime.identity.ort_identity``). A derived model without an origin hash (one
 onnxlint made and did not hash) is never cached.
 
-An entry is a JSON header line (schema, key, status, payload checksum) and ORT's answer,
-serialised; a failed run is kept too (status ``error``, no payload), since a failure can
-cost as long as an answer. An entry is read through ``cachefs`` (a regular file of this
-user, bounded) and its model through the loader's guards; anything malformed, of another
-schema or another key is discarded and recomputed. ``ONNXLINT_NO_CACHE`` (or
-``--no-cache``) turns the cache off: no read, no write.
+What is kept is what the reader takes from ORT's answer, as JSON: the Shapes analysis's
+table of value types (``answer="types"``), the shape fix's fully known main-graph
+``value_info`` (``answer="value_info"``, each entry the serialised ``ValueInfoProto`` of a
+tensor). Decoding a whole model through the loader's guards cost more than most lints
+(0.1 s for ``synth_1k``); a table is read in milliseconds. The key therefore also names
+onnxlint's version and :data:`TABLE_VERSION`, which changes with the table's meaning.
+
+An entry is a JSON header line (schema, key, status, payload checksum) and the payload; a
+failed run is kept too (status ``error``, no payload), since a failure can cost as long as
+an answer. An entry is read through ``cachefs`` (a regular file of this user, bounded);
+anything malformed, of another schema or another key, or a payload of the wrong shape is
+discarded and recomputed. ``ONNXLINT_NO_CACHE`` (or ``--no-cache``) turns the cache off:
+no read, no write.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ if TYPE_CHECKING:
 
     from onnxlint.config import Config
 
-SCHEMA = "onnxlint-symbolic-shapes/1"
+SCHEMA = "onnxlint-symbolic-shapes/2"
+#: the meaning of a stored answer: ``collect_value_types``' table, ``_fill_from_ort``'s pick
+TABLE_VERSION = 1
 #: the folder under the cache root
 FOLDER = "symbolic"
 #: entries kept (newest first) and their byte total
@@ -44,19 +53,19 @@ MAX_ENTRY_BYTES = 64 * 2**20
 
 
 class Answer:
-    """A cached answer: ``model`` is ORT's (None: ORT failed on this input)."""
+    """A cached answer: ``value`` as :func:`put` was given it (None: ORT failed)."""
 
-    __slots__ = ("model",)
+    __slots__ = ("value",)
 
-    def __init__(self, model: onnx.ModelProto | None) -> None:
-        self.model = model
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def key_material(
-    model: onnx.ModelProto, origin: str, config: Config | None = None
+    model: onnx.ModelProto, origin: str, answer: str, config: Config | None = None
 ) -> dict[str, Any] | None:
-    """What ORT's answer for ``model`` depends on; None when it must not be cached (no
-    ``origin`` hash, caching off, onnxruntime or sympy not found)."""
+    """What the ``answer`` taken from ORT's answer for ``model`` depends on; None when it
+    must not be cached (no ``origin`` hash, caching off, onnxruntime or sympy not found)."""
     from onnxlint.runtime.identity import cache_enabled, ort_identity
 
     if not origin or not cache_enabled(config):
@@ -65,17 +74,26 @@ def key_material(
     sympy = _sympy_version()
     if ort is None or sympy is None:
         return None
-    import onnx
+    from onnxlint.version import __version__
 
     digest = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
     return {
         "schema": SCHEMA,
+        "answer": answer,
+        "table": TABLE_VERSION,
+        "onnxlint": __version__,
         "input_sha256": digest,
         "origin": origin,
-        "onnx": onnx.__version__,
+        "onnx": _onnx_version(),
         "sympy": sympy,
         "ort": ort,
     }
+
+
+def _onnx_version() -> str:
+    import onnx
+
+    return str(onnx.__version__)
 
 
 def _sympy_version() -> str | None:
@@ -109,7 +127,7 @@ def get(material: dict[str, Any]) -> Answer | None:
         if status == "error" and not payload:
             answer = Answer(None)
         elif status == "ok":
-            answer = Answer(_guarded_model(payload))
+            answer = Answer(json.loads(payload))
         else:
             raise ValueError("unknown status")
     except Exception:  # any malformed entry is discarded, never trusted
@@ -119,18 +137,19 @@ def get(material: dict[str, Any]) -> Answer | None:
     return answer
 
 
-def put(material: dict[str, Any], model: onnx.ModelProto | None) -> None:
-    """Store ORT's answer (None: it failed); a cache that cannot be written costs time only."""
+def put(material: dict[str, Any], value: Any) -> None:
+    """Store an answer (JSON data; None: ORT failed); a cache that cannot be written costs
+    time only."""
     from onnxlint.cachefs import make_private_dir, prune
     from onnxlint.fsutil import atomic_write_bytes
 
-    body = b"" if model is None else model.SerializeToString()
+    body = b"" if value is None else json.dumps(value, separators=(",", ":")).encode("utf-8")
     if len(body) > MAX_ENTRY_BYTES:
         return
     header = {
         "schema": SCHEMA,
         "key": material,
-        "status": "error" if model is None else "ok",
+        "status": "error" if value is None else "ok",
         "payload_sha256": hashlib.sha256(body).hexdigest(),
     }
     path = entry_path(material)
@@ -140,14 +159,3 @@ def put(material: dict[str, Any], model: onnx.ModelProto | None) -> None:
         prune(path.parent, ("*.symbolic",), MAX_ENTRIES, MAX_BYTES)
     except OSError:
         pass
-
-
-def _guarded_model(payload: bytes) -> onnx.ModelProto:
-    """A stored answer, decoded through the loader's guards like any model onnxlint reads;
-    raises ValueError when the loader refuses it."""
-    from onnxlint.modelfile.read import read
-
-    loaded = read(payload)
-    if loaded.model is None:
-        raise ValueError("the stored answer is refused by the loader")
-    return loaded.model

@@ -33,9 +33,9 @@ from onnxlint.analyses.shapes import (
     infer_model,
     is_generated_dim,
     symbolic_could_help,
-    symbolic_infer_cached,
     value_type_of,
 )
+from onnxlint.analyses.symbolic import symbolic_value_info
 from onnxlint.index import iter_graphs, subgraphs
 from onnxlint.tensors import DEFAULT_MAX_ELEMENTS, dataless_copy, restore_data
 
@@ -393,27 +393,30 @@ def _fill_from_ort(
     gaps = {name for name in produced if name not in known or known[name].has_unknown}
     if not gaps or not symbolic_could_help(model, collect_value_types(model), gaps):
         return  # nothing ORT could add: skip its (slow) import
-    ort = symbolic_infer_cached(model, weights, origin)
-    if ort is None:
-        return
     outputs = {o.name for o in model.graph.output}
     made = set(produced)
-    # one pass, not a scan of the list per value (quadratic: 28 s of a 10k-node lint's
-    # what-if): each name's last answer, in the order of those answers, replaces the
-    # value_info of that name at the end, as removing and appending one by one did
-    chosen: dict[str, onnx.ValueInfoProto] = {}
-    for vi in ort.graph.value_info:
-        vt = value_type_of(vi.type)
-        if vi.name in outputs or vi.name not in made or vt.has_unknown:
-            continue
-        if vi.name in known and not known[vi.name].has_unknown:
-            continue
-        chosen.pop(vi.name, None)
-        chosen[vi.name] = vi
+
+    def pick(ort: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
+        # one pass, not a scan of the list per value (quadratic: 28 s of a 10k-node lint's
+        # what-if): each name's last answer, in the order of those answers, replaces the
+        # value_info of that name at the end, as removing and appending one by one did
+        chosen: dict[str, onnx.ValueInfoProto] = {}
+        for vi in ort.graph.value_info:
+            vt = value_type_of(vi.type)
+            if vi.name in outputs or vi.name not in made or vt.has_unknown:
+                continue
+            if vi.name in known and not known[vi.name].has_unknown:
+                continue
+            chosen.pop(vi.name, None)
+            chosen[vi.name] = vi
+        return list(chosen.values())
+
+    chosen = symbolic_value_info(model, weights, origin, pick)
     if chosen:
-        kept = [v for v in model.graph.value_info if v.name not in chosen]
+        names = {vi.name for vi in chosen}
+        kept = [v for v in model.graph.value_info if v.name not in names]
         del model.graph.value_info[:]
-        model.graph.value_info.extend([*kept, *chosen.values()])
+        model.graph.value_info.extend([*kept, *chosen])
 
 
 def _fold_size_inputs(model: onnx.ModelProto) -> tuple[list[str], int]:

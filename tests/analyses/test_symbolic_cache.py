@@ -150,8 +150,8 @@ def test_another_model_or_another_origin_is_another_entry(
     assert len(calls) == 2 and len(_entries(cache)) == 2
     # the same input under another origin (weights' data it stands for) is asked again
     inferred = parse(CONTRIB)
-    a = symbolic_cache.key_material(inferred, "a" * 64)
-    b = symbolic_cache.key_material(inferred, "b" * 64)
+    a = symbolic_cache.key_material(inferred, "a" * 64, "types")
+    b = symbolic_cache.key_material(inferred, "b" * 64, "types")
     assert a is not None and b is not None and a != b
     assert symbolic_cache.entry_path(a) != symbolic_cache.entry_path(b)
 
@@ -200,7 +200,7 @@ def test_without_sympy_no_stored_answer_applies(
     path = _model_file(tmp_path)
     _shapes_of(path)
     monkeypatch.setattr(symbolic_cache, "_sympy_version", lambda: None)
-    assert symbolic_cache.key_material(parse(CONTRIB), "a" * 64) is None
+    assert symbolic_cache.key_material(parse(CONTRIB), "a" * 64, "types") is None
 
 
 def test_only_the_tool_of_the_build_in_the_key_is_stored() -> None:
@@ -254,3 +254,32 @@ def test_a_second_process_does_not_import_sympy(tmp_path: Path) -> None:
     first = run()
     assert first[1] == "True"  # ran ORT's tool
     assert run() == [first[0], "False"]  # the same findings, from the file
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["a table", [["t", "float", [1, 2.5], "tensor"]], [["t", 3, None, "tensor"]], [["t"]]],
+    ids=["not-a-list", "float-dim", "int-dtype", "short-row"],
+)
+def test_a_stored_table_of_the_wrong_shape_is_asked_again(
+    tmp_path: Path, cache: Path, calls: list[onnx.ModelProto], payload: Any
+) -> None:
+    path = _model_file(tmp_path)
+    want = _shapes_of(path)._table
+    (entry,) = _entries(cache)
+    material = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    symbolic_cache.put(material, payload)  # a valid entry (checksum and key) of a bad table
+    assert _shapes_of(path)._table == want and len(calls) == 2
+
+
+def test_stored_value_info_of_the_wrong_shape_is_asked_again(
+    cache: Path, calls: list[onnx.ModelProto]
+) -> None:
+    model = parse(CONTRIB)
+    want = fix_shapes(model, {"batch": 2}, origin="d" * 64).model.SerializeToString()
+    (entry,) = _entries(cache)
+    material = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    assert material["answer"] == "value_info"
+    symbolic_cache.put(material, ["not base64!"])
+    assert fix_shapes(model, {"batch": 2}, origin="d" * 64).model.SerializeToString() == want
+    assert len(calls) == 2
