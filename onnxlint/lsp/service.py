@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -188,6 +189,11 @@ class LintService:
             return
         if state is None or self._generation.get(uri) != gen:
             return  # a newer change arrived while this one ran: its result would be stale
+        if path is not None and self.open_text(uri) is None and not os.path.lexists(path):
+            # deleted after it was read (a client may send no Deleted event): its findings
+            # would stay in the editor for a file that is gone, as for one gone before
+            self._forget(uri)
+            return
         result = self.publish(state)
         if asyncio.iscoroutine(result):
             await result

@@ -117,6 +117,30 @@ def test_new_bytes_invalidate_the_lint_and_the_view(tmp_path: Path) -> None:
     asyncio.run(scenario())
 
 
+def test_a_file_deleted_while_it_is_linted_gets_no_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read, then deleted before its lint is published, with no Deleted event (a client
+    may watch other patterns): nothing is published for the file that is gone."""
+    gate = Gate(monkeypatch, after=True)
+    model = write_model(tmp_path / "m.onnx", BAD)
+    uri = path_to_uri(model)
+    published: list[ModelState] = []
+
+    async def scenario() -> LintService:
+        svc = _service(published)
+        task = svc.schedule(uri, model)
+        await gate.running()  # the bytes are read and linted
+        model.unlink()
+        gate.release.set()
+        await task
+        svc.shutdown()
+        return svc
+
+    svc = asyncio.run(scenario())
+    assert gate.calls == 1 and published == [] and uri not in svc.states
+
+
 def test_a_lint_in_flight_is_shared_not_repeated(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
