@@ -283,3 +283,14 @@ def test_stored_value_info_of_the_wrong_shape_is_asked_again(
     symbolic_cache.put(material, ["not base64!"])
     assert fix_shapes(model, {"batch": 2}, origin="d" * 64).model.SerializeToString() == want
     assert len(calls) == 2
+
+
+def test_the_configuration_s_cache_switch_is_honoured_by_the_lint_and_its_what_if(
+    tmp_path: Path, cache: Path, calls: list[onnx.ModelProto]
+) -> None:
+    path = _model_file(tmp_path)
+    off = {"confirm": {"cache": False}}  # `--no-cache`, `cache = false`
+    first = onnxlint.lint(path, eps=["qnn"], config=off)
+    second = onnxlint.lint(path, eps=["qnn"], config=off)
+    assert len(calls) == 4 and _entries(cache) == []  # shapes and what-if, twice each
+    assert _t_type(first) == _t_type(second) and first.what_ifs
