@@ -57,8 +57,17 @@ class LevelGraph:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        # the index is rebuilt when something reads it (:meth:`__getattr__`): the parent of
+        # ``--jobs`` unpickles every report, and its text output reads no index (two index
+        # builds per report were half of its unpickling)
         self.__dict__.update(state)
-        self.index = ModelIndex(self.model)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: the index of an unpickled graph
+        if name != "index" or "model" not in self.__dict__:
+            raise AttributeError(name)
+        index = self.__dict__["index"] = ModelIndex(self.__dict__["model"])
+        return index
 
     def graphs(self) -> list[GraphRef]:
         """Graphs the partitioner sees: the main graph and control-flow bodies, not functions."""

@@ -151,7 +151,15 @@ def test_reports_with_partitions_pickle_for_parallel_jobs(island_model: Path) ->
     back = pickle.loads(pickle.dumps(report))
     assert [p.level for p in back.partitions] == ["exported", "optimized"]
     plan = back.partitions[0]
-    assert plan.graph is not None and len(plan.graph.index.nodes) == 3
+    assert plan.graph is not None
+    # the index is rebuilt on first use (the parent of --jobs mostly reads none)
+    assert "index" not in plan.graph.__dict__
+    assert len(plan.graph.index.nodes) == 3 and plan.graph.index is plan.graph.index
+    original = report.partitions[0].graph
+    assert original is not None
+    assert [n.path for n in plan.graph.index.nodes] == [n.path for n in original.index.nodes]
+    with pytest.raises(AttributeError):
+        _ = plan.graph.no_such_attribute
     assert plan.verdict_line("QNNExecutionProvider") == report.partitions[0].verdict_line(
         "QNNExecutionProvider"
     )
