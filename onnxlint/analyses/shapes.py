@@ -27,13 +27,13 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
 # ORT's symbolic inference has its own module; tools and tests import its names from here
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
-from onnxlint.analyses.symbolic import cached_types, symbolic_types, symbolic_unavailable
+from onnxlint.analyses.symbolic import infer_and_store, lookup, symbolic_unavailable
 from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
@@ -356,6 +356,39 @@ def _infer_passes(
     return inferred, errors, left, kept
 
 
+def _types_to_json(table: dict[str, ValueType]) -> list[list[Any]]:
+    """A types table as the symbolic cache keeps it (``analyses.symbolic_cache``)."""
+    return [
+        [name, vt.dtype, None if vt.shape is None else list(vt.shape), vt.kind]
+        for name, vt in table.items()
+    ]
+
+
+def _types_from_json(data: Any) -> dict[str, ValueType] | None:
+    """The table :func:`_types_to_json` wrote; None when ``data`` is not one."""
+    if not isinstance(data, list):
+        return None
+    table: dict[str, ValueType] = {}
+    seen: dict[ValueType, ValueType] = {}
+    for row in data:
+        if not (isinstance(row, list) and len(row) == 4):
+            return None
+        name, dtype, shape, kind = row
+        dims_ok = shape is None or (
+            isinstance(shape, list) and all(d is None or type(d) in (int, str) for d in shape)
+        )
+        if not (
+            isinstance(name, str)
+            and (dtype is None or isinstance(dtype, str))
+            and isinstance(kind, str)
+            and dims_ok
+        ):
+            return None
+        vt = ValueType(dtype, None if shape is None else tuple(shape), kind)
+        table[name] = seen.setdefault(vt, vt)  # one object per type, as collect_value_types
+    return table
+
+
 def _session_types_wanted(ctx: LintContext) -> bool:
     """Whether this lint's EP assignment may infer the session types of the model itself
     (``analyses.assignment``, when the model computes shapes from values): then the Shapes
@@ -446,13 +479,15 @@ class Shapes:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
             elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
-            elif (cached := cached_types(inferred, origin, config)) is None and (
-                missing := symbolic_unavailable()
-            ) is not None:
+            elif (
+                found := lookup(inferred, origin, "types", _types_from_json, config)
+            ).answer is None and (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing
             else:
                 # ORT's tool reads initializer values (the ones it folds) from the weights
-                ort_table = symbolic_types(inferred, self._left, origin, config, cached)
+                ort_table = infer_and_store(
+                    inferred, self._left, found, collect_value_types, _types_to_json
+                )
                 if ort_table is not None:
                     self.used_symbolic = True
                     for name in gaps:

@@ -5,7 +5,6 @@ ONNX's gaps with it; the shape fix (``fixes.shapes``) fills the pinned copy's.""
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import functools
 import importlib.util
@@ -14,141 +13,70 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import onnx
 
 if TYPE_CHECKING:
-    from onnxlint.analyses.shapes import ValueType
     from onnxlint.analyses.symbolic_cache import Answer
     from onnxlint.config import Config
 
 
-def cached_types(
-    model: onnx.ModelProto, origin: str, config: Config | None = None
-) -> Answer | None:
-    """The stored types table of ORT's answer for ``model`` (``analyses.symbolic_cache``),
-    derived from the model whose content hash is ``origin``; None when there is none to
-    trust (or no ``origin``). The answer's ``value`` is the table, None for a failed run."""
-    from onnxlint.analyses import symbolic_cache
+class Lookup:
+    """What the cache says about one answer taken from ORT's answer for one input:
+    ``material``, its key (None: not cached), and ``answer``, the stored value (None:
+    nothing to trust; an answer whose ``value`` is None: ORT failed on this input)."""
 
-    material = symbolic_cache.key_material(model, origin, "types", config) if origin else None
-    hit = None if material is None else symbolic_cache.get(material)
-    if hit is None or hit.value is None:
-        return hit
-    table = _types_from_json(hit.value)
-    if table is None:  # a payload of the wrong shape: asked again (and overwritten)
-        return None
-    hit.value = table
-    return hit
+    __slots__ = ("answer", "material")
+
+    def __init__(self, material: dict[str, Any] | None, answer: Answer | None) -> None:
+        self.material = material
+        self.answer = answer
 
 
-def symbolic_types(
+def lookup(
     model: onnx.ModelProto,
-    weights: dict[str, onnx.TensorProto] | None,
     origin: str,
+    kind: str,
+    decode: Callable[[Any], Any],
     config: Config | None = None,
-    cached: Answer | None = None,
-) -> dict[str, ValueType] | None:
-    """``collect_value_types`` of :func:`symbolic_infer`'s answer (None: ORT failed), read
-    from the cache when it holds it (``cached``: already looked up, :func:`cached_types`)
-    and stored there otherwise; ``origin``: the content hash of the model ``model`` was
-    derived from ("": nothing cached)."""
+) -> Lookup:
+    """The stored ``kind`` answer for ORT's inference of ``model``, derived from the model
+    whose content hash is ``origin`` ("": nothing cached; ``analyses.symbolic_cache``),
+    ``decode``d from its JSON (None: a payload of the wrong shape, asked again). The key
+    is computed once (it serialises ``model``) and kept for :func:`infer_and_store`."""
     from onnxlint.analyses import symbolic_cache
-    from onnxlint.analyses.shapes import collect_value_types
 
-    if cached is None:
-        cached = cached_types(model, origin, config)
-    if cached is not None:
-        return cast("dict[str, ValueType] | None", cached.value)
-    ort = symbolic_infer(model, weights)
-    table = None if ort is None else collect_value_types(ort)
-    material = symbolic_cache.key_material(model, origin, "types", config) if origin else None
-    if material is not None and _tool_is_from(material["ort"]):
-        symbolic_cache.put(material, None if table is None else _types_to_json(table))
-    return table
+    material = symbolic_cache.key_material(model, origin, kind, config) if origin else None
+    hit = None if material is None else symbolic_cache.get(material)
+    if hit is not None and hit.value is not None:
+        value = decode(hit.value)
+        hit = None if value is None else symbolic_cache.Answer(value)
+    return Lookup(material, hit)
 
 
-def symbolic_value_info(
+def infer_and_store(
     model: onnx.ModelProto,
     weights: dict[str, onnx.TensorProto] | None,
-    origin: str,
-    pick: Callable[[onnx.ModelProto], list[onnx.ValueInfoProto]],
-) -> list[onnx.ValueInfoProto] | None:
-    """``pick`` of :func:`symbolic_infer`'s answer (None: ORT failed), cached like
-    :func:`symbolic_types` when every picked entry is a tensor's (``answer="value_info"``)."""
+    found: Lookup,
+    take: Callable[[onnx.ModelProto], Any],
+    encode: Callable[[Any], Any],
+) -> Any:
+    """``take`` of :func:`symbolic_infer`'s answer (None: ORT failed): ``found``'s stored
+    value when it has one, else computed and stored under its key as ``encode`` writes it
+    (``encode`` returning None: not storable, not stored)."""
     from onnxlint.analyses import symbolic_cache
 
-    material = symbolic_cache.key_material(model, origin, "value_info") if origin else None
-    hit = None if material is None else symbolic_cache.get(material)
-    if hit is not None:
-        if hit.value is None:
-            return None
-        picked = _value_info_from_json(hit.value)
-        if picked is not None:
-            return picked
+    if found.answer is not None:
+        return found.answer.value
     ort = symbolic_infer(model, weights)
-    chosen = None if ort is None else pick(ort)
+    value = None if ort is None else take(ort)
+    material = found.material
     if material is not None and _tool_is_from(material["ort"]):
-        if chosen is None:
-            symbolic_cache.put(material, None)
-        elif all(vi.type.WhichOneof("value") == "tensor_type" for vi in chosen):
-            stored = [base64.b64encode(vi.SerializeToString()).decode("ascii") for vi in chosen]
+        stored = None if value is None else encode(value)
+        if value is None or stored is not None:
             symbolic_cache.put(material, stored)
-    return chosen
-
-
-def _types_to_json(table: dict[str, ValueType]) -> list[list[Any]]:
-    return [
-        [name, vt.dtype, None if vt.shape is None else list(vt.shape), vt.kind]
-        for name, vt in table.items()
-    ]
-
-
-def _types_from_json(data: Any) -> dict[str, ValueType] | None:
-    """The table :func:`_types_to_json` wrote; None when ``data`` is not one."""
-    from onnxlint.analyses.shapes import ValueType
-
-    if not isinstance(data, list):
-        return None
-    table: dict[str, ValueType] = {}
-    seen: dict[ValueType, ValueType] = {}
-    for row in data:
-        if not (isinstance(row, list) and len(row) == 4):
-            return None
-        name, dtype, shape, kind = row
-        if not (
-            isinstance(name, str)
-            and (dtype is None or isinstance(dtype, str))
-            and isinstance(kind, str)
-            and (
-                shape is None
-                or (
-                    isinstance(shape, list)
-                    and all(d is None or type(d) in (int, str) for d in shape)
-                )
-            )
-        ):
-            return None
-        vt = ValueType(dtype, None if shape is None else tuple(shape), kind)
-        table[name] = seen.setdefault(vt, vt)  # one object per type, as collect_value_types
-    return table
-
-
-def _value_info_from_json(data: Any) -> list[onnx.ValueInfoProto] | None:
-    """The entries :func:`symbolic_value_info` stored; None when ``data`` is not those."""
-    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
-        return None
-    out = []
-    try:
-        for text in data:
-            vi = onnx.ValueInfoProto.FromString(base64.b64decode(text, validate=True))
-            if vi.type.WhichOneof("value") != "tensor_type":
-                return None
-            out.append(vi)
-    except Exception:  # binascii.Error, DecodeError
-        return None
-    return out
+    return value
 
 
 def _tool_is_from(identity: dict[str, Any]) -> bool:

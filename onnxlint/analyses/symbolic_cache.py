@@ -30,6 +30,7 @@ no read, no write.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from pathlib import Path
@@ -159,3 +160,29 @@ def put(material: dict[str, Any], value: Any) -> None:
         prune(path.parent, ("*.symbolic",), MAX_ENTRIES, MAX_BYTES)
     except OSError:
         pass
+
+
+def value_info_to_json(chosen: list[onnx.ValueInfoProto]) -> list[str] | None:
+    """The shape fix's picked value_info as this cache keeps it; None (not kept) unless every
+    one is a tensor's."""
+    if not all(vi.type.WhichOneof("value") == "tensor_type" for vi in chosen):
+        return None
+    return [base64.b64encode(vi.SerializeToString()).decode("ascii") for vi in chosen]
+
+
+def value_info_from_json(data: Any) -> list[onnx.ValueInfoProto] | None:
+    """The entries :func:`value_info_to_json` wrote; None when ``data`` is not those."""
+    import onnx
+
+    if not isinstance(data, list) or not all(isinstance(x, str) for x in data):
+        return None
+    out = []
+    try:
+        for text in data:
+            vi = onnx.ValueInfoProto.FromString(base64.b64decode(text, validate=True))
+            if vi.type.WhichOneof("value") != "tensor_type":
+                return None
+            out.append(vi)
+    except Exception:  # binascii.Error, DecodeError
+        return None
+    return out

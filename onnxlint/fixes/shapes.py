@@ -35,7 +35,8 @@ from onnxlint.analyses.shapes import (
     symbolic_could_help,
     value_type_of,
 )
-from onnxlint.analyses.symbolic import symbolic_value_info
+from onnxlint.analyses.symbolic import infer_and_store, lookup
+from onnxlint.analyses.symbolic_cache import value_info_from_json, value_info_to_json
 from onnxlint.index import iter_graphs, subgraphs
 from onnxlint.tensors import DEFAULT_MAX_ELEMENTS, dataless_copy, restore_data
 
@@ -411,7 +412,8 @@ def _fill_from_ort(
             chosen[vi.name] = vi
         return list(chosen.values())
 
-    chosen = symbolic_value_info(model, weights, origin, pick)
+    found = lookup(model, origin, "value_info", value_info_from_json)
+    chosen = infer_and_store(model, weights, found, pick, value_info_to_json)
     if chosen:
         names = {vi.name for vi in chosen}
         kept = [v for v in model.graph.value_info if v.name not in names]

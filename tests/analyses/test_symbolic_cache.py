@@ -65,6 +65,13 @@ def _entries(cache: Path) -> list[Path]:
     return sorted((cache / symbolic_cache.FOLDER).glob("*.symbolic"))
 
 
+def _stored_key(cache: Path) -> dict[str, Any]:
+    """The key of the one entry in ``cache``."""
+    (entry,) = _entries(cache)
+    key: dict[str, Any] = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    return key
+
+
 def _shapes_of(path: Path) -> Shapes:
     from onnxlint.context import LintContext
     from onnxlint.index import ModelIndex
@@ -266,8 +273,7 @@ def test_a_stored_table_of_the_wrong_shape_is_asked_again(
 ) -> None:
     path = _model_file(tmp_path)
     want = _shapes_of(path)._table
-    (entry,) = _entries(cache)
-    material = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    material = _stored_key(cache)
     symbolic_cache.put(material, payload)  # a valid entry (checksum and key) of a bad table
     assert _shapes_of(path)._table == want and len(calls) == 2
 
@@ -277,8 +283,7 @@ def test_stored_value_info_of_the_wrong_shape_is_asked_again(
 ) -> None:
     model = parse(CONTRIB)
     want = fix_shapes(model, {"batch": 2}, origin="d" * 64).model.SerializeToString()
-    (entry,) = _entries(cache)
-    material = json.loads(entry.read_bytes().partition(b"\n")[0])["key"]
+    material = _stored_key(cache)
     assert material["answer"] == "value_info"
     symbolic_cache.put(material, ["not base64!"])
     assert fix_shapes(model, {"batch": 2}, origin="d" * 64).model.SerializeToString() == want
