@@ -8,12 +8,16 @@ falls on every tool alike; medians are compared as ratios within the run:
 - ``floor``: python + ``onnx.load`` + ``onnx.checker.check_model(full_check=True)`` +
   strict shape inference (``benchmarks.__main__.FLOOR``);
 - ``ort-mobile``: the installed ORT's ``check_onnx_model_mobile_usability``;
-- ``onnxlint`` (cold: no level-1 cache, ORT's worker runs) and ``onnxlint-warm``
-  (ORT's level-1 graph cached), ``--ep qnn``;
+- ``onnxlint`` (cold: no cache at all, ORT's worker runs), ``onnxlint-warm`` (the same
+  command run before: every cache filled, the report read back from the report cache, as
+  a user re-running it on an unchanged file gets) and ``onnxlint-relint`` (the analysis
+  caches filled, ORT's level-1 graph among them, but no report kept: the lint itself,
+  as in a process that lints a model it has seen), ``--ep qnn``;
 - with ``--baseline REF``: the same onnxlint commands from the git revision ``REF``
   (``onnxlint-base``, ``onnxlint-base-warm``), for before/after ratios in one run;
 - a folder of the light models and one-node models (``corpus.folder_corpus``) linted
-  serially and with ``-j 2``, cold and warm.
+  serially and with ``-j 2``, cold and warm (analysis caches filled, no reports kept:
+  the work ``-j`` shares out), and serially with every report kept (``unchanged``).
 
 The models: the onnx wheel's light models and the 12-layer BERT-base of the corpus.
 The results (``results.{json,md}``) record the versions of Python, onnx,
@@ -63,6 +67,18 @@ def _env(pythonpath: Path, cache: Path | None) -> list[str]:
     if cache is None:
         return [*env, "ONNXLINT_NO_CACHE=1"]
     return [*env, "ONNXLINT_NO_CACHE=0", f"ONNXLINT_CACHE_DIR={cache}"]
+
+
+def block_reports(cache: Path) -> Path:
+    """``cache`` (created) with a file where the report cache's folder would be: entries
+    can be neither read nor written there, every other cache works as usual."""
+    from onnxlint.report_cache import FOLDER
+
+    cache.mkdir(parents=True, exist_ok=True)
+    blocker = cache / FOLDER
+    if not blocker.exists():
+        blocker.write_text("no report cache for this benchmark command\n")
+    return cache
 
 
 def lint_cmd(target: Path, pythonpath: Path, cache: Path | None, *extra: str) -> list[str]:
@@ -205,6 +221,10 @@ def run(
                 warm = lint_cmd(cm.path, root, caches[tool])
                 run_child(warm, 900)  # fills this tool's level-1 cache; not timed
                 cmds[f"{tool}-warm"] = warm
+                if tool == CURRENT:
+                    relint = lint_cmd(cm.path, root, block_reports(work / "cache-relint"))
+                    run_child(relint, 900)  # fills the analysis caches; not timed
+                    cmds[f"{tool}-relint"] = relint
             cmds["floor"] = [PY, "-c", FLOOR, str(cm.path)]
             cmds["ort-mobile"] = [
                 PY,
@@ -243,10 +263,16 @@ def _folder(
     for tool, root in roots.items():
         for jobs in (1, 2):
             cmds[f"{tool}-j{jobs}"] = lint_cmd(folder, root, None, "-j", str(jobs))
-        # warm too for the baseline, so that a before/after of -j is a ratio in one run
-        run_child(lint_cmd(folder, root, caches[tool]), 1800)  # fill the cache
+        # warm too for the baseline, so that a before/after of -j is a ratio in one run;
+        # without reports kept: with them, nothing is left for -j to share out
+        warm = block_reports(caches[tool].with_name(f"{caches[tool].name}-folder"))
+        run_child(lint_cmd(folder, root, warm), 1800)  # fill the caches
         for jobs in (1, 2):
-            cmds[f"{tool}-warm-j{jobs}"] = lint_cmd(folder, root, caches[tool], "-j", str(jobs))
+            cmds[f"{tool}-warm-j{jobs}"] = lint_cmd(folder, root, warm, "-j", str(jobs))
+        if tool == CURRENT:
+            kept = caches[tool].with_name(f"{caches[tool].name}-unchanged")
+            run_child(lint_cmd(folder, root, kept), 1800)  # every report kept
+            cmds[f"{tool}-unchanged-j1"] = lint_cmd(folder, root, kept)
     return measure_round_robin("folder", f"folder_{n}", cmds, args.folder_repeat, 1800, log)
 
 
@@ -271,7 +297,7 @@ def ratios(data: dict[str, Any]) -> list[dict[str, Any]]:
     for model in sorted({m for (s, m, _) in by if s == "lint-1ep"}):
         floor = _median(by.get(("lint-1ep", model, "floor")))
         ort = _median(by.get(("lint-1ep", model, "ort-mobile")))
-        for tool in (CURRENT, f"{CURRENT}-warm", BASE, f"{BASE}-warm"):
+        for tool in (CURRENT, f"{CURRENT}-warm", f"{CURRENT}-relint", BASE, f"{BASE}-warm"):
             ours = _median(by.get(("lint-1ep", model, tool)))
             if ours is None or floor is None:
                 continue
@@ -282,7 +308,11 @@ def ratios(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "vs_floor": round(ours / floor, 3),
                 "ort_checker_over_this": round(ort / ours, 3) if ort else None,
             }
-            before = _median(by.get(("lint-1ep", model, tool.replace(CURRENT, BASE))))
+            # the baseline's warm run is a relint when it has no report cache: the
+            # before/after of -warm is what a user re-running the command sees
+            before = _median(
+                by.get(("lint-1ep", model, tool.replace(CURRENT, BASE).replace("relint", "warm")))
+            )
             if tool.startswith(CURRENT) and before:
                 row["before_over_after"] = round(before / ours, 3)
             rows.append(row)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
+from onnxlint import lintdeps
 from onnxlint.modelfile.external import unsafe_location
 
 if TYPE_CHECKING:
@@ -231,6 +232,7 @@ def check_sidecar(location: str, base_dir: Path | None) -> Sidecar:
     if base_dir is None:
         return Sidecar(location, "no-folder")
     target = base_dir / location
+    lintdeps.looked_at(target)
     try:
         root = base_dir.resolve()
         real = target.resolve()
@@ -272,6 +274,7 @@ def shared_problems(cm: CompiledModel) -> list[tuple[str, str, list[EpContextNod
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
+    lintdeps.looked_at(path)
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(1 << 20):
@@ -344,6 +347,10 @@ def check_compatibility(
         return Compatibility(
             provider, "unavailable", reason=f"onnxlint does not know how to create {provider}"
         )
+    from onnxlint import lintdeps
+
+    # what the installed EP answers today, not a fact of the model
+    lintdeps.volatile(f"ORT's compatibility check on {provider}")
     runner = resolve_runner(provider, runners, root=root)
     key = (content_hash, provider, runner)
     if content_hash and key in _COMPAT_CACHE:

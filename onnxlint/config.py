@@ -32,6 +32,11 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names the file and the key."""
 
 
+class UsageError(ValueError):
+    """Bad arguments or configuration (exit code 2). ``onnxlint.engine.UsageError`` is this
+    class: defined here so that a front end can catch it without importing the engine."""
+
+
 @dataclass(frozen=True)
 class Config:
     select: tuple[str, ...] = ("ALL",)

@@ -19,7 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import onnx
 
-from onnxlint.config import Config, ConfigError
+from onnxlint.config import Config, ConfigError, UsageError
 from onnxlint.context import LintContext, SharedModel
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex, input_dim_params
@@ -41,10 +41,6 @@ INLINE_IGNORE_KEY = "onnxlint:ignore"
 #: summary itself. A lint that enables none of them builds neither unless its caller
 #: shows the summary (``lint(partition_summary=True)``: the CLI's verdict lines).
 PARTITION_CATEGORIES = frozenset({Category.EP_SUPPORT, Category.PARTITION})
-
-
-class UsageError(ValueError):
-    """Bad arguments or configuration (exit code 2)."""
 
 
 def resolve_eps(names: Sequence[str], config: Config) -> list[Any]:
@@ -409,8 +405,10 @@ def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
     try:
         fn(*args)
     except Exception as exc:
+        from onnxlint import lintdeps
         from onnxlint.rules.internal import InternalError
 
+        lintdeps.volatile(f"rule {rule.code} crashed")  # memory, recursion: maybe not next time
         where = args[1].location() if len(args) > 1 else Location()
         tb = traceback.extract_tb(exc.__traceback__)[-1]
         ctx.emit(

@@ -175,6 +175,8 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
         return None
     memo_key = json.dumps(identity, sort_keys=True)
     if memo_key in _memo:
+        if _memo[memo_key] is None:
+            _unknown_limits()
         return _memo[memo_key]
     use_disk = cache and cache_enabled(None)
     path = _limits_file(identity)
@@ -185,6 +187,8 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
             return found
     found = _prefaced_limits() or limits_of()
     _memo[memo_key] = found
+    if found is None:
+        _unknown_limits()
     if use_disk and found is not None:
         from onnxlint.fsutil import atomic_write_text
 
@@ -195,6 +199,14 @@ def installed_limits(*, cache: bool = True) -> dict[str, Any] | None:
         except OSError:
             pass  # a read-only cache folder costs a worker per process, nothing more
     return found
+
+
+def _unknown_limits() -> None:
+    from onnxlint import lintdeps
+
+    # the worker that asks may have failed for reasons of its own (a timeout): the
+    # lint used the version table instead, and may not next time
+    lintdeps.volatile("the installed ORT's limits could not be asked")
 
 
 def _stored_limits(path: Path, identity: dict[str, Any]) -> dict[str, Any] | None:

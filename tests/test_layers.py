@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.data",
             "onnxlint.ep_names",
             "onnxlint.config",
+            "onnxlint.lintdeps",
         ),
     ),
     (
@@ -60,7 +61,16 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.partition_summary",
         ),
     ),
-    ("engine", ("onnxlint.loader", "onnxlint.engine", "onnxlint.what_if", "onnxlint.baseline")),
+    (
+        "engine",
+        (
+            "onnxlint.loader",
+            "onnxlint.engine",
+            "onnxlint.what_if",
+            "onnxlint.baseline",
+            "onnxlint.report_cache",
+        ),
+    ),
     ("render", ("onnxlint.render",)),
     (
         "front",

@@ -10,8 +10,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from onnxlint.analyses.value_types import dtype_bytes
-
 #: A byte count above this is reported as "at least this much": shapes from a
 #: hostile model (2^62 dims) must not make the arithmetic or the output explode.
 BYTES_CAP = 1 << 64
@@ -33,6 +31,9 @@ class ByteCount:
     def of(
         cls, dtype: str | None, shape: Sequence[Any] | None, assume: Mapping[str, int]
     ) -> ByteCount:
+        # here, not at the top: a count read back from the report cache needs no onnx
+        from onnxlint.analyses.value_types import dtype_bytes
+
         size = dtype_bytes(dtype)
         if size is None or shape is None:
             return cls(unknown=1)

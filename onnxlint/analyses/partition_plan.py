@@ -4,11 +4,14 @@ a plan per graph level with its summaries (verdict line, islands, crossing bytes
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from onnxlint.analyses.bytecount import ByteCount
-from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.ep_names import CPU_EP, short_ep
+
+if TYPE_CHECKING:
+    # a plan read back from the report cache has no graph: reading one needs no onnx
+    from onnxlint.analyses.level_graph import LevelGraph
 
 DEFAULT_ISLAND_MAX_NODES = 3
 

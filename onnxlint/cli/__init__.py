@@ -151,8 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _show_settings(args: argparse.Namespace) -> int:
-    from onnxlint.config import ConfigError
-    from onnxlint.engine import UsageError
+    from onnxlint.config import ConfigError, UsageError
     from onnxlint.settings_report import settings_lines
 
     try:

@@ -159,8 +159,8 @@ def check_target_ort(value: str | None) -> None:
     """``--target-ort`` must be a release number (the config schema holds files to the same)."""
     if value is None or _VERSION_RE.match(value.strip()):
         return
+    from onnxlint.config import UsageError
     from onnxlint.data import load_json
-    from onnxlint.engine import UsageError
     from onnxlint.suggest import did_you_mean
 
     known = [str(r["ort"]) for r in load_json("ort_versions.json")["releases"]]
@@ -177,7 +177,7 @@ def parse_severity(items: Sequence[str] | None) -> dict[str, str] | None:
     for item in items:
         code, sep, level = item.partition("=")
         if not sep or level.strip().lower() not in ("error", "warning", "info", "hint"):
-            from onnxlint.engine import UsageError
+            from onnxlint.config import UsageError
 
             raise UsageError(f"--severity expects CODE=error|warning|info|hint, got {item!r}")
         out[code.strip()] = level.strip().lower()
@@ -191,7 +191,7 @@ def parse_dims(items: Sequence[str] | None) -> dict[str, int] | None:
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip().isdigit() or int(value) < 1:
-            from onnxlint.engine import UsageError
+            from onnxlint.config import UsageError
 
             raise UsageError(f"--assume-dim expects NAME=POSITIVE_INT, got {item!r}")
         out[name.strip()] = int(value)

@@ -26,24 +26,44 @@ from onnxlint.cli.output import (
 from onnxlint.cli.settings import ConfigCache
 
 
-def _lint_one(path: Path, config: Any) -> Any:
+def _lint_one(path: Path, config: Any, slot: Any = None) -> Any:
+    """The report of one file; kept in the report cache's ``slot`` when there is one
+    (:mod:`onnxlint.report_cache`: only what is the same next time is kept)."""
     from onnxlint.engine import lint
+    from onnxlint.lintdeps import recording
 
-    # every output format shows the partition verdicts, whatever rules are selected
-    return lint(path, config=config, path_label=str(path), partition_summary=True)
+    with recording() as deps:
+        # every output format shows the partition verdicts, whatever rules are selected
+        report = lint(path, config=config, path_label=str(path), partition_summary=True)
+    if slot is not None:
+        slot.put(report, deps)
+    return report
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    # before anything imports onnx: a worker for ORT's level-1 graph starts importing
-    # onnxruntime now (only for one model file with an accelerator EP and no cached graph)
-    prewarmed = prewarm_from_args(args)
+    prewarmed: list[bool] = []
     try:
-        return _run_lint(args)
+        return _run_lint(args, prewarmed)
     finally:
-        if prewarmed:
+        if any(prewarmed):
             from onnxlint.runtime.processes import drop_spare
 
             drop_spare()  # the lint did not need it after all
+
+
+def _cached_reports(args: argparse.Namespace, jobs: list[tuple[Path, Any]]) -> list[Any]:
+    """Per job, ``(slot, report)`` from the report cache: the report when the cache has
+    it, the slot to keep the one linted otherwise (both None: not to be kept). Nothing
+    here imports onnx."""
+    from onnxlint import report_cache
+
+    if getattr(args, "html", None):
+        return [(None, None)] * len(jobs)  # its pages need the graphs entries do not keep
+    out = []
+    for path, config in jobs:
+        slot = report_cache.slot_for(path, config)
+        out.append((slot, slot.get() if slot is not None else None))
+    return out
 
 
 def prewarm_from_args(args: argparse.Namespace) -> bool:
@@ -60,22 +80,29 @@ def prewarm_from_args(args: argparse.Namespace) -> bool:
     )
 
 
-def _run_lint(args: argparse.Namespace) -> int:
-    from onnxlint.config import ConfigError
+def _run_lint(args: argparse.Namespace, prewarmed: list[bool]) -> int:
+    from onnxlint.config import ConfigError, UsageError
     from onnxlint.diagnostics import Severity
-    from onnxlint.engine import UsageError
     from onnxlint.render import render
 
     try:
-        configs = ConfigCache(args)
+        configs = ConfigCache(args, validate=False)
         files = list(iter_model_files(args.paths))
         jobs = [(f, configs.for_model(f)) for f in files]
-        if jobs:
+        cached = _cached_reports(args, jobs)
+        if any(report is None for _, report in cached):
+            # before anything imports onnx: a worker for ORT's level-1 graph starts
+            # importing onnxruntime now (only for one model file with an accelerator EP
+            # and no cached graph)
+            prewarmed.append(prewarm_from_args(args))
+            configs.validate()
             # validate EPs and rule options once, before any work, so usage errors exit 2
             from onnxlint.engine import instantiate_rules, resolve_eps
 
             resolve_eps(jobs[0][1].eps, jobs[0][1])
             instantiate_rules(jobs[0][1])
+        elif not jobs:
+            configs.validate()
     except (ConfigError, UsageError) as exc:
         print(f"onnxlint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -94,7 +121,7 @@ def _run_lint(args: argparse.Namespace) -> int:
     # long work (real sessions under --confirm) says what it is doing, on stderr
     progress.set_listener(None if quiet else progress_line)
     try:
-        reports = _lint_all(args, jobs, show_progress)
+        reports = _lint_all(args, jobs, cached, show_progress)
     except (ConfigError, UsageError) as exc:
         print(f"onnxlint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -186,7 +213,7 @@ def _run_lint(args: argparse.Namespace) -> int:
 
 def _unknown_cli_dims(args: argparse.Namespace, reports: list[Any]) -> str | None:
     """Why an ``--assume-dim`` name is a typo (no linted model's inputs declare it), or None."""
-    from onnxlint.engine import UsageError
+    from onnxlint.config import UsageError
 
     try:
         dims = parse_dims(getattr(args, "assume_dims", None)) or {}
@@ -246,8 +273,25 @@ def _apply_baseline(args: argparse.Namespace, reports: list[Any]) -> list[Any] |
     return reports
 
 
-def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
-    """The reports in the order of ``jobs``; the progress bar moves in completion order."""
+def _lint_all(
+    args: argparse.Namespace, jobs: list[tuple[Path, Any]], cached: list[Any], show: bool
+) -> list[Any]:
+    """The reports in the order of ``jobs`` (``cached``: :func:`_cached_reports`, whose
+    reports are taken as they are); the progress bar moves in completion order."""
+    todo = [k for k, (_, report) in enumerate(cached) if report is None]
+    reports = [report for _, report in cached]
+    if not todo:
+        return reports
+    linted = _lint_files(args, [(*jobs[k], cached[k][0]) for k in todo], show)
+    for k, report in zip(todo, linted, strict=True):
+        reports[k] = report
+    return reports
+
+
+def _lint_files(
+    args: argparse.Namespace, jobs: list[tuple[Path, Any, Any]], show: bool
+) -> list[Any]:
+    """Lint ``(path, config, slot)`` jobs, serially or with ``-j``, in their order."""
     if args.jobs > 1 and len(jobs) > 1:
         return _lint_parallel(args, jobs, show)
     reports = []
@@ -261,24 +305,26 @@ def _lint_all(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool
 
         set_reuse(True)
     try:
-        for i, (f, c) in enumerate(jobs, 1):
+        for i, (f, c, slot) in enumerate(jobs, 1):
             if show:
                 show_progress(i, len(jobs), f)
-            reports.append(_lint_one(f, c))
+            reports.append(_lint_one(f, c, slot))
     finally:
         if several:
             set_reuse(False)  # ends the kept worker
     return reports
 
 
-def _lint_parallel(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show: bool) -> list[Any]:
+def _lint_parallel(
+    args: argparse.Namespace, jobs: list[tuple[Path, Any, Any]], show: bool
+) -> list[Any]:
     """``-j N``: N lint processes forked from this one, the largest files first."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # N lint processes, each waiting for its own ORT level-1 worker rather than running
     # beside it: N busy processes for -j N, not 2N. Forked, they start with what this
     # process has imported (onnx, the engine, the rules) instead of importing it again.
-    init_args = (worker_likely(args, [f for f, _ in jobs], jobs[0][1].eps),)
+    init_args = (worker_likely(args, [f for f, _, _ in jobs], jobs[0][1].eps),)
     with ProcessPoolExecutor(
         max_workers=min(args.jobs, len(jobs)),
         mp_context=_fork_context(),
@@ -295,7 +341,7 @@ def _lint_parallel(args: argparse.Namespace, jobs: list[tuple[Path, Any]], show:
         return [done[k] for k in range(len(jobs))]
 
 
-def schedule(jobs: list[tuple[Path, Any]]) -> list[int]:
+def schedule(jobs: Sequence[tuple[Any, ...]]) -> list[int]:
     """The order ``-j N`` hands the files out: the largest first (a file's size is the
     best cheap guess at its lint's length), so that the last files to finish are short
     ones and no process is left alone with a large model at the end. Ties (and files

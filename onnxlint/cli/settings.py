@@ -11,24 +11,43 @@ from onnxlint.cli.arguments import check_target_ort, csv_values, parse_dims, par
 
 
 class ConfigCache:
-    def __init__(self, args: argparse.Namespace) -> None:
+    """``validate=False`` leaves the checks that need the rules (selectors naming known
+    codes) to :meth:`validate`: a run whose reports all come from the report cache
+    skips them (an entry exists only for a configuration that passed them) and never
+    imports the engine."""
+
+    def __init__(self, args: argparse.Namespace, *, validate: bool = True) -> None:
         from onnxlint import config as cfg
 
         self.args = args
         self._cfg = cfg
         self._by_file: dict[Path | None, Any] = {}
         self._fixed = None
-        self._check_cli()
+        self._validate = validate
+        self._unchecked: list[Any] = []
+        if validate:
+            self._check_cli()
         if args.isolated:
             self._fixed = cfg.Config()
         elif args.config:
             self._fixed = self._load(Path(args.config))
 
-    def _load(self, path: Path) -> Any:
+    def validate(self) -> None:
+        """The checks ``validate=False`` deferred (raises ``UsageError``/``ConfigError``)."""
         from onnxlint.engine import check_selectors
 
+        if not self._validate:
+            self._validate = True
+            self._check_cli()
+        unchecked, self._unchecked = self._unchecked, []
+        for loaded in unchecked:
+            check_selectors(loaded)
+
+    def _load(self, path: Path) -> Any:
         loaded = self._cfg.load_file(path)
-        check_selectors(loaded)
+        self._unchecked.append(loaded)
+        if self._validate:
+            self.validate()
         return loaded
 
     def _check_cli(self) -> None:

@@ -175,6 +175,10 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
 
 def confirm(ctx: LintContext, settings: ConfirmSettings) -> list[EpConfirmation]:
     """Confirm every EP of the lint (CPU only when it is the only EP asked for)."""
+    from onnxlint import lintdeps
+
+    # real sessions answer for the environment they ran in, not for the model alone
+    lintdeps.volatile("real sessions (--confirm)")
     profiles = list(ctx.eps)
     accel = [p for p in profiles if p.ep != CPU_EP]
     wanted = accel or profiles

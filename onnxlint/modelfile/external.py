@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
+from onnxlint import lintdeps
 from onnxlint.diagnostics import Location
 from onnxlint.modelfile.problem import LoadProblem
 from onnxlint.tensors import has_external_data, iter_tensors
@@ -84,6 +85,7 @@ def check_external_data(model: onnx.ModelProto, base_dir: Path | None) -> Iterat
             continue
         if location not in checked:
             checked[location] = None
+            lintdeps.looked_at(base_dir / location)
             try:
                 # ORT and onnx resolve the location against the model's folder; both it
                 # and the target are resolved so a symlinked folder cannot lead outside

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from onnx import TensorProto, helper
 
+from onnxlint import lintdeps
 from onnxlint.runtime import client, processes
 from onnxlint.runtime.results import STATUS_CRASH, STATUS_ERROR, STATUS_TIMEOUT, SessionResult
 from tests.hostile import support as s
@@ -241,14 +242,18 @@ def test_a_failed_level1_worker_has_its_own_finding(
     monkeypatch.setattr(client, "start_optimize", lambda *a, **k: _FailedRun(status, error))
     model = tmp_path / "m.onnx"
     _loop_model(model)
-    report = onnxlint.lint(model, eps=["qnn"])
+    with lintdeps.recording() as deps:
+        report = onnxlint.lint(model, eps=["qnn"])
     found = [d for d in report.diagnostics if d.code == "OL605"]
     assert "OL099" not in {d.code for d in report.diagnostics}
     if says is None:
         assert found == []
+        assert deps.volatile == []  # ORT's refusal is the model's: a report cache may keep it
     else:
         assert len(found) == 1 and says in found[0].message, found
         assert found[0].message_id == status
+        # the worker's failure may not happen next time: no report cache keeps this report
+        assert deps.volatile == [f"ORT's level-1 worker: {status}"]
 
 
 def test_a_built_level1_graph_has_no_finding(

@@ -94,7 +94,9 @@ def test_jobs_submits_largest_first_and_returns_the_reports_in_file_order(
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", _InlinePool)
     _InlinePool.submitted = []
     args = argparse.Namespace(jobs=2, eps=["qnn"], no_cache=True, assume_dims=None)
-    reports = cli_lint._lint_all(args, [(p, Config()) for p in paths], show=False)
+    jobs = [(p, Config()) for p in paths]
+    # no report cache slots (caches off): every file is linted, by the pool
+    reports = cli_lint._lint_all(args, jobs, [(None, None)] * len(jobs), show=False)
     assert _InlinePool.submitted == ["m1.onnx", "m2.onnx", "m0.onnx"]
     assert reports == ["report of m0.onnx", "report of m1.onnx", "report of m2.onnx"]
     assert _InlinePool.kwargs["max_workers"] == 2

@@ -73,6 +73,10 @@ def test_a_warm_one_ep_lint_imports_only_what_it_runs(tmp_path: Path, fmt: str) 
     path = tmp_path / "m.onnx"
     onnx.save(parse(MODEL), str(path))
     args = [str(path), "--ep", "qnn", "--isolated", "--no-progress", "--format", fmt]
+    # the lint itself, not its report read back: a file stands where the report cache's
+    # folder would be (tests/test_report_cache.py checks what a read-back imports)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "reports").write_text("no report cache\n")
     first = _lint(tmp_path, *args)  # fills the level-1 cache (a worker, when ORT is installed)
     warm = _lint(tmp_path, *args)
     assert warm["code"] == first["code"]

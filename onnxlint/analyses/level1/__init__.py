@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from onnxlint import lintdeps
 from onnxlint.analyses.level1.cache import (
     WEIGHTS_FILE,
     Graph,
@@ -296,12 +297,15 @@ class Level1Job:
             note = f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
             if res.status == "error":  # ORT's own refusal: as deterministic as its output
                 self._store(None, note)
-            elif res.status in (STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM):
+            else:
+                lintdeps.volatile(f"ORT's level-1 worker: {res.status}")
+            if res.status in (STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM):
                 # the worker's failure, not the model's: reported on its own (OL605); a
                 # runner without onnxruntime is the confirm rules' business, not a finding
                 self.failure = WorkerFailure(res.status, reason, self.timeout_s)
             return None, note
         if not out.exists():
+            lintdeps.volatile("ORT's level-1 worker wrote no graph")
             return None, "ONNX Runtime wrote no optimized model"
         import onnx
 
@@ -309,6 +313,7 @@ class Level1Job:
             payload = out.read_bytes()
             graph = onnx.load_model_from_string(payload)
         except Exception as exc:  # whatever ORT wrote, the lint goes on
+            lintdeps.volatile("ORT's level-1 graph was unreadable")
             return None, f"could not read ORT's optimized model: {exc}"
         self._store(payload, NOTE_OK)
         return graph, NOTE_OK
