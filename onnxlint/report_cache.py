@@ -246,8 +246,14 @@ class Slot:
         if deps.volatile or stamp(self.key["file"]["real"]) != self.model_stamp:
             return False
         try:
+            cachefs.make_private_dir(self.path.parent)  # before pickling: it may not be
+        except OSError:
+            return False
+        try:
+            # not read back here (that doubled a store's cost): the reader refuses what
+            # is not a report's (tests/test_report_cache.py checks that reports of real
+            # models, every EP, round-trip)
             payload = pickle.dumps(detached(report), protocol=pickle.HIGHEST_PROTOCOL)
-            _Reader(io.BytesIO(payload)).load()  # only what a reader will accept is kept
         except Exception:
             return False
         if len(payload) > MAX_ENTRY_BYTES:
@@ -260,7 +266,6 @@ class Slot:
         }
         blob = json.dumps(header, sort_keys=True, separators=(",", ":")).encode("utf-8")
         try:
-            cachefs.make_private_dir(self.path.parent)
             atomic_write_bytes(self.path, blob + b"\n" + payload)
             cachefs.prune(self.path.parent, ["*.report"], MAX_ENTRIES, MAX_BYTES)
         except OSError:

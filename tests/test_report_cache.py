@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 
 from onnxlint import engine, lintdeps, report_cache
 from onnxlint.config import Config
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, light_models, run_cli
 
 
 @pytest.fixture
@@ -280,3 +280,20 @@ def test_cached_reports_skips_html_runs(tmp_path: Path, cache_dir: Path) -> None
     model = _model(tmp_path / "m.onnx")
     args = argparse.Namespace(html=str(tmp_path / "r.html"))
     assert _cached_reports(args, [(model, Config())]) == [(None, None)]
+
+
+@pytest.mark.parametrize("name", ["light_resnet50", "light_inception_v2", "light_shufflenet"])
+def test_reports_of_real_models_round_trip(name: str, cache_dir: Path) -> None:
+    """A store is not read back to check it: the reader's allowlist must cover what the
+    reports of real models hold, with every kind of EP (accelerators, CPU, several)."""
+    model = next(p for p in light_models() if p.stem == name)
+    config = Config(eps=("qnn", "openvino", "cpu"))
+    slot = report_cache.slot_for(model, config)
+    assert slot is not None
+    with lintdeps.recording() as deps:
+        report = engine.lint(model, config=config, path_label=str(model), partition_summary=True)
+    assert report.partitions and report.diagnostics
+    assert slot.put(report, deps) is True
+    got = slot.get()
+    assert got is not None and got.to_dict() == report.to_dict()
+    assert got.assignment == report.assignment and got.what_ifs == report.what_ifs
