@@ -9,6 +9,13 @@ plug-in fails to compile some of these arrangements (its low-precision transform
 an 8-bit Add/Mul, Pad's shape check with a 16-bit ``constant_value``). Which ones is data,
 ``requantized_constant_failures`` in the EP's profile; this module matches it against the
 graph of one level.
+
+The constant may also be computed from constants alone, where the entry says so
+(``computed_constants``): a model whose float constant is an Identity of a shared, already
+quantized bias (a DequantizeLinear of an int32 initializer, as the ConvNeXt QDQ export has)
+fails the same way. ORT's constant folding leaves DequantizeLinear nodes to the EPs, so such
+a QuantizeLinear is still there at the default level and the session fails at both levels;
+a float subgraph of constants is folded, and fails with optimizations disabled only.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ __all__ = ["RequantizedMatch", "match_node", "requantized_failure_ops"]
 
 #: the domains onnxruntime.quantization writes QuantizeLinear/DequantizeLinear in
 _QDQ_DOMAINS = frozenset({"ai.onnx", "com.microsoft"})
+#: ops without inputs whose output is not a constant (each run draws new values)
+_RANDOM_OPS = frozenset({"RandomNormal", "RandomUniform"})
 
 
 @dataclass(frozen=True)
@@ -41,14 +50,32 @@ class RequantizedMatch:
     constant: str
     #: the element type the constant is quantized to
     dtype: str
+    #: the op that computes the constant from constants; None for an initializer or Constant
+    computed_by: str | None = None
+    #: whether a DequantizeLinear is among the nodes that compute it (ORT does not fold it)
+    dequantized: bool = False
 
     def describe(self) -> str:
         """Why the node fails, with the arrangement that makes it fail."""
-        return (
+        head = (
             f"{self.failure.reason}: input {self.slot} is dequantized from "
             f"{self.quantize.label}, a {self.dtype} QuantizeLinear of the constant "
-            f"'{self.constant}' (ORT's constant folding, on at the default optimization "
-            "level, quantizes it ahead of time)"
+            f"'{self.constant}'"
+        )
+        if self.computed_by is None:
+            return (
+                f"{head} (ORT's constant folding, on at the default optimization level, "
+                "quantizes it ahead of time)"
+            )
+        if self.dequantized:
+            return (
+                f"{head}, which a {self.computed_by} computes from a DequantizeLinear of "
+                "constants (ORT's constant folding leaves DequantizeLinear nodes to the EP, "
+                "so the arrangement stays at every optimization level)"
+            )
+        return (
+            f"{head}, which a {self.computed_by} computes from constants (ORT's constant "
+            "folding, on at the default optimization level, quantizes it ahead of time)"
         )
 
 
@@ -81,9 +108,11 @@ def _dequantized_from(g: GraphRef, name: str) -> NodeRef | None:
     return q if _qdq(q, "QuantizeLinear") and q is not None and q.inputs else None
 
 
-def _constant_derived(lg: LevelGraph, g: GraphRef, name: str) -> bool:
-    """Whether ``name`` is computed from initializers and Constant nodes alone."""
+def _constant_producers(lg: LevelGraph, g: GraphRef, name: str) -> list[NodeRef] | None:
+    """The nodes that compute ``name`` from initializers and Constant nodes alone (empty
+    for an initializer or Constant), or None when a graph input or a random op feeds it."""
     seen: set[str] = set()
+    nodes: list[NodeRef] = []
     stack = [name]
     while stack:
         t = stack.pop()
@@ -91,10 +120,16 @@ def _constant_derived(lg: LevelGraph, g: GraphRef, name: str) -> bool:
             continue
         seen.add(t)
         p = g.producers.get(t)
-        if p is None:
-            return False  # a graph input, or a value from an outer graph
+        if p is None or p.op_type in _RANDOM_OPS:
+            return None  # a graph input, a value from an outer graph, or new on every run
+        nodes.append(p)
         stack.extend(p.inputs)
-    return True
+    return nodes
+
+
+def _constant_derived(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """Whether ``name`` is computed from initializers and Constant nodes alone."""
+    return _constant_producers(lg, g, name) is not None
 
 
 def _activation_ok(
@@ -144,8 +179,15 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
             if slot >= len(node.inputs) or not node.inputs[slot]:
                 continue
             q = _dequantized_from(g, node.inputs[slot])
-            if q is None or not lg.is_initializer(g, q.inputs[0]):
+            if q is None:
                 continue
+            computed: list[NodeRef] | None = []
+            if not lg.is_initializer(g, q.inputs[0]):
+                computed = (
+                    _constant_producers(lg, g, q.inputs[0]) if failure.computed_constants else None
+                )
+                if not computed:
+                    continue
             dtype = _quantized_type(lg, g, q)
             if dtype is None or dtype not in failure.quantized_types:
                 continue
@@ -156,5 +198,13 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
             others = [n for k, n in enumerate(node.inputs) if k != slot]
             if failure.activation_input and not _activation_ok(lg, g, others, failure):
                 continue
-            return RequantizedMatch(failure, slot, q, q.inputs[0], dtype)
+            return RequantizedMatch(
+                failure,
+                slot,
+                q,
+                q.inputs[0],
+                dtype,
+                computed_by=computed[0].op_type if computed else None,
+                dequantized=any(_qdq(n, "DequantizeLinear") for n in computed or ()),
+            )
     return None

@@ -205,6 +205,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 inputs=tuple(r["inputs"]),
                 quantized_types=frozenset(r["quantized_types"]),
                 constant=r.get("constant", "any"),
+                computed_constants=bool(r.get("computed_constants", False)),
                 activation_input=bool(r.get("activation_input", False)),
                 activation_producers=frozenset(r.get("activation_producers", [])),
                 activation_producer_computed=bool(r.get("activation_producer_computed", False)),

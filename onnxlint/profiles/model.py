@@ -247,6 +247,9 @@ class RequantizedConstantFailure:
     quantized_types: frozenset[str] = frozenset()
     #: "any", "scalar" or "non_scalar": the rank of the quantized constant
     constant: str = "any"
+    #: the constant may also be computed from constants alone (an Identity or a
+    #: DequantizeLinear of a quantized initializer, a float subgraph), not only be one
+    computed_constants: bool = False
     #: another input must be a DequantizeLinear of a QuantizeLinear of a computed tensor
     activation_input: bool = False
     #: ops that must compute that tensor; empty = any
