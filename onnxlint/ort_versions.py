@@ -16,7 +16,6 @@ import json
 import sys
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +48,23 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+#: the distributions that install the ``onnxruntime`` module, the plain one first (the
+#: session worker keeps its own list: it runs where onnxlint is not installed)
+ORT_DISTRIBUTIONS = (
+    "onnxruntime",
+    "onnxruntime-gpu",
+    "onnxruntime-openvino",
+    "onnxruntime-directml",
+    "onnxruntime-qnn",
+)
+
+
 @cache
 def installed_ort_version() -> str | None:
-    try:
-        return metadata.version("onnxruntime")
-    except metadata.PackageNotFoundError:
-        for dist in (
-            "onnxruntime-gpu",
-            "onnxruntime-openvino",
-            "onnxruntime-directml",
-            "onnxruntime-qnn",
-        ):
-            try:
-                return metadata.version(dist)
-            except metadata.PackageNotFoundError:
-                continue
-    return None
+    """The version of the first of :data:`ORT_DISTRIBUTIONS` installed (None: none is)."""
+    from onnxlint.distinfo import version
+
+    return next(filter(None, map(version, ORT_DISTRIBUTIONS)), None)
 
 
 def release(target: str | None = None, *, cache: bool = True) -> OrtRelease:

@@ -33,7 +33,6 @@ import io
 import json
 import os
 import pickle
-import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -99,39 +98,16 @@ def code_identity() -> str:
 @functools.cache
 def environment_identity() -> dict[str, Any]:
     """The interpreter, ONNX Runtime's build and the versions of :data:`PACKAGES`."""
+    from onnxlint.distinfo import installed_versions, normalized
     from onnxlint.runtime.identity import ort_identity
 
-    found = _installed_versions()
+    found = installed_versions()
     return {
         "python": sys.version,
         "executable": sys.executable,
         "ort": ort_identity(),
-        "packages": {name: found.get(_normalized(name)) for name in PACKAGES},
+        "packages": {name: found.get(normalized(name)) for name in PACKAGES},
     }
-
-
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def _installed_versions() -> dict[str, str]:
-    """Distribution name -> version, from the ``NAME-VERSION.dist-info`` folders on
-    ``sys.path`` (the first one wins, as for imports). One folder listing per path entry:
-    ``importlib.metadata`` costs more to import (35 ms) than a cached lint takes."""
-    out: dict[str, str] = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except (OSError, ValueError):
-            continue
-        for name in names:
-            found = _DIST_INFO.match(name)
-            if found:
-                out.setdefault(_normalized(found.group(1)), found.group(2))
-    return out
-
-
-_DIST_INFO = re.compile(r"^(.+?)-([^-]+)\.dist-info$")
 
 
 def _plain(value: Any) -> Any:

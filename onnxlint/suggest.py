@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 
 def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` known values that look like ``word`` (case-insensitive), best first."""
+    import difflib  # only on a usage error: its import is a cost every lint would pay
+
     by_key: dict[str, str] = {}
     for choice in choices:
         by_key.setdefault(choice.lower(), choice)

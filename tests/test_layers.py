@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.ep_names",
             "onnxlint.config",
             "onnxlint.lintdeps",
+            "onnxlint.distinfo",
         ),
     ),
     (

@@ -9,7 +9,6 @@ import contextlib
 import functools
 import importlib.util
 import io
-import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -112,6 +111,8 @@ def symbolic_infer(
     SymbolicShapeInference = _symbolic_class()
     if SymbolicShapeInference is None:
         return None
+    import logging  # only here: the module costs 7 ms to import, and sympy brings it anyway
+
     logger = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
     previous = logger.level
     logger.setLevel(logging.CRITICAL)
