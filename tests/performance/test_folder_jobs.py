@@ -74,3 +74,53 @@ def test_a_folder_run_leaves_no_spare_and_the_same_output(
     assert level1._KEEP_SPARE is False
     parallel = cli.main([*args, "-j", "2"])
     assert (serial, out_serial) == (parallel, capsys.readouterr().out)
+
+
+def _three_models(folder: Path) -> None:
+    import onnx
+
+    for k in range(3):
+        model = parse(MODEL.replace("Relu", ["Relu", "Sigmoid", "Tanh"][k]))
+        onnx.save(model, str(folder / f"m{k}.onnx"))
+
+
+@pytest.mark.parametrize(
+    "extra", [["--format", "json"], ["--format", "sarif"], ["--report", "partitions"]]
+)
+def test_jobs_send_reports_without_graphs_and_print_the_same(
+    tmp_path: Path, restore: None, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    _three_models(tmp_path)
+    args = [str(tmp_path), "--ep", "qnn", "--isolated", "--no-progress", "--no-cache", *extra]
+    serial = cli.main(args)
+    out_serial = capsys.readouterr().out
+    parallel = cli.main([*args, "-j", "2"])
+    assert (serial, out_serial) == (parallel, capsys.readouterr().out)
+
+
+def test_a_lint_process_drops_the_graphs_only_html_reads(
+    tmp_path: Path, restore: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _three_models(tmp_path)
+    model = tmp_path / "m0.onnx"
+    sent = cli_lint._lint_one_for_parent(model, Config(eps=["qnn"]))
+    kept = cli_lint._lint_one(model, Config(eps=["qnn"]))
+    assert [p.level for p in sent.partitions] == [p.level for p in kept.partitions] != []
+    assert all(p.graph is None for p in sent.partitions)
+    assert all(p.graph is not None for p in kept.partitions)
+    assert sent.diagnostics == kept.diagnostics and sent.assignment == kept.assignment
+
+
+def test_jobs_with_html_send_the_graphs(tmp_path: Path, restore: None) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    _three_models(models)
+    pages = []
+    for jobs in ("1", "2"):
+        page = tmp_path / f"j{jobs}.html"
+        common = [str(models), "--ep", "qnn", "--isolated", "--no-progress", "--no-cache"]
+        cli.main([*common, "--html", str(page), "-j", jobs])
+        pages.append(page.read_text())
+    assert pages[0] == pages[1]
+    # every model's graphs are drawn (no graph: no node groups), in both runs
+    assert pages[0].count('<g class="node">') >= 3 * 2
