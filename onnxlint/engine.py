@@ -10,7 +10,6 @@ import functools
 import gc
 import os
 import threading
-import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
@@ -405,6 +404,8 @@ def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
     try:
         fn(*args)
     except Exception as exc:
+        import traceback  # only for a crash: its import costs about 15 ms of every lint
+
         from onnxlint import lintdeps
         from onnxlint.rules.internal import InternalError
 
