@@ -119,6 +119,29 @@ CASES = [
         HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Relu(y)\n}",
         [],
     ),
+    # a graph in file order skips Kahn's algorithm; these are not in it
+    (
+        "self-loop",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] y) {\n [r] u = Relu(x)\n [a] y = Add(u, y)\n}",
+        [("OL108", "main/a", "the graph has a cycle through 1 nodes, including this one")],
+    ),
+    (
+        "cycle-in-a-body",
+        "OL108",
+        HEADER
+        + "g (bool c, float[2] x) => (float[2] y) {\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) "
+        + "{ [p] a = Add(x, b)\n [q] b = Relu(a) }, "
+        + "else_branch = e () => (float[2] n) { n = Neg(x) }>\n}",
+        [("OL108", "main/if0:then_branch/p", None)],
+    ),
+    (
+        "sorted-reads-twice",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Add(y, y)\n}",
+        [],
+    ),
     (
         "checker",
         "OL101",
