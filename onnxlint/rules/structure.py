@@ -319,27 +319,27 @@ g (float[1,4] x) => (float[1,4] y) {
 
 
 def _dead_nodes(g: GraphRef) -> list[NodeRef]:
+    """The nodes of ``g`` from which no graph output can be reached.
+
+    A node needs its inputs and what its bodies read from outside them: the index's
+    ``captured`` (those names, nested bodies included), not a walk of every body again
+    for each graph above it."""
+    producers = g.producers
     live: set[int] = set()
-    stack = [n for out in g.outputs if (n := g.producers.get(out)) is not None]
+    stack = [n for out in g.outputs if (n := producers.get(out)) is not None]
     while stack:
         n = stack.pop()
         if id(n) in live:
             continue
         live.add(id(n))
-        needed = list(n.node.input)
+        for name in n.input_names:
+            if name and (p := producers.get(name)) is not None and id(p) not in live:
+                stack.append(p)
         for sub in n.subgraphs.values():
-            needed += _captured(sub)
-        stack += [p for name in needed if name and (p := g.producers.get(name)) is not None]
+            for name in sub.captured:
+                if (p := producers.get(name)) is not None and id(p) not in live:
+                    stack.append(p)
     return [n for n in g.nodes if id(n) not in live]
-
-
-def _captured(g: GraphRef) -> list[str]:
-    names = []
-    for n in g.nodes:
-        names += [i for i in n.node.input if i and not g.is_defined_here(i)]
-        for sub in n.subgraphs.values():
-            names += [i for i in _captured(sub) if not g.is_defined_here(i)]
-    return names
 
 
 @register

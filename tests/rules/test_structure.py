@@ -96,6 +96,20 @@ CASES = [
         ],
     ),
     (
+        # read only from a Loop body nested in an If branch: live (the index's captured
+        # names, nested bodies included); a dead node inside the branch is still found
+        "dead-node-nested-capture",
+        "OL107",
+        HEADER
+        + "g (bool c, float[2] x, int64 n) => (float[2] y) {\n [k] w = Relu(x)\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) {\n"
+        + "  [d] unused = Neg(x)\n"
+        + "  [lp] a = Loop(n, c, x) <body = b (int64 i, bool ci, float[2] v) => "
+        + "(bool co, float[2] vo) { co = Identity(ci)\n vo = Add(v, w) }>\n}, "
+        + "else_branch = e () => (float[2] b2) { b2 = Neg(x) }>\n}",
+        [("OL107", "main/if0:then_branch/d", "output of this node never reaches a graph output")],
+    ),
+    (
         "cycle",
         "OL108",
         HEADER + "g (float[2] x) => (float[2] y) {\n [a] y = Add(x, z)\n [b] z = Relu(y)\n}",
