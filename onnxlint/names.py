@@ -24,6 +24,9 @@ from collections import Counter
 from collections.abc import Sequence
 
 _NEEDS_QUOTES = re.compile(r'[/:"\\\x00-\x1f\x7f]|^\s|\s$')
+#: ``json.dumps(name, ensure_ascii=False)`` for a string, with the encoder made once:
+#: ``dumps`` builds a new one per call when given any option (once per node name)
+_json_string = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def synthetic_label(op_type: str, index: int) -> str:
@@ -33,7 +36,7 @@ def synthetic_label(op_type: str, index: int) -> str:
 
 def quote(name: str) -> str:
     """``name`` as a label: unchanged when plain, else a JSON string (``"/a/b"``)."""
-    return json.dumps(name, ensure_ascii=False) if _NEEDS_QUOTES.search(name) else name
+    return _json_string(name) if _NEEDS_QUOTES.search(name) else name
 
 
 def unquote(label: str) -> str:
@@ -61,7 +64,7 @@ def node_labels(nodes: Sequence[tuple[str, str]]) -> list[str]:
             continue
         label = quote(name)
         # a real name that spells another node's synthetic label is quoted to stay distinct
-        labels.append(json.dumps(name, ensure_ascii=False) if label in taken else label)
+        labels.append(_json_string(name) if label in taken else label)
     return labels
 
 

@@ -184,17 +184,21 @@ def _node_tensors(
     nodes = list(nodes)
     labels: list[str] | None = None  # the index's labels, made only for a graph with bodies
     for i, node in enumerate(nodes):
-        bodies = list(stored_graphs(node.attribute))
-        if not paths:
-            label = where
-        else:
-            if labels is None and bodies:
-                labels = node_labels([(n.name, n.op_type) for n in nodes])
-            label = f"{where}/{labels[i] if labels is not None else node.name}"
-        for attr in node.attribute:
-            for tensor, _ in _attribute_tensors(attr, label):
+        attributes = node.attribute
+        if not attributes:  # no tensors and no bodies: nothing to read (many nodes)
+            continue
+        bodies = list(stored_graphs(attributes))
+        for attr in attributes:
+            for tensor, _ in _attribute_tensors(attr, where):
                 yield tensor, where
-        graphs += _body_paths(bodies, label)
+        if bodies:  # a label names the bodies only (the tensors are yielded with ``where``)
+            if not paths:
+                label = where
+            else:
+                if labels is None:
+                    labels = node_labels([(n.name, n.op_type) for n in nodes])
+                label = f"{where}/{labels[i]}"
+            graphs += _body_paths(bodies, label)
 
 
 def _body_paths(

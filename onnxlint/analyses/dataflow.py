@@ -139,6 +139,7 @@ class ValueFacts:
 
 
 _CONST = ValueFacts(Constness.CONSTANT)
+_SHAPE, _DD = Constness.SHAPE_DERIVED, Constness.DATA_DEPENDENT
 #: one empty set for the ~all values that depend on no symbol (a new one is 216 bytes)
 _NO_SYMBOLS: frozenset[str] = frozenset()
 _INPUT_SOURCE = "graph input"
@@ -246,8 +247,16 @@ class Dataflow:
 
     def _node(self, node: NodeRef, table: dict[str, ValueFacts]) -> None:
         n = node.node
-        ins = [self._lookup(table, i) if i else None for i in n.input]
-        op = n.op_type if node.domain == "ai.onnx" else None
+        # the index's names (protobuf makes new strings on every read); _lookup inline
+        ins: list[ValueFacts | None] = []
+        for i in node.input_names:
+            if not i:
+                ins.append(None)
+            elif (found := table.get(i)) is not None:
+                ins.append(found)
+            else:
+                ins.append(ValueFacts(Constness.DATA_DEPENDENT, source=i))
+        op = node.op_type if node.domain == "ai.onnx" else None
         outs: list[ValueFacts]
         if node.subgraphs:
             outs = self._control_flow(node, ins, table)
@@ -265,7 +274,8 @@ class Dataflow:
                 value = evaluate(op, node, [f.value if f is not None else None for f in ins])
                 if value is not None:
                     outs[0] = _with_value(outs[0], value)
-        fn = self._index.functions.get((n.domain, n.op_type))
+        functions = self._index.functions
+        fn = functions.get((n.domain, n.op_type)) if functions else None
         if fn is not None:
             self._record_call(fn, ins)
         for i, name in enumerate(n.output):
@@ -483,7 +493,10 @@ def _join(parts: Sequence[ValueFacts]) -> ValueFacts:
     shape_dep = False
     shape_origin = None
     for f in parts:
-        if f.kind > best.kind:
+        # ``f.kind > best.kind`` by identity (Constness compares in Python)
+        if best.kind is not _DD and (
+            f.kind is _DD or (f.kind is _SHAPE and best.kind is Constness.CONSTANT)
+        ):
             best = f
         if f.kind is Constness.SHAPE_DERIVED:
             symbols |= f.symbols

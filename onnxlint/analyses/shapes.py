@@ -195,6 +195,9 @@ def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
     """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
     table: dict[str, ValueType] = {}
     seen: dict[ValueType, ValueType] = {}
+    # the type a serialized TypeProto declares: the bytes are the whole input of
+    # value_type_of, and most values of a large graph repeat a handful of types
+    by_bytes: dict[bytes, ValueType] = {}
     for g in iter_graphs(model.graph):
         for init in g.initializer:
             table[init.name] = ValueType(
@@ -209,9 +212,13 @@ def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
                 # a graph input that is also an initializer keeps the initializer's static shape
                 if vi.name in table and table[vi.name].is_static:
                     continue
-                vt = value_type_of(vi.type)
-                # most values of a large graph share a handful of types: keep one object each
-                table[vi.name] = seen.setdefault(vt, vt)
+                key = vi.type.SerializeToString()
+                vt = by_bytes.get(key)
+                if vt is None:
+                    vt = value_type_of(vi.type)
+                    # most values of a large graph share a handful of types: one object each
+                    vt = by_bytes[key] = seen.setdefault(vt, vt)
+                table[vi.name] = vt
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
                 constant_vt = _constant_type(node)

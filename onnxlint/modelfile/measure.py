@@ -218,9 +218,13 @@ def first_string_problem(
                 elif isinstance(value, bytes):
                     return fd.full_name, None
                 else:
-                    if not all(isinstance(v, str) for v in value):
-                        return fd.full_name, None
-                    longest = max(map(len, value), default=0)
+                    # one pass, no generator: a node's inputs and outputs come through here
+                    longest = 0
+                    for v in value:
+                        if not isinstance(v, str):
+                            return fd.full_name, None
+                        if len(v) > longest:
+                            longest = len(v)
                 # the cheap comparison first: free text is rare, long names rarer
                 if (
                     0 <= limit < longest

@@ -104,6 +104,13 @@ _COUNTED: dict[tuple[int, int], str] = {
 }
 
 
+#: ``_COUNTED`` and ``_CHILDREN`` in one table, ``(what is counted, child kind)`` by (message
+#: kind, field number), so that the walk looks a field up once
+_ACTIONS: dict[tuple[int, int], tuple[str | None, int | None]] = {
+    field: (_COUNTED.get(field), _CHILDREN.get(field)) for field in {*_COUNTED, *_CHILDREN}
+}
+
+
 #: how a wire-level limit message names where it is (no names are decoded there)
 _WIRE_WHERE = {_GRAPH: "<subgraph>", _FUNC: "<function>", _NODE: "the model"}
 
@@ -210,23 +217,38 @@ class _WireCounts:
                         return True
                     pos, end, kind, io = stack.pop()
                     continue
-                tag, pos = _varint(buf, pos, end)
+                # one-byte varints (almost every tag and length) are read inline; a call
+                # per varint was a third of the walk. pos < end holds here (checked above).
+                tag = buf[pos]
+                if tag < 0x80:
+                    pos += 1
+                else:
+                    tag, pos = _varint(buf, pos, end)
                 wire = tag & 7
                 if wire == 0:
-                    _, pos = _varint(buf, pos, end)
+                    if pos < end and buf[pos] < 0x80:
+                        pos += 1
+                    else:
+                        _, pos = _varint(buf, pos, end)
                 elif wire == 1:
                     pos += 8
                 elif wire == 5:
                     pos += 4
                 elif wire == 2:
-                    length, pos = _varint(buf, pos, end)
-                    field = (kind, tag >> 3)
-                    counted = _COUNTED.get(field)
+                    if pos < end and (length := buf[pos]) < 0x80:
+                        pos += 1
+                    else:
+                        length, pos = _varint(buf, pos, end)
+                    # one lookup for both tables: most fields are in neither (names, weights)
+                    action = _ACTIONS.get((kind, tag >> 3))
+                    if action is None:
+                        pos += length
+                        continue
+                    counted, child = action
                     if counted is not None and self._count(counted, kind, io + 1, len(stack)):
                         return True
                     if counted == "io":
                         io += 1
-                    child = _CHILDREN.get(field)
                     if child is None:
                         pos += length
                         continue

@@ -7,7 +7,7 @@ import time
 import onnx
 import pytest
 
-from onnxlint.analyses.dataflow import Constness, Dataflow
+from onnxlint.analyses.dataflow import Constness, Dataflow, ValueFacts, _join
 from onnxlint.config import Config
 from onnxlint.context import LintContext
 from onnxlint.index import ModelIndex, topological_order
@@ -207,3 +207,22 @@ def test_linear_in_model_size() -> None:
     df, _ = flow(model)
     assert df.kind(prev) is D
     assert time.perf_counter() - start < 20
+
+
+@pytest.mark.parametrize(
+    "kinds", [(a, b, c) for a in (C, S, D) for b in (C, S, D) for c in (C, S, D)]
+)
+def test_a_join_takes_the_most_dependent_kind_and_its_first_source(
+    kinds: tuple[Constness, Constness, Constness],
+) -> None:
+    # the join compares kinds by identity; it must order them as Constness does
+    parts = [
+        ValueFacts(k, source=f"s{i}", symbols=frozenset({f"n{i}"})) for i, k in enumerate(kinds)
+    ]
+    joined = _join(parts)
+    top = max(kinds, key=lambda k: k.value)
+    assert joined.kind is top
+    first = kinds.index(top)
+    assert joined.source == (f"s{first}" if top is D else None)
+    expected = {f"n{i}" for i, k in enumerate(kinds) if k is S} if top is S else set()
+    assert joined.symbols == expected

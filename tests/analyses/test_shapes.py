@@ -8,7 +8,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from onnxlint.analyses.shapes import Shapes, ValueType, is_generated_dim
+from onnxlint.analyses.shapes import Shapes, ValueType, collect_value_types, is_generated_dim
 from onnxlint.config import Config
 from onnxlint.context import LintContext
 from onnxlint.index import ModelIndex
@@ -91,6 +91,24 @@ def test_value_types(text: str, name: str, expected: ValueType | None) -> None:
         assert got is not None and got.shape is not None and got.shape[1] is None
     else:
         assert got == expected
+
+
+def test_values_of_one_declared_type_share_it_and_others_keep_their_own() -> None:
+    # the table reads each distinct serialized type once; equal types are one object
+    model = parse(
+        H
+        + "g (float[N,3] a, float[N,3] b, float[N,4] c, float[unk__1,3] d) => (float[N,3] y)"
+        + " { y = Add(a, b) }"
+    )
+    table = collect_value_types(model)
+    assert table["a"] is table["b"] is table["y"] == ValueType("float", ("N", 3))
+    assert table["c"] == ValueType("float", ("N", 4))
+    assert table["d"] == ValueType("float", (None, 3))  # a generated name is not a name
+    # equal types from different bytes (a denotation, which the type does not keep) too
+    dim = model.graph.input[3].type.tensor_type.shape.dim[0]
+    dim.dim_param, dim.denotation = "N", "DATA_BATCH"
+    table = collect_value_types(model)
+    assert table["d"] is table["a"]
 
 
 def test_inference_failure_is_recorded_and_the_rest_still_inferred() -> None:

@@ -22,7 +22,7 @@ import pytest
 import onnxlint
 from onnxlint.limits import MAX_SUBGRAPH_DEPTH_CAP, Limits
 from onnxlint.loader import load
-from onnxlint.modelfile.measure import first_non_utf8_string
+from onnxlint.modelfile.measure import first_non_utf8_string, first_string_problem
 from onnxlint.modelfile.prescan import count_nodes_on_wire, text_nesting
 from onnxlint.modelfile.read import _read_regular_file
 from tests.hostile import support as s
@@ -182,3 +182,20 @@ def test_fifo_is_never_read(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(OSError):
         _read_regular_file(fifo)
+
+
+def test_the_string_walk_checks_every_entry_of_a_repeated_field() -> None:
+    """A repeated string field is read in one pass: a non-UTF-8 entry anywhere in it is
+    found before any length, and its longest entry is the one measured."""
+
+    def model(outputs: list[str], swap: bytes = b"") -> onnx.ModelProto:
+        node = onnx.helper.make_node("Split", ["x"], outputs)
+        graph = onnx.helper.make_graph([node], "g", [], [])
+        data = onnx.helper.make_model(graph).SerializeToString()
+        return onnx.ModelProto.FromString(data.replace(b"SWAP", swap) if swap else data)
+
+    assert first_string_problem(model(["a", "abcdef", "ab"]), 3) == ("onnx.NodeProto.output", 6)
+    assert first_string_problem(model(["a", "abcdef", "ab"]), 6) is None
+    for outputs in (["abcdef", "SWAP"], ["SWAP", "abcdef"], ["a", "SWAP", "b"]):
+        found = first_string_problem(model(outputs, b"\xff\xfe\xc0\x80"), 3)
+        assert found == ("onnx.NodeProto.output", None), outputs

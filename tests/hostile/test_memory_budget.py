@@ -118,3 +118,37 @@ def test_a_chain_of_small_nodes_is_refused_within_the_budget(tmp_path: Path) -> 
     assert run.returncode == 2 and run.codes == ["OL007"], run.codes
     assert run.peak_rss_mb < BUDGET_MB, run.peak_rss_mb
     assert Limits().max_nodes < n
+
+
+def _long(n: int) -> bytes:
+    """``n`` as a two-byte varint (valid protobuf, though not the shortest encoding)."""
+    assert n < 0x80
+    return bytes([n | 0x80, 0])
+
+
+def test_the_wire_walk_reads_one_byte_and_longer_varints_alike() -> None:
+    # the walk reads one-byte tags, lengths and values inline and longer ones by a call
+    # (field 6 here is a varint the walk skips, never decodes):
+    # the same node written with every varint padded to two bytes counts the same
+    short_node = s.field_bytes(1, b"x") + s.field_bytes(2, b"y") + s.field_varint(6, 1)
+    long_node = (
+        b"".join(
+            _long(tag) + _long(len(payload)) + payload
+            for tag, payload in (((1 << 3) | 2, b"x"), ((2 << 3) | 2, b"y"))
+        )
+        + _long(6 << 3)
+        + _long(1)
+    )
+    for node in (short_node, long_node):
+        data = s.model_bytes(s.field_bytes(1, node) * 3)
+        assert over_limits_on_wire(data, Limits(max_nodes=2)) == (
+            "nodes",
+            {"count": 3, "limit": 2},
+        )
+        assert over_limits_on_wire(data, Limits(max_node_io=1)) == (
+            "node_io",
+            {"where": "the model", "count": 2, "limit": 1},
+        )
+    # a varint cut off by the end of its message (tag, length or value) is malformed
+    for cut in (b"\x0a", b"\x8a", b"\x0a\x85", b"\x30", b"\x30\x81"):
+        assert over_limits_on_wire(s.model_bytes(s.field_bytes(1, cut)), Limits()) is None

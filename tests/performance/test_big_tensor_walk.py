@@ -83,6 +83,19 @@ def test_the_walk_without_paths_gives_the_same_tensors_in_the_same_order() -> No
     assert any(":then_branch" in where for _, where in iter_tensors(model))
 
 
+def test_the_walk_names_bodies_by_the_index_label_past_nodes_without_attributes() -> None:
+    # nodes without attributes are passed over (no tensors, no bodies); a node with
+    # bodies still gets the label the index gives it, also when it has a name
+    model = _model()
+    expected = [("w", "main"), ("c_t", "main/If_3:then_branch"), ("c_e", "main/If_3:else_branch")]
+    assert [(t.name, where) for t, where in iter_tensors(model)] == expected
+    unlabelled = [("w", "main"), ("c_t", "main:then_branch"), ("c_e", "main:else_branch")]
+    assert [(t.name, where) for t, where in iter_tensors(model, paths=False)] == unlabelled
+    model.graph.node[3].name = "/if/cond"
+    named = [where for _, where in iter_tensors(model)][1:]
+    assert named == ['main/"/if/cond":then_branch', 'main/"/if/cond":else_branch']
+
+
 def test_loading_and_the_level1_check_label_no_node_without_external_data_or_mismatch(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -96,6 +96,20 @@ CASES = [
         ],
     ),
     (
+        # read only from a Loop body nested in an If branch: live (the index's captured
+        # names, nested bodies included); a dead node inside the branch is still found
+        "dead-node-nested-capture",
+        "OL107",
+        HEADER
+        + "g (bool c, float[2] x, int64 n) => (float[2] y) {\n [k] w = Relu(x)\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) {\n"
+        + "  [d] unused = Neg(x)\n"
+        + "  [lp] a = Loop(n, c, x) <body = b (int64 i, bool ci, float[2] v) => "
+        + "(bool co, float[2] vo) { co = Identity(ci)\n vo = Add(v, w) }>\n}, "
+        + "else_branch = e () => (float[2] b2) { b2 = Neg(x) }>\n}",
+        [("OL107", "main/if0:then_branch/d", "output of this node never reaches a graph output")],
+    ),
+    (
         "cycle",
         "OL108",
         HEADER + "g (float[2] x) => (float[2] y) {\n [a] y = Add(x, z)\n [b] z = Relu(y)\n}",
@@ -117,6 +131,29 @@ CASES = [
         "sorted",
         "OL108",
         HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Relu(y)\n}",
+        [],
+    ),
+    # a graph in file order skips Kahn's algorithm; these are not in it
+    (
+        "self-loop",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] y) {\n [r] u = Relu(x)\n [a] y = Add(u, y)\n}",
+        [("OL108", "main/a", "the graph has a cycle through 1 nodes, including this one")],
+    ),
+    (
+        "cycle-in-a-body",
+        "OL108",
+        HEADER
+        + "g (bool c, float[2] x) => (float[2] y) {\n"
+        + " [if0] y = If(c) <then_branch = t () => (float[2] a) "
+        + "{ [p] a = Add(x, b)\n [q] b = Relu(a) }, "
+        + "else_branch = e () => (float[2] n) { n = Neg(x) }>\n}",
+        [("OL108", "main/if0:then_branch/p", None)],
+    ),
+    (
+        "sorted-reads-twice",
+        "OL108",
+        HEADER + "g (float[2] x) => (float[2] z) {\n [a] y = Relu(x)\n [b] z = Add(y, y)\n}",
         [],
     ),
     (
