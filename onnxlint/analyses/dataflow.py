@@ -249,13 +249,13 @@ class Dataflow:
         n = node.node
         # the index's names (protobuf makes new strings on every read); _lookup inline
         ins: list[ValueFacts | None] = []
-        for i in node.input_names:
-            if not i:
+        for in_name in node.input_names:
+            if not in_name:
                 ins.append(None)
-            elif (found := table.get(i)) is not None:
+            elif (found := table.get(in_name)) is not None:
                 ins.append(found)
             else:
-                ins.append(ValueFacts(Constness.DATA_DEPENDENT, source=i))
+                ins.append(ValueFacts(Constness.DATA_DEPENDENT, source=in_name))
         op = node.op_type if node.domain == "ai.onnx" else None
         outs: list[ValueFacts]
         if node.subgraphs:
