@@ -521,10 +521,33 @@ async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
     return out
 
 
-def printed_edits(text: str, rounds: int) -> list[str]:
-    """``rounds`` versions of an ONNX text document, each with one node near the middle
-    renamed (a new name per round: the server's cache cannot answer)."""
+#: the edits the .onnxtxt rounds make: a node renamed (no fact any analysis reads
+#: changes), and an attribute changed (the shapes and everything after are asked again)
+EDIT_KINDS = ("node renamed", "attribute changed")
+#: the Softmax axes the "attribute changed" rounds cycle through (the input's rank is 4;
+#: none is the printed -1, so every round is new content)
+_AXES = (-2, -3, -4, 0, 1, 2)
+
+
+def printed_edits(text: str, rounds: int, kind: str = "node renamed") -> list[str]:
+    """``rounds`` versions of an ONNX text document, each with one line near the middle
+    changed (new content per round: the server's cache cannot answer): a node's name
+    (``kind="node renamed"``), or a Softmax's ``axis`` (``"attribute changed"``; the
+    document keeps its shapes, and its facts change)."""
     lines = text.split("\n")
+    if kind == "attribute changed":
+        marker = "Softmax <axis: int = -1>"
+        found = [i for i, line in enumerate(lines) if marker in line]
+        if not found:
+            raise ValueError("no Softmax with axis -1 to edit")
+        at = found[len(found) // 2]
+        out = []
+        for i in range(rounds):
+            edited = list(lines)
+            axis = _AXES[i % len(_AXES)]
+            edited[at] = edited[at].replace(marker, f"Softmax <axis: int = {axis}>")
+            out.append("\n".join(edited))
+        return out
     named = [i for i, line in enumerate(lines) if line.lstrip().startswith("[")]
     at = named[len(named) // 2] if named else len(lines) // 2
     out = []
@@ -542,12 +565,14 @@ async def lsp_text_latency(
     rounds: int,
     init_options: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
+    kind: str = "node renamed",
 ) -> dict[str, Any]:
     """``textDocument/didChange`` sent -> ``publishDiagnostics`` received, on ``model``
     printed as ONNX text and opened as an editor buffer (what the user sees while editing
     a ``.onnxtxt``). ``init_options``: the server's settings (none: its defaults, so the
     figure includes the debounce wait); ``env``: the server's environment (another
-    checkout on ``PYTHONPATH`` for a before/after run)."""
+    checkout on ``PYTHONPATH`` for a before/after run); ``kind``: the edit
+    (:data:`EDIT_KINDS`)."""
     import onnx
     from lsprotocol import types as lsp
 
@@ -574,7 +599,11 @@ async def lsp_text_latency(
             await asyncio.sleep(0.001)
         return published[version] - since
 
-    out: dict[str, Any] = {"chars": len(text), "debounce": "server default (adaptive)"}
+    out: dict[str, Any] = {
+        "chars": len(text),
+        "debounce": "server default (adaptive)",
+        "edit": kind,
+    }
     if init_options and "debounceMs" in init_options:
         out["debounce"] = f"{init_options['debounceMs']} ms at most"
     await client.start_io(PY, "-m", "onnxlint", "lsp", env=env)
@@ -599,7 +628,7 @@ async def lsp_text_latency(
         out["open_to_diagnostics_s"] = round(await wait_for(1, t0), 4)
         changes = []
         current = text.split("\n")
-        for i, edited in enumerate(printed_edits(text, rounds)):
+        for i, edited in enumerate(printed_edits(text, rounds, kind)):
             version = i + 2
             # the server asks for incremental sync, so the client sends the edited line
             lines = edited.split("\n")
@@ -639,10 +668,15 @@ def scenario_lsp(plan: Plan, log: Any) -> dict[str, Any]:
     for text_model in ("synth_1k", "synth_10k"):
         if text_model not in plan.models:
             continue
-        try:
-            got["text"][text_model] = asyncio.run(lsp_text_latency(plan.models[text_model].path, 5))
-        except Exception as exc:
-            got["text"][text_model] = {"error": f"{type(exc).__name__}: {exc}"}
+        for kind in EDIT_KINDS:
+            # the rename keeps its old key: results from before the second kind compare
+            key = text_model if kind == EDIT_KINDS[0] else f"{text_model}, {kind}"
+            try:
+                got["text"][key] = asyncio.run(
+                    lsp_text_latency(plan.models[text_model].path, 5, kind=kind)
+                )
+            except Exception as exc:
+                got["text"][key] = {"error": f"{type(exc).__name__}: {exc}"}
     log(
         f"  lsp            {name:<20} {json.dumps({k: v.get('median_s') if isinstance(v, dict) else v for k, v in got.items()})}"
     )
@@ -791,8 +825,9 @@ def targets(
     if big and floor and big.median and floor.median:
         t = big.median / floor.median
         r = big.peak_rss_mb / floor.peak_rss_mb
-        add("100k nodes, all EPs: time vs floor", f"{t:.2f}x", "<= 2x", t <= 2)
-        add("100k nodes, all EPs: peak RSS vs floor", f"{r:.2f}x", "<= 2x", r <= 2)
+        # issue 19's budget (issue 1 asked for 2x)
+        add("100k nodes, all EPs: time vs floor", f"{t:.2f}x", "<= 1.5x", t <= 1.5)
+        add("100k nodes, all EPs: peak RSS vs floor", f"{r:.2f}x", "<= 1.5x", r <= 1.5)
     ext = _find(ms, "lint-all-eps", "external_4gb", "onnxlint")
     if ext and ext.runs:
         size_mib = models["external_4gb"].external_bytes / 2**20
@@ -811,7 +846,7 @@ def targets(
             if key in lsp_res:
                 v = lsp_res[key]["median_s"]
                 what = f"LSP 10k nodes: change -> diagnostics ({edit})"
-                add(what, f"{v * 1000:.0f} ms", "< 300 ms", v < 0.3)
+                add(what, f"{v * 1000:.0f} ms", "<= 150 ms", v <= 0.15)
         g = lsp_res["graph_view_after_change"]["median_s"]
         add(
             "LSP 10k nodes: graph view (model just changed)",
@@ -821,6 +856,19 @@ def targets(
         )
         w = lsp_res["graph_view_warm"]["median_s"]
         add("LSP 10k nodes: graph view (model analysed)", f"{w * 1000:.0f} ms", "< 500 ms", w < 0.5)
+    for key, res in (lsp_res.get("text") or {}).items():
+        # issue 19: <= 50 ms on a 1k-node model, <= 150 ms on a 10k-node one; the figure
+        # includes the server's debounce wait, which is what the user waits for
+        v = (res.get("change_to_diagnostics") or {}).get("median_s")
+        model_name = key.split(",")[0]
+        bound = {"synth_1k": 0.05, "synth_10k": 0.15}.get(model_name)
+        if v is not None and bound is not None:
+            add(
+                f"LSP {model_name} .onnxtxt: edit -> diagnostics ({res.get('edit', 'node renamed')})",
+                f"{v * 1000:.0f} ms",
+                f"<= {bound * 1000:.0f} ms",
+                v <= bound,
+            )
     rows = [
         r
         for r in scaling(ms, models)
@@ -916,9 +964,12 @@ def markdown(data: dict[str, Any]) -> str:
             )
         for text_model, res in (lsp_res.get("text") or {}).items():
             v = res.get("change_to_diagnostics")
+            edit = res.get("edit", "node renamed")
             if v:
+                model_name = text_model.split(",")[0]
                 lines.append(
-                    f"| .onnxtxt edit of {text_model} -> diagnostics (debounce: {res['debounce']}, "
+                    f"| .onnxtxt edit of {model_name} ({edit}) -> diagnostics "
+                    f"(debounce: {res['debounce']}, "
                     f"included) | {_fmt_s(v['median_s'])} | {_fmt_s(v['min_s'])} | {_fmt_s(v['max_s'])} |"
                 )
             elif "error" in res:

@@ -487,7 +487,9 @@ class Shapes:
             elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
             elif (
-                found := lookup(inferred, origin, "types", _types_from_json, config)
+                found := lookup(
+                    inferred, origin, "types", _types_from_json, config, left=self._left
+                )
             ).answer is None and (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing
             else:

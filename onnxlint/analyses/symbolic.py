@@ -10,7 +10,7 @@ import functools
 import importlib.util
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,14 +39,19 @@ def lookup(
     kind: str,
     decode: Callable[[Any], Any],
     config: Config | None = None,
+    *,
+    left: Mapping[str, onnx.TensorProto] | None = None,
 ) -> Lookup:
     """The stored ``kind`` answer for ORT's inference of ``model``, derived from the model
     whose content hash is ``origin`` ("": nothing cached; ``analyses.symbolic_cache``),
     ``decode``d from its JSON (None: a payload of the wrong shape, asked again). The key
-    is computed once (it serialises ``model``) and kept for :func:`infer_and_store`."""
+    is computed once (it serialises ``model``) and kept for :func:`infer_and_store`.
+    ``left``: the weights whose data ``model`` lacks (``symbolic_cache.key_material``)."""
     from onnxlint.analyses import symbolic_cache
 
-    material = symbolic_cache.key_material(model, origin, kind, config) if origin else None
+    material = (
+        symbolic_cache.key_material(model, origin, kind, config, left=left) if origin else None
+    )
     hit = None if material is None else symbolic_cache.get(material)
     if hit is not None and hit.value is not None:
         value = decode(hit.value)

@@ -6,12 +6,19 @@ model it is handed and on the installed onnx, onnxruntime and sympy, so a lint o
 it has seen before (the editor saving the same file, CI linting an unchanged export, a
 what-if pinning the same dims) reads the answer back instead, without importing either.
 
-The key is the SHA-256 of the exact model handed to ORT (serialised deterministically:
-ONNX's inferred copy, the large weights without their data) together with the content
-hash of the model it was derived from (which stands for those weights' data), the
-versions of onnx and sympy, and the identity of the onnxruntime build
-(``runtime.identity.ort_identity``). A derived model without an origin hash (one
-onnxlint made and did not hash) is never cached.
+The key is the SHA-256 of the model handed to ORT (serialised deterministically:
+ONNX's inferred copy, the large weights without their data) with its nodes' names and
+doc strings left out; what stands for the data of the weights left out of it: the
+SHA-256 of those weights when they hold at most :data:`WEIGHTS_HASH_MAX_BYTES`, else the
+content hash of the model the input was derived from; the versions of onnx and sympy,
+and the identity of the onnxruntime build (``runtime.identity.ort_identity``). A derived
+model without an origin hash (one onnxlint made and did not hash) is never cached.
+ORT's tool reads a node's name only to write it into log lines and error messages
+(checked in the tool of onnxruntime 1.24.1 and 1.32.0), and an error is kept as a
+failure without its message: the answer for a model whose nodes were renamed is the
+answer for the model, so an editor renaming a node does not pay for the inference again
+(0.25 s of a 1k-node re-lint). A model with more weights than that still does: hashing
+them would cost more than most lints.
 
 What is kept is what the reader takes from ORT's answer, as JSON: the Shapes analysis's
 table of value types (``answer="types"``), the shape fix's fully known main-graph
@@ -37,11 +44,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import onnx
 
     from onnxlint.config import Config
 
-SCHEMA = "onnxlint-symbolic-shapes/2"
+SCHEMA = "onnxlint-symbolic-shapes/3"
 #: the meaning of a stored answer: ``collect_value_types``' table, ``_fill_from_ort``'s pick
 TABLE_VERSION = 1
 #: the folder under the cache root
@@ -51,6 +60,9 @@ MAX_ENTRIES = 128
 MAX_BYTES = 256 * 2**20
 #: an answer larger than this is not stored (it is the size of the graph it describes)
 MAX_ENTRY_BYTES = 64 * 2**20
+#: up to this many bytes of weights left out of ORT's input, their own hash stands for
+#: them in the key (about 20 ms to hash); past it, the origin model's content hash
+WEIGHTS_HASH_MAX_BYTES = 32 * 2**20
 
 
 class Answer:
@@ -63,10 +75,18 @@ class Answer:
 
 
 def key_material(
-    model: onnx.ModelProto, origin: str, answer: str, config: Config | None = None
+    model: onnx.ModelProto,
+    origin: str,
+    answer: str,
+    config: Config | None = None,
+    *,
+    left: Mapping[str, onnx.TensorProto] | None = None,
 ) -> dict[str, Any] | None:
     """What the ``answer`` taken from ORT's answer for ``model`` depends on; None when it
-    must not be cached (no ``origin`` hash, caching off, onnxruntime or sympy not found)."""
+    must not be cached (no ``origin`` hash, caching off, onnxruntime or sympy not found).
+
+    ``left``: the weights whose data ``model`` lacks, by name; None: unknown, so the
+    ``origin`` hash stands for them; empty: ``model`` is complete."""
     from onnxlint.runtime.identity import cache_enabled, ort_identity
 
     if not origin or not cache_enabled(config):
@@ -77,18 +97,52 @@ def key_material(
         return None
     from onnxlint.version import __version__
 
-    digest = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
+    digest = hashlib.sha256(_without_node_names(model)).hexdigest()
     return {
         "schema": SCHEMA,
         "answer": answer,
         "table": TABLE_VERSION,
         "onnxlint": __version__,
         "input_sha256": digest,
-        "origin": origin,
+        "weights": _weights_key(origin, left),
         "onnx": _onnx_version(),
         "sympy": sympy,
         "ort": ort,
     }
+
+
+def _weights_key(origin: str, left: Mapping[str, onnx.TensorProto] | None) -> str | None:
+    """What stands in the key for the weights ORT's input lacks (None: it lacks none)."""
+    if left is not None and not left:
+        return None
+    if left is None or sum(t.ByteSize() for t in left.values()) > WEIGHTS_HASH_MAX_BYTES:
+        return f"origin:{origin}"
+    digest = hashlib.sha256()
+    for name in sorted(left):
+        blob = left[name].SerializeToString(deterministic=True)
+        digest.update(len(blob).to_bytes(8, "little"))
+        digest.update(blob)
+    return f"sha256:{digest.hexdigest()}"
+
+
+def _without_node_names(model: onnx.ModelProto) -> bytes:
+    """``model`` serialised deterministically with every node's name and doc string empty
+    (bodies and functions included), from a copy: ``model`` is not changed."""
+    import onnx
+
+    from onnxlint.index import iter_graphs, subgraphs
+
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    nodes = [n for g in iter_graphs(copy.graph) for n in g.node]
+    for fn in copy.functions:
+        for node in fn.node:
+            nodes.append(node)
+            nodes += [n for _, sub in subgraphs(node) for g in iter_graphs(sub) for n in g.node]
+    for node in nodes:
+        node.name = ""
+        node.doc_string = ""
+    return copy.SerializeToString(deterministic=True)
 
 
 def _onnx_version() -> str:

@@ -412,7 +412,7 @@ def _fill_from_ort(
             chosen[vi.name] = vi
         return list(chosen.values())
 
-    found = lookup(model, origin, "value_info", value_info_from_json)
+    found = lookup(model, origin, "value_info", value_info_from_json, left=weights or {})
     chosen = infer_and_store(model, weights, found, pick, value_info_to_json)
     if chosen:
         names = {vi.name for vi in chosen}

@@ -153,7 +153,7 @@ def test_another_model_or_another_origin_is_another_entry(
     _shapes_of(_model_file(tmp_path))
     other = tmp_path / "other"
     other.mkdir()
-    _shapes_of(_model_file(other, CONTRIB.replace("[m] t", "[m2] t")))
+    _shapes_of(_model_file(other, CONTRIB.replace("t = com", "u = com").replace("(t)", "(u)")))
     assert len(calls) == 2 and len(_entries(cache)) == 2
     # the same input under another origin (weights' data it stands for) is asked again
     inferred = parse(CONTRIB)
@@ -161,6 +161,100 @@ def test_another_model_or_another_origin_is_another_entry(
     b = symbolic_cache.key_material(inferred, "b" * 64, "types")
     assert a is not None and b is not None and a != b
     assert symbolic_cache.entry_path(a) != symbolic_cache.entry_path(b)
+
+
+def test_a_model_whose_nodes_were_renamed_reads_the_stored_answer(
+    tmp_path: Path, cache: Path, calls: list[onnx.ModelProto]
+) -> None:
+    # what an editor does to a .onnxtxt: ORT's tool writes node names only into its logs
+    first = _shapes_of(_model_file(tmp_path))
+    other = tmp_path / "other"
+    other.mkdir()
+    renamed = CONTRIB.replace("[m] t", "[gelu_renamed] t")
+    second = _shapes_of(_model_file(other, renamed))
+    assert len(calls) == 1 and len(_entries(cache)) == 1
+    assert second.used_symbolic and second._table == first._table
+
+
+def _with_weight(tmp_path: Path, folder: str, node: str, value: float) -> Path:
+    """CONTRIB with its node ``m`` named ``node`` and a 4096-element initializer (large
+    enough to be left out of the copy ORT is given) filled with ``value``."""
+    import numpy as np
+
+    model = parse(CONTRIB.replace("[m] t", f"[{node}] t"))
+    big = np.full((64, 65), value, dtype=np.float32)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(big, "unused_weight"))
+    (tmp_path / folder).mkdir()
+    onnx.save(model, tmp_path / folder / "m.onnx")
+    return tmp_path / folder / "m.onnx"
+
+
+@pytest.mark.parametrize(
+    "limit", [symbolic_cache.WEIGHTS_HASH_MAX_BYTES, 0], ids=["hashed", "origin"]
+)
+def test_the_data_of_weights_left_out_is_in_the_key(
+    tmp_path: Path,
+    cache: Path,
+    calls: list[onnx.ModelProto],
+    monkeypatch: pytest.MonkeyPatch,
+    limit: int,
+) -> None:
+    monkeypatch.setattr(symbolic_cache, "WEIGHTS_HASH_MAX_BYTES", limit)
+    for folder, node, value in [("a", "m", 0.0), ("b", "renamed", 0.0), ("c", "m", 1.0)]:
+        assert _shapes_of(_with_weight(tmp_path, folder, node, value)).used_symbolic
+    # hashed: the renamed copy with the same weights reads the answer, other weights do
+    # not; past the limit the file's hash stands for the weights, so every file is asked
+    assert len(calls) == (2 if limit else 3) == len(_entries(cache))
+
+
+def test_origin_is_in_the_key_only_when_weights_were_left_out(cache: Path) -> None:
+    model = parse(CONTRIB)
+    before = model.SerializeToString()
+    complete = [symbolic_cache.key_material(model, o * 64, "types", left={}) for o in "ab"]
+    partial = [symbolic_cache.key_material(model, o * 64, "types") for o in "ab"]
+    assert complete[0] is not None and complete[0] == complete[1]
+    assert partial[0] is not None and partial[0] != partial[1]
+    assert model.SerializeToString() == before  # the key is computed from a copy
+
+
+def test_the_key_ignores_node_names_and_doc_strings_in_bodies_and_functions() -> None:
+    from onnx import helper
+
+    def model(name: str, doc: str) -> onnx.ModelProto:
+        body = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"], name=name, doc_string=doc)],
+            "body",
+            [],
+            [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])],
+        )
+        fn = helper.make_function(
+            "local",
+            "F",
+            ["a"],
+            ["b"],
+            [helper.make_node("If", ["a"], ["b"], name=name, then_branch=body, else_branch=body)],
+            [helper.make_opsetid("", 17)],
+        )
+        graph = helper.make_graph(
+            [
+                helper.make_node("F", ["c"], ["z"], domain="local", name=name),
+                helper.make_node("If", ["c"], ["w"], name=name, then_branch=body, else_branch=body),
+            ],
+            "g",
+            [helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])],
+            [helper.make_tensor_value_info("w", onnx.TensorProto.FLOAT, [1])],
+        )
+        return helper.make_model(
+            graph,
+            functions=[fn],
+            opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)],
+        )
+
+    plain = symbolic_cache._without_node_names(model("a", ""))
+    assert symbolic_cache._without_node_names(model("b", "some text")) == plain
+    other = model("a", "")
+    other.graph.node[1].attribute[0].g.node[0].output[0] = "y2"  # a value name counts
+    assert symbolic_cache._without_node_names(other) != plain
 
 
 @pytest.mark.parametrize(

@@ -72,3 +72,49 @@ def test_the_results_table_lists_the_graph_edit_beside_the_metadata_rewrite() ->
     rows = {row["target"]: row for row in targets([], lsp_res, {})}
     assert rows["LSP 10k nodes: change -> diagnostics (metadata-only rewrite)"]["met"]
     assert not rows["LSP 10k nodes: change -> diagnostics (a node renamed)"]["met"]
+
+
+SOFTMAX = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,3,4] x) => (float[1,2,3,4] y) {
+    [t] t = Relu(x)
+    [s] y = Softmax <axis: int = -1> (t)
+}
+"""
+
+
+def test_each_attribute_round_changes_the_softmax_axis_and_parses() -> None:
+    text = onnx.printer.to_text(load_text(SOFTMAX.encode(), Limits()).model)  # type: ignore[arg-type]
+    edits = printed_edits(text, 5, "attribute changed")
+    assert len(set(edits)) == 5 and text not in edits
+    for edited in edits:
+        loaded = load_text(edited.encode(), Limits())
+        assert not loaded.fatal and loaded.model is not None
+        (axis,) = loaded.model.graph.node[1].attribute
+        assert axis.name == "axis" and axis.i != -1
+        assert [n.name for n in loaded.model.graph.node] == ["t", "s"]  # nothing else changed
+
+
+def test_the_text_rounds_are_held_to_issue_19s_budget() -> None:
+    from benchmarks.__main__ import targets
+
+    def timing(s: float) -> dict[str, object]:
+        return {"median_s": s, "min_s": s, "max_s": s, "runs": []}
+
+    lsp_res = {
+        "text": {
+            "synth_1k": {"edit": "node renamed", "change_to_diagnostics": timing(0.04)},
+            "synth_1k, attribute changed": {
+                "edit": "attribute changed",
+                "change_to_diagnostics": timing(0.06),
+            },
+            "synth_10k": {"edit": "node renamed", "change_to_diagnostics": timing(0.2)},
+        }
+    }
+    rows = {row["target"]: row for row in targets([], lsp_res, {})}
+    assert rows["LSP synth_1k .onnxtxt: edit -> diagnostics (node renamed)"]["met"]
+    assert not rows["LSP synth_1k .onnxtxt: edit -> diagnostics (attribute changed)"]["met"]
+    assert not rows["LSP synth_10k .onnxtxt: edit -> diagnostics (node renamed)"]["met"]
+    assert (
+        rows["LSP synth_10k .onnxtxt: edit -> diagnostics (node renamed)"]["budget"] == "<= 150 ms"
+    )
