@@ -655,6 +655,27 @@ async def lsp_text_latency(
 
 
 def scenario_lsp(plan: Plan, log: Any) -> dict[str, Any]:
+    """The language server as a user runs it: its caches on (the runner turns them off for
+    every other command), in a folder of this scenario's own that starts empty, so that
+    only what the server's own earlier rounds stored can answer (every round is new
+    content)."""
+    saved = {k: os.environ.get(k) for k in ("ONNXLINT_NO_CACHE", "ONNXLINT_CACHE_DIR")}
+    folder = tempfile.mkdtemp(prefix="onnxlint-bench-lsp-cache-")
+    os.environ.update(ONNXLINT_NO_CACHE="0", ONNXLINT_CACHE_DIR=folder)
+    try:
+        got = _scenario_lsp(plan, log)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(folder, ignore_errors=True)
+    got["caches"] = "on, in a folder that starts empty"
+    return got
+
+
+def _scenario_lsp(plan: Plan, log: Any) -> dict[str, Any]:
     name = "synth_10k"
     rounds = 3
     try:
@@ -940,7 +961,8 @@ def markdown(data: dict[str, Any]) -> str:
     lsp_res = data.get("lsp") or {}
     lines += [
         "",
-        f"## Language server ({lsp_res.get('model', '-')}, {lsp_res.get('rounds', '-')} rounds, debounce 0)",
+        f"## Language server ({lsp_res.get('model', '-')}, {lsp_res.get('rounds', '-')} rounds, "
+        f"debounce 0, caches {lsp_res.get('caches', 'off')})",
         "",
     ]
     if "error" in lsp_res:

@@ -81,6 +81,11 @@ def block_reports(cache: Path) -> Path:
     return cache
 
 
+def has_report_cache(root: Path) -> bool:
+    """Whether the onnxlint checkout at ``root`` keeps reports (``onnxlint.report_cache``)."""
+    return (root / "onnxlint" / "report_cache.py").is_file()
+
+
 def lint_cmd(target: Path, pythonpath: Path, cache: Path | None, *extra: str) -> list[str]:
     cmd = [*_env(pythonpath, cache), PY, "-m", "onnxlint", str(target), "--no-progress"]
     cmd += ["--isolated"]
@@ -221,8 +226,10 @@ def run(
                 warm = lint_cmd(cm.path, root, caches[tool])
                 run_child(warm, 900)  # fills this tool's level-1 cache; not timed
                 cmds[f"{tool}-warm"] = warm
-                if tool == CURRENT:
-                    relint = lint_cmd(cm.path, root, block_reports(work / "cache-relint"))
+                if tool == CURRENT or has_report_cache(root):
+                    # a baseline with a report cache gets its own relint rows: its warm
+                    # rows are reports read back, not a before for this relint
+                    relint = lint_cmd(cm.path, root, block_reports(work / f"cache-relint-{tool}"))
                     run_child(relint, 900)  # fills the analysis caches; not timed
                     cmds[f"{tool}-relint"] = relint
             cmds["floor"] = [PY, "-c", FLOOR, str(cm.path)]
@@ -297,7 +304,14 @@ def ratios(data: dict[str, Any]) -> list[dict[str, Any]]:
     for model in sorted({m for (s, m, _) in by if s == "lint-1ep"}):
         floor = _median(by.get(("lint-1ep", model, "floor")))
         ort = _median(by.get(("lint-1ep", model, "ort-mobile")))
-        for tool in (CURRENT, f"{CURRENT}-warm", f"{CURRENT}-relint", BASE, f"{BASE}-warm"):
+        for tool in (
+            CURRENT,
+            f"{CURRENT}-warm",
+            f"{CURRENT}-relint",
+            BASE,
+            f"{BASE}-warm",
+            f"{BASE}-relint",
+        ):
             ours = _median(by.get(("lint-1ep", model, tool)))
             if ours is None or floor is None:
                 continue
@@ -308,12 +322,14 @@ def ratios(data: dict[str, Any]) -> list[dict[str, Any]]:
                 "vs_floor": round(ours / floor, 3),
                 "ort_checker_over_this": round(ort / ours, 3) if ort else None,
             }
-            # the baseline's warm run is a relint when it has no report cache: the
-            # before/after of -warm is what a user re-running the command sees
-            before = _median(
-                by.get(("lint-1ep", model, tool.replace(CURRENT, BASE).replace("relint", "warm")))
-            )
-            if tool.startswith(CURRENT) and before:
+            # the baseline's warm run is a relint when it has no report cache (then it
+            # has no relint rows): the before/after of -warm is what a user re-running
+            # the command sees, that of -relint the lint's own work before and after
+            base_tool = tool.replace(CURRENT, BASE, 1)
+            before = _median(by.get(("lint-1ep", model, base_tool)))
+            if before is None and base_tool.endswith("-relint"):
+                before = _median(by.get(("lint-1ep", model, f"{BASE}-warm")))
+            if tool.startswith(CURRENT) and not tool.startswith(BASE) and before:
                 row["before_over_after"] = round(before / ours, 3)
             rows.append(row)
     return rows

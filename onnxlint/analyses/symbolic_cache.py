@@ -9,7 +9,8 @@ what-if pinning the same dims) reads the answer back instead, without importing 
 The key is the SHA-256 of the model handed to ORT (serialised deterministically:
 ONNX's inferred copy, the large weights without their data) with its nodes' names and
 doc strings left out; what stands for the data of the weights left out of it: the
-SHA-256 of those weights when they hold at most :data:`WEIGHTS_HASH_MAX_BYTES`, else the
+SHA-256 of those weights when they hold at most :data:`WEIGHTS_HASH_MAX_BYTES` (counted
+at 8 bytes per declared element, and as serialised), else the
 content hash of the model the input was derived from; the versions of onnx and sympy,
 and the identity of the onnxruntime build (``runtime.identity.ort_identity``). A derived
 model without an origin hash (one onnxlint made and did not hash) is never cached.
@@ -112,14 +113,33 @@ def key_material(
 
 
 def _weights_key(origin: str, left: Mapping[str, onnx.TensorProto] | None) -> str | None:
-    """What stands in the key for the weights ORT's input lacks (None: it lacks none)."""
+    """What stands in the key for the weights ORT's input lacks (None: it lacks none).
+
+    Their sizes come from their dims (``ByteSize`` serialises a tensor to count it: half a
+    second for BERT-base's weights), and hashing stops once the serialised bytes pass the
+    limit (a tensor may hold more data than its dims declare)."""
+    from onnxlint.tensors import element_count
+
     if left is not None and not left:
         return None
-    if left is None or sum(t.ByteSize() for t in left.values()) > WEIGHTS_HASH_MAX_BYTES:
-        return f"origin:{origin}"
+    fallback = f"origin:{origin}"
+    if left is None:
+        return fallback
+    declared = 0
+    for t in left.values():
+        count = element_count(t)
+        if count is None:
+            return fallback
+        declared += count * 8  # no numeric ONNX type is wider than 8 bytes
+        if declared > WEIGHTS_HASH_MAX_BYTES:
+            return fallback
     digest = hashlib.sha256()
+    hashed = 0
     for name in sorted(left):
         blob = left[name].SerializeToString(deterministic=True)
+        hashed += len(blob)
+        if hashed > WEIGHTS_HASH_MAX_BYTES:
+            return fallback
         digest.update(len(blob).to_bytes(8, "little"))
         digest.update(blob)
     return f"sha256:{digest.hexdigest()}"

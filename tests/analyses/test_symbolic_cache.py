@@ -393,3 +393,19 @@ def test_the_configuration_s_cache_switch_is_honoured_by_the_lint_and_its_what_i
     second = onnxlint.lint(path, eps=["qnn"], config=off)
     assert len(calls) == 4 and _entries(cache) == []  # shapes and what-if, twice each
     assert _t_type(first) == _t_type(second) and first.what_ifs
+
+
+def test_weights_holding_more_than_their_dims_declare_are_not_hashed_past_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(symbolic_cache, "WEIGHTS_HASH_MAX_BYTES", 200)
+    small = onnx.helper.make_tensor("w", onnx.TensorProto.FLOAT, [4], b"\0" * 16, raw=True)
+    assert symbolic_cache._weights_key("o", {"w": small}).startswith("sha256:")
+    # four elements declared (32 bytes at most), a kilobyte stored: the file's hash stands in
+    lying = onnx.TensorProto(name="w", data_type=onnx.TensorProto.FLOAT, dims=[4])
+    lying.raw_data = b"\0" * 1024
+    assert symbolic_cache._weights_key("o", {"w": lying}) == "origin:o"
+    negative = onnx.TensorProto(name="w", data_type=onnx.TensorProto.FLOAT, dims=[-1])
+    assert symbolic_cache._weights_key("o", {"w": negative}) == "origin:o"
+    assert symbolic_cache._weights_key("o", {}) is None
+    assert symbolic_cache._weights_key("o", None) == "origin:o"

@@ -114,3 +114,29 @@ def test_markdown_has_every_section_and_says_the_machine_was_loaded() -> None:
         assert heading in md
     assert "loaded by other engineers" in md
     assert "Baseline (`onnxlint-base`): git main (abc)" in md
+
+
+@pytest.mark.parametrize("base_relint", [True, False], ids=["base-relint", "base-without-reports"])
+def test_a_relint_is_compared_with_the_baseline_s_relint_when_it_has_one(base_relint: bool) -> None:
+    ms = [
+        _m("lint-1ep", "a", "floor", [0.2]),
+        _m("lint-1ep", "a", "onnxlint-relint", [0.5]),
+        _m("lint-1ep", "a", "onnxlint-warm", [0.1]),
+        _m("lint-1ep", "a", "onnxlint-base-warm", [0.1]),  # a report read back, or a relint
+    ]
+    if base_relint:
+        ms.append(_m("lint-1ep", "a", "onnxlint-base-relint", [1.0]))
+    rows = {r["tool"]: r for r in speed.ratios({"measurements": ms})}
+    # with a report cache, the baseline's warm row is a read-back, not a before for a relint
+    assert rows["onnxlint-relint"]["before_over_after"] == (2.0 if base_relint else 0.2)
+    assert rows["onnxlint-warm"]["before_over_after"] == 1.0
+    assert "before_over_after" not in rows["onnxlint-base-warm"]
+    if base_relint:  # the baseline's own rows have no before
+        assert "before_over_after" not in rows["onnxlint-base-relint"]
+
+
+def test_only_a_checkout_with_a_report_cache_gets_relint_rows(tmp_path: Any) -> None:
+    assert not speed.has_report_cache(tmp_path)
+    (tmp_path / "onnxlint").mkdir()
+    (tmp_path / "onnxlint" / "report_cache.py").write_text("")
+    assert speed.has_report_cache(tmp_path) and speed.has_report_cache(speed.REPO)
