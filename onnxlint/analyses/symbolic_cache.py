@@ -120,11 +120,11 @@ def _weights_key(origin: str, left: Mapping[str, onnx.TensorProto] | None) -> st
     limit (a tensor may hold more data than its dims declare)."""
     from onnxlint.tensors import element_count
 
-    if left is not None and not left:
-        return None
     fallback = f"origin:{origin}"
     if left is None:
         return fallback
+    if not left:
+        return None
     declared = 0
     for t in left.values():
         count = element_count(t)
@@ -173,11 +173,11 @@ def _onnx_version() -> str:
 
 def _sympy_version() -> str | None:
     """The installed sympy's version, without importing it (None: not installed)."""
-    from importlib import metadata
+    from onnxlint.distinfo import version
 
     try:
-        return metadata.version("sympy")
-    except Exception:  # PackageNotFoundError, or broken metadata
+        return version("sympy")
+    except Exception:  # broken metadata
         return None
 
 
