@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from onnxlint.index import GraphRef, ModelIndex
+from onnxlint.modelfile.textedit import common_prefix, common_suffix
 
 
 class Token(NamedTuple):
@@ -240,30 +241,6 @@ def _node_key(ref: object) -> tuple[object, ...] | None:
     return (ref.graph.path, tuple(node.output), node.op_type, tuple(node.input))  # type: ignore[attr-defined]
 
 
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix (slices compared in C, halving)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    """The length of the longest common suffix, at most ``limit``."""
-    lo, hi = 0, limit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 class _Reuse:
     r"""Which of a previous map's nodes hold in the edited text, exactly as a fresh search
     would find them.
@@ -282,8 +259,8 @@ class _Reuse:
     def __init__(self, memo: _TextMemo, masked: str) -> None:
         old = memo.masked
         self.nodes = memo.nodes
-        self.prefix = _common_prefix(old, masked)
-        tail = _common_suffix(old, masked, min(len(old), len(masked)) - self.prefix)
+        self.prefix = common_prefix(old, masked)
+        tail = common_suffix(old, masked, min(len(old), len(masked)) - self.prefix)
         # the tail from its first line start: a newline of the common part, so the
         # same in both texts
         nl = old.find("\n", len(old) - tail)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import onnx
 
 from onnxlint.index import ModelIndex
+from onnxlint.limits import Limits
 from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.sourcemap import SourceMap
 from onnxlint.report import Report
@@ -59,6 +60,9 @@ class ModelState:
     #: a carried-over result's metadata fields (``carryover``): ``index.model`` is the model
     #: the findings were computed on, whose five metadata fields are the previous bytes'
     metadata: onnx.ModelProto | None = field(default=None, repr=False, compare=False)
+    #: a text document that loaded with no problem: the limits it was read with (the next
+    #: edit of it may be read from this result's model, ``workspace._spliced``)
+    clean_limits: Limits | None = field(default=None, repr=False, compare=False)
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _causes: list[Any] | None = field(default=None, repr=False, compare=False)

@@ -26,6 +26,7 @@ from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
 from onnxlint.lsp.state import ModelState as ModelState
+from onnxlint.modelfile import textedit
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -218,7 +219,9 @@ def analyse(
     text = ""
     source: bytes | Path | LoadedModel
     if is_text and data is not None:
-        loaded = load_text(data, config.limits, label)
+        loaded = _spliced(prior, uri, path, data, config.limits) or load_text(
+            data, config.limits, label
+        )
         if loaded.model is None:
             report = Report(
                 path=label, diagnostics=loaded.diagnostics, fatal=True, content_hash=digest
@@ -265,6 +268,8 @@ def analyse(
     if report.fatal:
         return state
     state.confirmed = confirmed_eps(report)
+    if isinstance(source, LoadedModel) and not source.problems:
+        state.clean_limits = config.limits  # the next edit may be read by ``_spliced``
     state.real_path = captured.get("real_path")
     if linted_data:
         state.layout = layout  # what the next bytes are compared with (``carryover``)
@@ -288,6 +293,43 @@ def analyse(
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
+
+
+def _spliced(
+    prior: ModelState | None, uri: str, path: Path | None, data: bytes, limits: Limits
+) -> LoadedModel | None:
+    """The edited text document ``data`` read from ``prior``'s model when the edit lies
+    inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
+    proves it or declines); None: read the whole text."""
+    if (
+        prior is None
+        or not prior.is_text
+        or prior.uri != uri
+        or prior.path != path
+        or prior.clean_limits != limits
+        or prior.index is None
+        or prior.report.fatal
+    ):
+        return None
+    smap = prior.source
+    if smap is None:
+        return None
+    try:
+        new = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # the loader words the problem
+    old = smap.text
+    span = textedit.changed_span(old, new)
+    if span[0] == len(old) == len(new):
+        return None
+    entry = smap.node_at(old.count("\n", 0, span[0]))
+    ref = prior.index.node_by_path(entry.path) if entry is not None else None
+    if entry is None or ref is None:
+        return None
+    site = textedit.node_site(prior.index.model, ref, entry.line, max(entry.line, entry.end_line))
+    if site is None:
+        return None
+    return textedit.splice_node_edit(prior.index.model, old, new, site, limits, span)
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:

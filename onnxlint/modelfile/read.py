@@ -173,16 +173,31 @@ def read_text(data: bytes, limits: Limits, label: str = "<document>") -> LoadedM
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
         result.is_text = True
         return _fail(result, "OL003", "default", path=label)
-    match = _LEADING_COMMENTS.match(data)
-    head = match.end() if match else 0
-    breaks = data.count(b"\n", 0, head)
-    masked = (b"\n" * breaks if breaks <= _KEPT_BREAKS else b"") + data[head:]
-    if not masked.lstrip().startswith((b"<", b"ir_version")):
+    masked = text_payload(data)
+    if masked is None:
         result = LoadedModel(model=None, content_hash=_hash(data), size=len(data))
         result.is_text = True
         error = 'no model header: ONNX text begins with <ir_version: ..., opset_import: ["" : ...]>'
         return _fail(result, "OL006", "default", error=error)
     return read(masked, limits)
+
+
+def text_payload(data: bytes) -> bytes | None:
+    """The bytes :func:`read_text` parses and hashes: ``data`` without its leading comments
+    (their line breaks kept, up to ``_KEPT_BREAKS``); None when no model header follows
+    them (not ONNX text). ``LoadedModel.content_hash`` and ``size`` describe these bytes."""
+    match = _LEADING_COMMENTS.match(data)
+    head = match.end() if match else 0
+    breaks = data.count(b"\n", 0, head)
+    masked = (b"\n" * breaks if breaks <= _KEPT_BREAKS else b"") + data[head:]
+    if not masked.lstrip().startswith((b"<", b"ir_version")):
+        return None
+    return masked
+
+
+def text_payload_hash(payload: bytes) -> str:
+    """The ``content_hash`` :func:`read_text` gives a document with this payload."""
+    return _hash(payload)
 
 
 def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:

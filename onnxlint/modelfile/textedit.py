@@ -1,0 +1,253 @@
+"""Reading an edited ONNX text document by parsing only the node statement that changed.
+
+A keystroke in an ``.onnxtxt`` changes one node's statement far more often than
+anything else, and parsing the whole document again (the text parser, the nesting
+pre-scan and the whole-model limits) cost half of a re-lint of a 1k-node document in
+the language server (docs/performance.md). :func:`splice_node_edit` takes the model
+parsed from the old text, the old and the new text and the lines of the one node
+statement the edit falls in, and returns the :class:`LoadedModel` that reading the new
+text would give, with the node replaced in a copy of the old model; or None whenever
+it cannot show that, and the caller reads the whole text as before.
+
+What it shows, and why that is enough:
+
+- the two texts differ only inside the statement's lines (common prefix and suffix);
+- those lines of the old text parse, alone, as exactly that node: they hold that one
+  statement and nothing else (no graph header, no second node), so the parser, which
+  reads the unchanged text before them in the same state, read them as that node;
+- the same lines of the new text parse, alone, as exactly one node, which ends where
+  the old one ended, so the parser goes on after them as it did before;
+- neither node holds a subgraph (the model's nesting and node count are the old ones),
+  the new statement nests no deeper than the old one did (the document's deepest
+  bracket is at most the old one's, which passed), and the new node's own strings,
+  types and inputs/outputs are within the limits the whole-model checks apply; a model
+  with local functions has its expansion counted again (the op may now call one).
+
+The old model must have loaded with no problem at all, so the first problem in the new
+one could only be in the new node, where it is looked for. ``tests/modelfile/
+test_textedit.py`` checks the result against reading the new text, edit by edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import onnx
+
+from onnxlint.index import GraphRef, NodeRef, subgraphs
+from onnxlint.limits import Limits
+from onnxlint.modelfile.measure import (
+    MAX_TYPE_NESTING,
+    count_expansion,
+    deepest_type,
+    first_string_problem,
+)
+from onnxlint.modelfile.prescan import text_nesting, text_nesting_limit
+from onnxlint.modelfile.read import (
+    LoadedModel,
+    looks_like_text,
+    text_payload,
+    text_payload_hash,
+)
+
+#: statements longer than this are read with the whole document (a node with megabytes
+#: of attribute values gains nothing from being parsed alone)
+MAX_STATEMENT_CHARS = 1 << 16
+
+
+@dataclass(frozen=True)
+class NodeSite:
+    """Where a node sits in the model and in the old text.
+
+    ``steps``: from the main graph (or ``function``'s body) to the node's graph, the
+    (node index, position among that node's bodies) of each owner; ``index``: the node's
+    position in its graph; ``first_line``/``last_line``: the lines of its statement in the
+    old text (0-based, inclusive)."""
+
+    steps: tuple[tuple[int, int], ...]
+    function: int | None
+    index: int
+    first_line: int
+    last_line: int
+
+
+def node_site(
+    model: onnx.ModelProto, ref: NodeRef, first_line: int, last_line: int
+) -> NodeSite | None:
+    """The site of a node of ``model``'s index (None: its graph cannot be found again in a
+    copy of ``model``)."""
+    steps: list[tuple[int, int]] = []
+    g: GraphRef = ref.graph
+    while g.parent is not None:
+        owner = g.parent
+        bodies = list(owner.subgraphs.values())
+        if len(bodies) != len(subgraphs(owner.node)):
+            return None  # two bodies under one name: positions would not line up
+        steps.append((owner.index, next(k for k, b in enumerate(bodies) if b is g)))
+        g = owner.graph
+    function = None
+    if g.function is not None:
+        # the index keys functions by (domain, name); the model lists them in order
+        fn = g.function
+        found = [
+            k for k, f in enumerate(model.functions) if (f.domain, f.name) == (fn.domain, fn.name)
+        ]
+        if len(found) != 1:
+            return None
+        function = found[0]
+    return NodeSite(tuple(reversed(steps)), function, ref.index, first_line, last_line)
+
+
+def _nodes_at(model: onnx.ModelProto, site: NodeSite) -> Any:
+    """The repeated node field of the site's graph in ``model`` (None: not there)."""
+    if site.function is not None:
+        if site.function >= len(model.functions):
+            return None
+        nodes = model.functions[site.function].node
+    else:
+        nodes = model.graph.node
+    for owner, k in site.steps:
+        if owner >= len(nodes):
+            return None
+        bodies = subgraphs(nodes[owner])
+        if k >= len(bodies):
+            return None
+        nodes = bodies[k][1].node
+    return nodes
+
+
+def _line_start(text: str, at: int, back: int) -> int:
+    """The offset where the line ``back`` lines above the one holding ``at`` begins
+    (-1: the text has fewer lines above)."""
+    begin = text.rfind("\n", 0, at) + 1
+    for _ in range(back):
+        if begin == 0:
+            return -1
+        begin = text.rfind("\n", 0, begin - 1) + 1
+    return begin
+
+
+def _line_end(text: str, at: int, forward: int) -> int:
+    """The offset of the newline that ends the line ``forward`` lines below the one
+    holding ``at`` (the text's length for its last line; -1: fewer lines below)."""
+    end = text.find("\n", at)
+    for _ in range(forward):
+        if end < 0:
+            return -1
+        end = text.find("\n", end + 1)
+    return len(text) if end < 0 else end
+
+
+def _one_node(statement: str) -> onnx.NodeProto | None:
+    """The node ``statement`` holds when it is exactly one node statement (comments and
+    blank space around it aside), else None."""
+    try:
+        graph = onnx.parser.parse_graph(f"g () => () {{\n{statement}\n}}")
+    except Exception:
+        return None
+    if len(graph.node) != 1 or graph.input or graph.output or graph.initializer:
+        return None
+    node: onnx.NodeProto = graph.node[0]
+    return node
+
+
+def _holds_graph(node: onnx.NodeProto) -> bool:
+    return any(a.HasField("g") or len(a.graphs) for a in node.attribute)
+
+
+def changed_span(old: str, new: str) -> tuple[int, int, int]:
+    """``(start, old_end, new_end)``: the two texts differ in ``old[start:old_end]`` and
+    ``new[start:new_end]`` only."""
+    prefix = common_prefix(old, new)
+    suffix = common_suffix(old, new, min(len(old), len(new)) - prefix)
+    return prefix, len(old) - suffix, len(new) - suffix
+
+
+def splice_node_edit(
+    model: onnx.ModelProto,
+    old: str,
+    new: str,
+    site: NodeSite,
+    limits: Limits,
+    span: tuple[int, int, int] | None = None,
+) -> LoadedModel | None:
+    """What reading ``new`` gives, from ``model`` (read from ``old`` with these ``limits``
+    and no problem at all: the caller vouches for that), when the two texts differ inside
+    the node statement at ``site`` only; None when that cannot be shown.
+
+    ``model`` is not changed: the result holds a copy. ``span``: :func:`changed_span` of
+    the two texts, when the caller has it."""
+    start, old_end, _ = span if span is not None else changed_span(old, new)
+    at_line = old.count("\n", 0, start)
+    if site.first_line > at_line:
+        return None
+    a = _line_start(old, start, at_line - site.first_line)
+    b = _line_end(old, start, site.last_line - at_line) if site.last_line >= at_line else -1
+    if a < 0 or b < 0 or old_end > b or b - a > MAX_STATEMENT_CHARS:
+        return None
+    shift = len(new) - len(old)
+    old_statement, new_statement = old[a:b], new[a : b + shift]
+    if len(new_statement) > MAX_STATEMENT_CHARS:
+        return None
+    nodes = _nodes_at(model, site)
+    if nodes is None or site.index >= len(nodes):
+        return None
+    was: onnx.NodeProto = nodes[site.index]
+    if _holds_graph(was) or _one_node(old_statement) != was:
+        return None
+    node = _one_node(new_statement)
+    if node is None or _holds_graph(node) or not _within_limits(node, limits):
+        return None
+    cap = text_nesting_limit(limits)
+    if text_nesting(new_statement, stop=cap) > text_nesting(old_statement, stop=cap):
+        return None
+    data = new.encode("utf-8")
+    payload = text_payload(data)
+    if payload is None or len(payload) > limits.max_file_bytes or not looks_like_text(payload):
+        return None
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    target = _nodes_at(copy, site)
+    assert target is not None
+    target[site.index].CopyFrom(node)
+    if copy.functions and count_expansion(copy, limits) is not None:
+        return None
+    loaded = LoadedModel(model=copy, content_hash=text_payload_hash(payload), size=len(payload))
+    loaded.is_text = True
+    return loaded
+
+
+def _within_limits(node: onnx.NodeProto, limits: Limits) -> bool:
+    """The whole-model load checks that could newly fail on this one node."""
+    if len(node.input) + len(node.output) > limits.max_node_io:
+        return False
+    alone = onnx.ModelProto()
+    alone.graph.node.append(node)
+    if first_string_problem(alone, limits.max_name_length) is not None:
+        return False
+    return deepest_type(alone, MAX_TYPE_NESTING) <= MAX_TYPE_NESTING
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (slices compared in C, halving)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def common_suffix(a: str, b: str, limit: int) -> int:
+    """The length of the longest common suffix, at most ``limit``."""
+    lo, hi = 0, limit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
