@@ -2,7 +2,8 @@
 
 The server's asyncio loop never lints. ``LintService.schedule(uri)`` starts (or
 restarts) a per-URI task that waits for the debounce delay (proportional to what the
-last lint of that URI cost, ``debounce_wait``; the setting is the most), then runs
+last lint of that URI cost, ``debounce_wait``; the setting is the most; none for a
+change to a quickly linted document with no run of it pending, ``leading_edge``), then runs
 ``workspace.analyse`` in a worker thread. A newer schedule for the same URI
 cancels the waiting task; a run already in the worker finishes, but its result
 is dropped when a newer generation exists ("cancel stale runs"). Results are
@@ -67,6 +68,11 @@ SETTLE_ROUNDS = 20
 NO_WAIT_BELOW_S = 0.05
 #: otherwise the wait is this share of the last lint's time, at most ``debounce_ms``
 WAIT_SHARE = 0.5
+#: a change to a document with nothing of it scheduled or running, whose last lint took
+#: less than this, is linted at once: a wait only spares the worker a run that a further
+#: keystroke makes stale, and such a run, started at once, delays the next one by less
+#: than this; a change while a run is scheduled or running waits (``debounce_wait``)
+LEADING_EDGE_BELOW_S = 0.25
 
 
 def debounce_wait(last_cost: float | None, debounce_ms: int) -> float:
@@ -83,6 +89,13 @@ def debounce_wait(last_cost: float | None, debounce_ms: int) -> float:
     if last_cost < NO_WAIT_BELOW_S:
         return 0.0
     return min(cap, WAIT_SHARE * last_cost)
+
+
+def leading_edge(last_cost: float | None) -> bool:
+    """Whether a change to a document with nothing of it scheduled or running is linted at
+    once: its last lint took less than ``LEADING_EDGE_BELOW_S`` (None: not linted yet, so
+    its cost is not known and it waits)."""
+    return last_cost is not None and last_cost < LEADING_EDGE_BELOW_S
 
 
 @dataclass
@@ -144,15 +157,20 @@ class LintService:
         self._generation[uri] = gen
         if self.collector is not None:
             self.collector.activity()
+        pending = self._tasks.get(uri)
+        quiet = pending is None or pending.done()
         for tasks in (self._tasks, self._confirms):
             old = tasks.get(uri)
             if old is not None and not old.done():
                 old.cancel()
+        now = time.monotonic()
         if delay is None:
-            wait = debounce_wait(self.costs.get(uri), self.settings.debounce_ms)
+            cost = self.costs.get(uri)
+            quick = quiet and leading_edge(cost)
+            wait = 0.0 if quick else debounce_wait(cost, self.settings.debounce_ms)
         else:
             wait = delay
-        self.timings[uri] = Timing(scheduled=time.monotonic(), wait=wait)
+        self.timings[uri] = Timing(scheduled=now, wait=wait)
         task = asyncio.get_running_loop().create_task(self._run(uri, path, gen, wait))
         self._tasks[uri] = task
         return task
@@ -276,8 +294,9 @@ class LintService:
             # the document's text map before this change: the new map reuses what held
             before = self.states.get(uri)
             previous = before.source if before is not None and before.is_text else None
-            # a binary model's latest result: carried over when only metadata changed
-            prior = before if before is not None and not before.is_text else None
+            # the latest result: a binary model's is carried over when only metadata
+            # changed, a text document's model takes an edit inside one node statement
+            prior = before
 
             def work() -> ModelState:
                 t0 = time.monotonic()

@@ -219,7 +219,7 @@ def analyse(
     text = ""
     source: bytes | Path | LoadedModel
     if is_text and data is not None:
-        loaded = _spliced(prior, uri, path, data, config.limits) or load_text(
+        loaded = _spliced(prior, uri, path, data, config.limits, digest) or load_text(
             data, config.limits, label
         )
         if loaded.model is None:
@@ -296,7 +296,12 @@ def analyse(
 
 
 def _spliced(
-    prior: ModelState | None, uri: str, path: Path | None, data: bytes, limits: Limits
+    prior: ModelState | None,
+    uri: str,
+    path: Path | None,
+    data: bytes,
+    limits: Limits,
+    digest: str | None = None,
 ) -> LoadedModel | None:
     """The edited text document ``data`` read from ``prior``'s model when the edit lies
     inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
@@ -329,7 +334,9 @@ def _spliced(
     site = textedit.node_site(prior.index.model, ref, entry.line, max(entry.line, entry.end_line))
     if site is None:
         return None
-    return textedit.splice_node_edit(prior.index.model, old, new, site, limits, span)
+    return textedit.splice_node_edit(
+        prior.index.model, old, new, site, limits, span, data=data, data_hash=digest
+    )
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:

@@ -171,13 +171,17 @@ def splice_node_edit(
     site: NodeSite,
     limits: Limits,
     span: tuple[int, int, int] | None = None,
+    *,
+    data: bytes | None = None,
+    data_hash: str | None = None,
 ) -> LoadedModel | None:
     """What reading ``new`` gives, from ``model`` (read from ``old`` with these ``limits``
     and no problem at all: the caller vouches for that), when the two texts differ inside
     the node statement at ``site`` only; None when that cannot be shown.
 
     ``model`` is not changed: the result holds a copy. ``span``: :func:`changed_span` of
-    the two texts, when the caller has it."""
+    the two texts, when the caller has it; ``data``: ``new`` encoded as UTF-8 and
+    ``data_hash`` its SHA-256, when the caller has them (not computed again)."""
     start, old_end, _ = span if span is not None else changed_span(old, new)
     at_line = old.count("\n", 0, start)
     if site.first_line > at_line:
@@ -202,7 +206,8 @@ def splice_node_edit(
     cap = text_nesting_limit(limits)
     if text_nesting(new_statement, stop=cap) > text_nesting(old_statement, stop=cap):
         return None
-    data = new.encode("utf-8")
+    if data is None:
+        data, data_hash = new.encode("utf-8"), None
     payload = text_payload(data)
     if payload is None or len(payload) > limits.max_file_bytes or not looks_like_text(payload):
         return None
@@ -213,7 +218,9 @@ def splice_node_edit(
     target[site.index].CopyFrom(node)
     if copy.functions and count_expansion(copy, limits) is not None:
         return None
-    loaded = LoadedModel(model=copy, content_hash=text_payload_hash(payload), size=len(payload))
+    # a document without leading comments is its own payload: its hash is the caller's
+    digest = data_hash if data_hash and payload == data else text_payload_hash(payload)
+    loaded = LoadedModel(model=copy, content_hash=digest, size=len(payload))
     loaded.is_text = True
     return loaded
 

@@ -1,6 +1,7 @@
 """The debounce wait follows what a document's lint cost (issue 19): none for a document
 that lints in a few milliseconds, half the last lint's time for a big one, the setting
-at most, and the whole setting for a document not linted yet."""
+at most, and the whole setting for a document not linted yet; and none for a change
+to a document that lints quickly when no run of it is pending (the leading edge)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from onnxlint.lsp.service import NO_WAIT_BELOW_S, LintService, debounce_wait
+from onnxlint.lsp.service import (
+    LEADING_EDGE_BELOW_S,
+    NO_WAIT_BELOW_S,
+    LintService,
+    debounce_wait,
+    leading_edge,
+)
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, path_to_uri
-from tests.lsp.models import BAD, GOOD, write_model
+from tests.lsp.models import BAD, GOOD, NESTED, write_model
 
 CASES = [
     # (last lint's seconds, debounceMs, the wait)
@@ -60,6 +67,50 @@ def test_a_fast_document_is_linted_without_waiting_the_setting(tmp_path: Path) -
         assert svc.timings[uri].wait == 60.0
         svc.cancel(uri)
         assert svc.runs == 2
+        svc.shutdown()
+
+    asyncio.run(scenario())
+
+
+EDGES = [
+    # (last lint's seconds, linted at once when nothing of it is pending)
+    (None, False),  # not linted yet: its cost is not known
+    (0.0, True),
+    (0.1, True),
+    (LEADING_EDGE_BELOW_S, False),  # a slow document: a stale run would cost too much
+    (3.5, False),
+]
+
+
+@pytest.mark.parametrize(("cost", "at_once"), EDGES)
+def test_a_change_with_no_run_pending_is_linted_at_once(cost: float | None, at_once: bool) -> None:
+    assert leading_edge(cost) is at_once
+
+
+def test_only_a_change_with_no_run_pending_skips_the_wait(tmp_path: Path) -> None:
+    model = write_model(tmp_path / "m.onnx", BAD)
+    uri = path_to_uri(model)
+    published: list[ModelState] = []
+
+    async def scenario() -> None:
+        svc = LintService(published.append, lambda _u: None, Settings(debounce_ms=60_000))
+        await svc.schedule(uri, model, delay=0)
+        svc.costs[uri] = 0.1  # a document that lints in 100 ms
+        write_model(model, GOOD)
+        first = svc.schedule(uri, model)
+        assert svc.timings[uri].wait == 0.0
+        await asyncio.wait_for(first, 30)
+        assert svc.runs == 2 and len(published) == 2
+        # two changes in a row: the first is linted at once, the second, which finds it
+        # pending, waits half the last lint (and cancels it: one run for both)
+        svc.costs[uri] = 0.1
+        write_model(model, NESTED)  # content the cache has not seen
+        svc.schedule(uri, model)
+        assert svc.timings[uri].wait == 0.0
+        task = svc.schedule(uri, model)
+        assert svc.timings[uri].wait == pytest.approx(0.05)
+        await asyncio.wait_for(task, 30)
+        assert svc.runs == 3
         svc.shutdown()
 
     asyncio.run(scenario())

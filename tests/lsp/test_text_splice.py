@@ -306,3 +306,46 @@ def test_the_language_server_reads_an_edit_by_its_statement(
         assert state.report.to_dict() == fresh.report.to_dict()
     # three edits, three fresh lints: only the fresh ones read the whole text
     assert len(whole) == 3
+
+
+def test_the_server_hands_an_open_document_its_latest_result(
+    tmp_path: Path, printed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lint service passes a text document's latest state to the next analysis, so an
+    edit typed in the editor is spliced, not read whole."""
+    import asyncio
+
+    from onnxlint.lsp import workspace
+    from onnxlint.lsp.service import LintService
+
+    doc = tmp_path / "m.onnxtxt"
+    doc.write_text(printed)
+    uri = path_to_uri(doc)
+    buffer = {"text": printed, "version": 1}
+    whole: list[int] = []
+    original = workspace.load_text
+
+    def counted(*args: object, **kwargs: object) -> object:
+        whole.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(workspace, "load_text", counted)
+    published: list[workspace.ModelState] = []
+
+    async def scenario() -> None:
+        svc = LintService(
+            published.append, lambda _u: (str(buffer["text"]), int(buffer["version"]))
+        )
+        await svc.schedule(uri, doc, delay=0)
+        buffer["text"] = _edit_line(
+            printed, r'\["/layers\.7/', lambda s: s.replace("Sigmoid (", "Tanh (")
+        )
+        buffer["version"] = 2
+        await svc.schedule(uri, doc, delay=0)
+        svc.shutdown()
+
+    asyncio.run(scenario())
+    assert [s.version for s in published] == [1, 2]
+    assert len(whole) == 1  # the open; the edit was spliced
+    fresh = analyse(uri, doc, str(buffer["text"]).encode(), Settings())
+    assert published[-1].report.to_dict() == fresh.report.to_dict()
