@@ -455,7 +455,9 @@ async def _lsp_latency(model: Path, rounds: int) -> dict[str, Any]:
         return published[uri] - since
 
     out: dict[str, Any] = {}
-    await client.start_io(PY, "-m", "onnxlint", "lsp")
+    # started in the workspace: ``-m`` puts the working folder first on sys.path, so a
+    # server started in a checkout would import that checkout whatever PYTHONPATH says
+    await client.start_io(PY, "-m", "onnxlint", "lsp", cwd=str(ws))
     try:
         t0 = time.perf_counter()
         await client.initialize_async(
@@ -606,7 +608,8 @@ async def lsp_text_latency(
     }
     if init_options and "debounceMs" in init_options:
         out["debounce"] = f"{init_options['debounceMs']} ms at most"
-    await client.start_io(PY, "-m", "onnxlint", "lsp", env=env)
+    # in the workspace, so that ``env``'s PYTHONPATH decides which onnxlint it imports
+    await client.start_io(PY, "-m", "onnxlint", "lsp", env=env, cwd=str(ws))
     try:
         await client.initialize_async(
             lsp.InitializeParams(
