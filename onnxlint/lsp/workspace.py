@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import quote, unquote, urlparse
 
 from onnxlint.config import Config, ConfigError, discover, load_file
+from onnxlint.context import SharedModel
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
@@ -218,10 +219,13 @@ def analyse(
             return carried
     text = ""
     source: bytes | Path | LoadedModel
+    shared: SharedModel | None = None
     if is_text and data is not None:
-        loaded = _spliced(prior, uri, path, data, config.limits, digest) or load_text(
-            data, config.limits, label
-        )
+        splice = _spliced(prior, uri, path, data, config.limits, digest)
+        loaded = splice.loaded if splice is not None else load_text(data, config.limits, label)
+        if splice is not None and prior is not None:
+            same = (prior.settings_key, prior.config_stamp) == (settings.key(), stamp)
+            shared = _carried_analyses(prior, splice, config, confirm_mode) if same else None
         if loaded.model is None:
             report = Report(
                 path=label, diagnostics=loaded.diagnostics, fatal=True, content_hash=digest
@@ -247,7 +251,7 @@ def analyse(
     else:
         source = data or b""
     captured: dict[str, Any] = {}
-    report = _lint(engine, source, config, label, notes, _capture(captured))
+    report = _lint(engine, source, config, label, notes, _capture(captured), shared)
     # whether the lint read the very bytes ``data`` holds (a file is read again by the loader)
     linted_data = data is not None and report.content_hash == digest
     if source is path and report.content_hash and report.content_hash != digest:
@@ -295,6 +299,30 @@ def analyse(
     return state
 
 
+def _carried_analyses(
+    prior: ModelState, splice: textedit.Splice, config: Config, confirm_mode: str
+) -> SharedModel | None:
+    """The spliced model with the analyses of ``prior`` (same settings and configuration)
+    that the edit provably leaves as they were (``Shapes.after_node_edit``), for the lint of
+    the edited document; None: nothing is taken over.
+
+    Only for a lint without EPs or confirmation: the EP assignment reads the Shapes
+    analysis's inferred copy of the model, which a result taken over does not have."""
+    from onnxlint.analyses.shapes import Shapes
+
+    if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
+        return None
+    shapes = prior.value_types.shapes if isinstance(prior.value_types, ValueTypes) else None
+    model = splice.loaded.model
+    if not isinstance(shapes, Shapes) or model is None:
+        return None
+    in_main = not splice.site.steps and splice.site.function is None
+    carried = Shapes.after_node_edit(shapes, model, splice.was, splice.now, in_main)
+    if carried is None:
+        return None
+    return SharedModel(splice.loaded, analyses={Shapes: carried})
+
+
 def _spliced(
     prior: ModelState | None,
     uri: str,
@@ -302,7 +330,7 @@ def _spliced(
     data: bytes,
     limits: Limits,
     digest: str | None = None,
-) -> LoadedModel | None:
+) -> textedit.Splice | None:
     """The edited text document ``data`` read from ``prior``'s model when the edit lies
     inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
     proves it or declines); None: read the whole text."""
@@ -436,6 +464,7 @@ def _lint(
     label: str,
     notes: list[str],
     observe: Callable[[Any, Report], None],
+    shared: SharedModel | None = None,
 ) -> Report:
     lint = engine.lint  # type: ignore[attr-defined]
     try:
@@ -448,6 +477,7 @@ def _lint(
             observe=observe,
             partition_summary=True,
             what_if=False,
+            shared=shared,
         )
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")
@@ -491,6 +521,11 @@ class ValueTypes(Mapping[tuple[str, str], str]):
     def __init__(self, index: ModelIndex, shapes: Any | None = None) -> None:
         self._graphs = {g.path: g for g in index.graphs}
         self._shapes = shapes
+
+    @property
+    def shapes(self) -> Any | None:
+        """The lint's Shapes analysis these types come from (None: it did not run)."""
+        return self._shapes
 
     def __getitem__(self, key: tuple[str, str]) -> str:
         graph, name = key

@@ -57,6 +57,18 @@ MAX_STATEMENT_CHARS = 1 << 16
 
 
 @dataclass(frozen=True)
+class Splice:
+    """What :func:`splice_node_edit` read: the new document's model, and the node it
+    replaced (``was``, the old model's) with the one the edit wrote (``now``, the new
+    model's), at ``site``; what analyses carried over from the old model compare."""
+
+    loaded: LoadedModel
+    site: NodeSite
+    was: onnx.NodeProto
+    now: onnx.NodeProto
+
+
+@dataclass(frozen=True)
 class NodeSite:
     """Where a node sits in the model and in the old text.
 
@@ -174,7 +186,7 @@ def splice_node_edit(
     *,
     data: bytes | None = None,
     data_hash: str | None = None,
-) -> LoadedModel | None:
+) -> Splice | None:
     """What reading ``new`` gives, from ``model`` (read from ``old`` with these ``limits``
     and no problem at all: the caller vouches for that), when the two texts differ inside
     the node statement at ``site`` only; None when that cannot be shown.
@@ -222,7 +234,7 @@ def splice_node_edit(
     digest = data_hash if data_hash and payload == data else text_payload_hash(payload)
     loaded = LoadedModel(model=copy, content_hash=digest, size=len(payload))
     loaded.is_text = True
-    return loaded
+    return Splice(loaded, site, was, target[site.index])
 
 
 def _within_limits(node: onnx.NodeProto, limits: Limits) -> bool:

@@ -107,7 +107,7 @@ def _read(text: str, limits: Limits | None = None) -> onnx.ModelProto:
     return loaded.model
 
 
-def _try(old: str, new: str, limits: Limits | None = None) -> textedit.LoadedModel | None:
+def _try(old: str, new: str, limits: Limits | None = None) -> textedit.Splice | None:
     """The splice of ``old`` -> ``new``, its site found as the language server finds it."""
     limits = limits or Limits()
     model = _read(old, limits)
@@ -125,7 +125,8 @@ def _try(old: str, new: str, limits: Limits | None = None) -> textedit.LoadedMod
     return textedit.splice_node_edit(model, old, new, site, limits, span)
 
 
-def _same_as_reading(new: str, got: textedit.LoadedModel) -> None:
+def _same_as_reading(new: str, splice: textedit.Splice) -> None:
+    got = splice.loaded
     want = load_text(new.encode(), Limits())
     assert want.model is not None and not want.problems
     assert got.model is not None
@@ -238,7 +239,11 @@ def test_the_old_model_is_not_changed(printed: str) -> None:
     site = textedit.node_site(model, ref, entry.line, entry.end_line)
     assert site is not None
     got = textedit.splice_node_edit(model, printed, new, site, Limits(), span)
-    assert got is not None and got.model is not model
+    assert got is not None and got.loaded.model is not model
+    assert (
+        got.was is model.graph.node[site.index]
+        and got.now is got.loaded.model.graph.node[site.index]
+    )
     assert model.SerializeToString(deterministic=True) == before
 
 

@@ -1,0 +1,140 @@
+"""After an edit of one node of an ``.onnxtxt``, the language server takes the previous
+Shapes analysis over when the edit provably leaves every type as it was
+(``Shapes.after_node_edit``, issue 19), and analyses the model again otherwise: edit by
+edit, the result (findings, and the types hover shows) is a fresh lint's, and whether it
+was taken over is what the rule says (a rename, an attribute that keeps the output; not
+an attribute that changes it, an invalid one, a node reading propagated values, another
+operator, a lint with an EP)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from onnxlint.analyses.shapes import Shapes
+from onnxlint.lsp.settings import Settings
+from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
+
+TEXT = """<ir_version: 8, opset_import: ["" : 17]>
+carry (float[N,4] x, bool c) => (float[N,4] y, float[4,N] yt, float[N,4] r, float[N,8] g) <float[4,8] w = {1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8}, float[8] b = {1,2,3,4,5,6,7,8}> {
+   [soft] s = Softmax <axis: int = -1> (x)
+   [relu] y = Relu (s)
+   [tr] yt = Transpose <perm: ints = [1, 0]> (y)
+   [gemm] g = Gemm <alpha: float = 1.0, transB: int = 0> (y, w, b)
+   [shape] sh = Shape (y)
+   [zero] zero = Constant <value: tensor = int64[1] {0}> ()
+   [first] n = Gather <axis: int = 0> (sh, zero)
+   [four] k = Constant <value: tensor = int64[1] {4}> ()
+   [cat] dims = Concat <axis: int = 0> (n, k)
+   [flat] f = Reshape <allowzero: int = 0> (y, dims)
+   [half] r = Identity (f)
+   [if] z = If (c) <then_branch = t () => (float[N,4] tz) {
+      [inner] tz = Neg (x)
+   }, else_branch = e () => (float[N,4] ez) {
+      [inner2] ez = Abs (x)
+   }>
+}
+"""
+
+# (what, old text, new text, taken over)
+EDITS = [
+    ("a node renamed", "[relu]", "[activation]", True),
+    ("a node in an If body renamed", "[inner]", "[negate]", True),
+    (
+        "an attribute that keeps the output",
+        "Softmax <axis: int = -1>",
+        "Softmax <axis: int = 0>",
+        True,
+    ),
+    ("an attribute read with an initializer", "alpha: float = 1.0", "alpha: float = 0.5", True),
+    ("an attribute that changes the output", "perm: ints = [1, 0]", "perm: ints = [0, 1]", False),
+    (
+        "an attribute inference refuses",
+        "Softmax <axis: int = -1>",
+        "Softmax <axis: int = 7>",
+        False,
+    ),
+    ("a node reading propagated values", "allowzero: int = 0", "allowzero: int = 1", False),
+    ("a node whose values propagate", "Gather <axis: int = 0>", "Gather <axis: int = -1>", False),
+    ("another operator", "= Relu (s)", "= Sigmoid (s)", False),
+    ("an input moved", "Relu (s)", "Relu (x)", False),
+]
+
+
+def _lint(doc: Path, text: str, settings: Settings, prior: ModelState | None) -> ModelState:
+    return analyse(
+        path_to_uri(doc),
+        doc,
+        text.encode(),
+        settings,
+        previous=prior.source if prior is not None else None,
+        prior=prior,
+    )
+
+
+def _table(state: ModelState) -> dict[str, Any]:
+    shapes = state.value_types.shapes  # type: ignore[attr-defined]
+    assert isinstance(shapes, Shapes)
+    return dict(shapes._table)
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each Shapes analysis computed (not taken over)."""
+    calls: list[int] = []
+    original = Shapes._compute
+
+    def compute(self: Shapes, *args: Any, **kwargs: Any) -> None:
+        calls.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Shapes, "_compute", compute)
+    return calls
+
+
+@pytest.mark.parametrize(("what", "old", "new", "taken"), EDITS, ids=[e[0] for e in EDITS])
+def test_an_edit_takes_the_shapes_over_only_when_they_hold(
+    tmp_path: Path, counted: list[int], what: str, old: str, new: str, taken: bool
+) -> None:
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings()
+    before = _lint(doc, TEXT, settings, None)
+    assert counted == [1]
+    edited = TEXT.replace(old, new, 1)
+    assert edited != TEXT
+    after = _lint(doc, edited, settings, before)
+    assert (len(counted) == 1) is taken, what
+    fresh = _lint(doc, edited, settings, None)
+    assert after.report.to_dict() == fresh.report.to_dict(), what
+    assert _table(after) == _table(fresh), what
+    assert [after.value_types[k] for k in fresh.value_types] == list(fresh.value_types.values())
+
+
+def test_a_chain_of_edits_takes_over_from_a_taken_over_result(
+    tmp_path: Path, counted: list[int]
+) -> None:
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings()
+    state = _lint(doc, TEXT, settings, None)
+    text = TEXT
+    for axis in (0, 1, -2, -1):
+        text = text.replace(
+            text[text.index("Softmax <axis") :].split(">")[0] + ">",
+            f"Softmax <axis: int = {axis}>",
+            1,
+        )
+        state = _lint(doc, text, settings, state)
+        assert state.report.to_dict() == _lint(doc, text, settings, None).report.to_dict()
+    assert len(counted) == 1 + 4  # the first lint, and the four fresh ones to compare
+
+
+def test_a_lint_with_an_ep_analyses_the_model_again(tmp_path: Path, counted: list[int]) -> None:
+    """The EP assignment reads the inferred copy a taken-over result does not have."""
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings(eps=("qnn",))
+    before = _lint(doc, TEXT, settings, None)
+    after = _lint(doc, TEXT.replace("[relu]", "[activation]"), settings, before)
+    assert len(counted) == 2
+    assert not after.report.fatal
