@@ -318,6 +318,17 @@ def stored_graphs(
             yield attr.name, k, sub
 
 
+def differs_in_names_only(a: onnx.NodeProto, b: onnx.NodeProto) -> bool:
+    """Whether two nodes are the same but for their name and doc string."""
+    x, y = onnx.NodeProto(), onnx.NodeProto()
+    x.CopyFrom(a)
+    y.CopyFrom(b)
+    for n in (x, y):
+        n.ClearField("name")
+        n.ClearField("doc_string")
+    return x.SerializeToString(deterministic=True) == y.SerializeToString(deterministic=True)
+
+
 def iter_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every If/Loop/Scan body nested in it, depth first (the index's order)."""
     yield graph

@@ -35,7 +35,10 @@ import onnx
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
 from onnxlint.analyses.symbolic import infer_and_store, lookup, symbolic_unavailable
 from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
-from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
+from onnxlint.index import (
+    differs_in_names_only,
+    iter_graphs,  # the one graph walk; analyses import it from here too
+)
 from onnxlint.modelfile.measure import serialized_size
 
 if TYPE_CHECKING:
@@ -291,17 +294,6 @@ def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, li
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
             errors.append(_one_line(str(exc)))
     return model, errors
-
-
-def _same_but_names(a: onnx.NodeProto, b: onnx.NodeProto) -> bool:
-    """Whether two nodes differ in their name and doc string at most."""
-    x, y = onnx.NodeProto(), onnx.NodeProto()
-    x.CopyFrom(a)
-    y.CopyFrom(b)
-    for n in (x, y):
-        n.ClearField("name")
-        n.ClearField("doc_string")
-    return x.SerializeToString(deterministic=True) == y.SerializeToString(deterministic=True)
 
 
 def _infers_alike(
@@ -622,7 +614,7 @@ class Shapes:
         types = getattr(prior, "_inferred", None) or getattr(prior, "_types_from", None)
         if prior.errors or prior.symbolic_unavailable or types is None:
             return None
-        if not _same_but_names(was, now) and (
+        if not differs_in_names_only(was, now) and (
             prior.used_symbolic or not in_main_graph or not _infers_alike(model, types, was, now)
         ):
             return None

@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote, urlparse
 
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.context import SharedModel
-from onnxlint.index import ModelIndex
+from onnxlint.index import ModelIndex, differs_in_names_only
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
@@ -294,6 +294,8 @@ def analyse(
         state.value_types = ValueTypes(index, shapes)
         if is_text:
             state.source = map_text_source(text, index, previous)
+            if "dataflow" in captured:  # what the next edit may take over
+                state.analyses[captured["dataflow"].__class__] = captured["dataflow"]
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
@@ -308,6 +310,7 @@ def _carried_analyses(
 
     Only for a lint without EPs or confirmation: the EP assignment reads the Shapes
     analysis's inferred copy of the model, which a result taken over does not have."""
+    from onnxlint.analyses.dataflow import Dataflow
     from onnxlint.analyses.shapes import Shapes
 
     if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
@@ -320,7 +323,17 @@ def _carried_analyses(
     carried = Shapes.after_node_edit(shapes, model, splice.was, splice.now, in_main)
     if carried is None:
         return None
-    return SharedModel(splice.loaded, analyses={Shapes: carried})
+    shared = SharedModel(splice.loaded, analyses={Shapes: carried})
+    flow = prior.analyses.get(Dataflow)
+    if isinstance(flow, Dataflow):
+        # the lint's own index, built here instead of in the engine
+        index = shared.index = ModelIndex(model)
+        edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
+        names_only = differs_in_names_only(splice.was, splice.now)
+        taken = Dataflow.after_node_edit(flow, index, carried, edited, names_only)
+        if taken is not None:
+            shared.analyses[Dataflow] = taken
+    return shared
 
 
 def _spliced(
@@ -368,17 +381,22 @@ def _spliced(
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
-    """An engine observer that hands the lint's index and shape analysis to ``analyse``.
+    """An engine observer that hands the lint's index and its Shapes and Dataflow analyses
+    to ``analyse``.
 
-    The shape analysis is taken only if some rule already asked for it: never computed here.
+    The analyses are taken only if some rule already asked for them: never computed here.
     """
 
     def observe(ctx: Any, report: Report) -> None:
+        from onnxlint.analyses.dataflow import Dataflow
         from onnxlint.analyses.shapes import Shapes
 
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
         box["shapes"] = ctx.computed(Shapes)
+        flow = ctx.computed(Dataflow)
+        if flow is not None:
+            box["dataflow"] = flow
 
     return observe
 

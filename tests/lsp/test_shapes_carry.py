@@ -4,7 +4,8 @@ Shapes analysis over when the edit provably leaves every type as it was
 edit, the result (findings, and the types hover shows) is a fresh lint's, and whether it
 was taken over is what the rule says (a rename, an attribute that keeps the output; not
 an attribute that changes it, an invalid one, a node reading propagated values, another
-operator, a lint with an EP)."""
+operator, a lint with an EP). Dataflow is taken over with Shapes, its facts' nodes
+moved to the new index."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from onnxlint.analyses.dataflow import Dataflow
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
@@ -82,7 +84,8 @@ def _table(state: ModelState) -> dict[str, Any]:
 
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Each Shapes analysis computed (not taken over)."""
+    """Each Shapes analysis computed (not taken over); each Dataflow walk goes into
+    ``flows``."""
     calls: list[int] = []
     original = Shapes._compute
 
@@ -91,7 +94,19 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(Shapes, "_compute", compute)
+    walk = Dataflow._run
+
+    def run(self: Dataflow, ctx: Any) -> None:
+        flows.append(1)
+        walk(self, ctx)
+
+    flows.clear()
+    monkeypatch.setattr(Dataflow, "_run", run)
     return calls
+
+
+#: the Dataflow walks of the test (``counted``)
+flows: list[int] = []
 
 
 @pytest.mark.parametrize(("what", "old", "new", "taken"), EDITS, ids=[e[0] for e in EDITS])
@@ -106,6 +121,7 @@ def test_an_edit_takes_the_shapes_over_only_when_they_hold(
     assert edited != TEXT
     after = _lint(doc, edited, settings, before)
     assert (len(counted) == 1) is taken, what
+    assert (len(flows) == 1) is taken, what  # Dataflow too, with its nodes moved
     fresh = _lint(doc, edited, settings, None)
     assert after.report.to_dict() == fresh.report.to_dict(), what
     assert _table(after) == _table(fresh), what
@@ -127,7 +143,7 @@ def test_a_chain_of_edits_takes_over_from_a_taken_over_result(
         )
         state = _lint(doc, text, settings, state)
         assert state.report.to_dict() == _lint(doc, text, settings, None).report.to_dict()
-    assert len(counted) == 1 + 4  # the first lint, and the four fresh ones to compare
+    assert len(counted) == len(flows) == 1 + 4  # the first lint, and the four fresh ones
 
 
 def test_a_lint_with_an_ep_analyses_the_model_again(tmp_path: Path, counted: list[int]) -> None:
@@ -136,5 +152,18 @@ def test_a_lint_with_an_ep_analyses_the_model_again(tmp_path: Path, counted: lis
     settings = Settings(eps=("qnn",))
     before = _lint(doc, TEXT, settings, None)
     after = _lint(doc, TEXT.replace("[relu]", "[activation]"), settings, before)
-    assert len(counted) == 2
+    assert len(counted) == len(flows) == 2
     assert not after.report.fatal
+
+
+def test_a_taken_over_dataflow_names_the_new_nodes(tmp_path: Path, counted: list[int]) -> None:
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings()
+    before = _lint(doc, TEXT, settings, None)
+    after = _lint(doc, TEXT.replace("[soft]", "[renamed_soft]"), settings, before)
+    assert len(flows) == 1  # taken over
+    flow = after.analyses[Dataflow]
+    assert after.index is not None
+    origin = flow.origin("y")  # the Softmax is where x's runtime values start
+    assert origin is not None and origin.name == "renamed_soft"
+    assert any(ref is origin for ref in after.index.nodes)
