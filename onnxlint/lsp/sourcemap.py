@@ -235,10 +235,10 @@ class _TextMemo:
 
 def _node_key(ref: object) -> tuple[object, ...] | None:
     """What a node's mapping depends on besides the text; None: not reused (subgraphs)."""
-    node = ref.node  # type: ignore[attr-defined]
     if ref.subgraphs:  # type: ignore[attr-defined]
         return None
-    return (ref.graph.path, tuple(node.output), node.op_type, tuple(node.input))  # type: ignore[attr-defined]
+    # the index's tuples, read from protobuf once: no new strings per node and edit
+    return (ref.graph.path, ref._outputs, ref.node.op_type, ref.input_names)  # type: ignore[attr-defined]
 
 
 class _Reuse:
@@ -270,7 +270,9 @@ class _Reuse:
             self.lines = 0
         else:
             self.tail_start = nl + 1
-            self.lines = masked.count("\n", 0, nl + 1 + self.shift) - old.count("\n", 0, nl + 1)
+            # the texts agree up to ``prefix``: only the newlines after it can differ
+            p = self.prefix
+            self.lines = masked.count("\n", p, nl + 1 + self.shift) - old.count("\n", p, nl + 1)
 
     def node(self, path: str, key: tuple[object, ...], cursor: int) -> _Mapped | None:
         """The previous mapping of the node at ``path`` if it holds (shifted), else None."""

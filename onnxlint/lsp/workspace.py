@@ -368,7 +368,8 @@ def _spliced(
     span = textedit.changed_span(old, new)
     if span[0] == len(old) == len(new):
         return None
-    entry = smap.node_at(old.count("\n", 0, span[0]))
+    at_line = old.count("\n", 0, span[0])
+    entry = smap.node_at(at_line)
     ref = prior.index.node_by_path(entry.path) if entry is not None else None
     if entry is None or ref is None:
         return None
@@ -376,7 +377,15 @@ def _spliced(
     if site is None:
         return None
     return textedit.splice_node_edit(
-        prior.index.model, old, new, site, limits, span, data=data, data_hash=digest
+        prior.index.model,
+        old,
+        new,
+        site,
+        limits,
+        span,
+        data=data,
+        data_hash=digest,
+        at_line=at_line,
     )
 
 

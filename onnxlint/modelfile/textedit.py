@@ -186,6 +186,7 @@ def splice_node_edit(
     *,
     data: bytes | None = None,
     data_hash: str | None = None,
+    at_line: int | None = None,
 ) -> Splice | None:
     """What reading ``new`` gives, from ``model`` (read from ``old`` with these ``limits``
     and no problem at all: the caller vouches for that), when the two texts differ inside
@@ -193,9 +194,11 @@ def splice_node_edit(
 
     ``model`` is not changed: the result holds a copy. ``span``: :func:`changed_span` of
     the two texts, when the caller has it; ``data``: ``new`` encoded as UTF-8 and
-    ``data_hash`` its SHA-256, when the caller has them (not computed again)."""
+    ``data_hash`` its SHA-256, when the caller has them (not computed again); ``at_line``:
+    the line of ``old`` the change starts on, likewise."""
     start, old_end, _ = span if span is not None else changed_span(old, new)
-    at_line = old.count("\n", 0, start)
+    if at_line is None:
+        at_line = old.count("\n", 0, start)
     if site.first_line > at_line:
         return None
     a = _line_start(old, start, at_line - site.first_line)
