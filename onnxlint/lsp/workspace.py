@@ -221,11 +221,15 @@ def analyse(
     source: bytes | Path | LoadedModel
     shared: SharedModel | None = None
     if is_text and data is not None:
-        splice = _spliced(prior, uri, path, data, config.limits, digest)
+        try:
+            splice = _spliced(prior, uri, path, data, config.limits, digest)
+            if splice is not None and prior is not None:
+                same = (prior.settings_key, prior.config_stamp) == (settings.key(), stamp)
+                shared = _carried_analyses(prior, splice, config, confirm_mode) if same else None
+        except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
+            splice, shared = None, None
+            notes.append(f"re-reading {label} whole: {type(exc).__name__}: {exc}")
         loaded = splice.loaded if splice is not None else load_text(data, config.limits, label)
-        if splice is not None and prior is not None:
-            same = (prior.settings_key, prior.config_stamp) == (settings.key(), stamp)
-            shared = _carried_analyses(prior, splice, config, confirm_mode) if same else None
         if loaded.model is None:
             report = Report(
                 path=label, diagnostics=loaded.diagnostics, fatal=True, content_hash=digest

@@ -96,7 +96,10 @@ def node_site(
         bodies = list(owner.subgraphs.values())
         if len(bodies) != len(subgraphs(owner.node)):
             return None  # two bodies under one name: positions would not line up
-        steps.append((owner.index, next(k for k, b in enumerate(bodies) if b is g)))
+        k = next((k for k, b in enumerate(bodies) if b is g), -1)
+        if k < 0:
+            return None
+        steps.append((owner.index, k))
         g = owner.graph
     function = None
     if g.function is not None:

@@ -354,3 +354,21 @@ def test_the_server_hands_an_open_document_its_latest_result(
     assert len(whole) == 1  # the open; the edit was spliced
     fresh = analyse(uri, doc, str(buffer["text"]).encode(), Settings())
     assert published[-1].report.to_dict() == fresh.report.to_dict()
+
+
+def test_a_failing_shortcut_costs_the_shortcut_not_the_lint(
+    tmp_path: Path, printed: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "m.onnxtxt"
+    uri = path_to_uri(doc)
+    state = analyse(uri, doc, printed.encode(), Settings())
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(textedit, "splice_node_edit", broken)
+    new = _edit_line(printed, r'\["/layers\.7/', lambda s: s.replace("Sigmoid (", "Tanh ("))
+    got = analyse(uri, doc, new.encode(), Settings(), previous=state.source, prior=state)
+    fresh = analyse(uri, doc, new.encode(), Settings())
+    assert got.report.to_dict() == fresh.report.to_dict()
+    assert any("injected" in n for n in got.notes)
