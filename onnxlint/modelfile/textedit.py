@@ -35,7 +35,7 @@ from typing import Any
 
 import onnx
 
-from onnxlint.index import GraphRef, NodeRef, subgraphs
+from onnxlint.index import GraphRef, NodeRef, stored_graphs, subgraphs
 from onnxlint.limits import Limits
 from onnxlint.modelfile.measure import (
     MAX_TYPE_NESTING,
@@ -168,7 +168,8 @@ def _one_node(statement: str) -> onnx.NodeProto | None:
 
 
 def _holds_graph(node: onnx.NodeProto) -> bool:
-    return any(a.HasField("g") or len(a.graphs) for a in node.attribute)
+    # the fields, whatever the attribute's type says: a parsed node is not checked yet
+    return next(stored_graphs(node.attribute), None) is not None
 
 
 def changed_span(old: str, new: str) -> tuple[int, int, int]:
