@@ -145,7 +145,7 @@ _NO_SYMBOLS: frozenset[str] = frozenset()
 _INPUT_SOURCE = "graph input"
 
 
-def _moved(f: ValueFacts, moved: dict[int, NodeRef]) -> ValueFacts:
+def moved_facts(f: ValueFacts, moved: dict[int, NodeRef]) -> ValueFacts:
     """``f`` with its nodes replaced by the records at the same positions of another index
     (``moved``, by ``id`` of the old record; a record not in it stays)."""
     if f.origin is None and f.shape_origin is None:
@@ -173,70 +173,32 @@ class Dataflow:
         self._run(ctx)
 
     @classmethod
-    def after_node_edit(
-        cls,
-        prior: Dataflow,
-        index: ModelIndex,
-        shapes: Shapes,
-        edited: int,
-        names_only: bool,
-    ) -> Dataflow | None:
-        """The analysis of the model indexed by ``index``, which is ``prior``'s model with one
-        node replaced (``index.nodes[edited]``, at the same position as before), taken over
-        from ``prior`` when that is provably what analysing it gives; None otherwise.
-
-        ``shapes`` is the new lint's Shapes analysis, which must hold the types ``prior``
-        read (taken over with ``Shapes.after_node_edit``). The facts name nodes by their
-        index records, so each is moved to the record at the same position of ``index``.
-        Shown when the nodes differ in their names only (``names_only``: nothing the walk
-        reads changed), or when the new node is of the main graph, reads the same values,
-        holds no body, calls no function and draws no random values, and its outputs'
-        facts, computed from the facts its inputs had, are the ones it had before (so the
-        walk downstream reads what it read before).
-        """
-        old_nodes, new_nodes = prior._index.nodes, index.nodes
-        if len(old_nodes) != len(new_nodes) or not 0 <= edited < len(new_nodes):
-            return None
-        if any(a.op_type != b.op_type for a, b in zip(old_nodes, new_nodes, strict=True)):
-            return None
-        moved = {id(a): b for a, b in zip(old_nodes, new_nodes, strict=True)}
-        was, now = old_nodes[edited], new_nodes[edited]
-        if not names_only and not prior._same_outputs(was, now, moved):
-            return None
+    def taken_over(cls, prior: Dataflow, index: ModelIndex, shapes: Shapes) -> Dataflow:
+        """``prior``'s facts for a model that an edit provably left with the same facts
+        (``analyses.edits.dataflow_after_node_edit`` decides), each fact's nodes moved to
+        the record at the same position of ``index`` (the edited model's)."""
+        moved = {id(a): b for a, b in zip(prior._index.nodes, index.nodes, strict=True)}
         self = cls.__new__(cls)
         self._shapes = shapes
         self._index = index
-        self._facts = {k: _moved(f, moved) for k, f in prior._facts.items()}
+        self._facts = {k: moved_facts(f, moved) for k, f in prior._facts.items()}
         self._fn_facts = {
-            path: {k: _moved(f, moved) for k, f in table.items()}
+            path: {k: moved_facts(f, moved) for k, f in table.items()}
             for path, table in prior._fn_facts.items()
         }
         self._fn_inputs = prior._fn_inputs  # origin-free records, never changed once built
         return self
 
-    def _same_outputs(self, was: NodeRef, now: NodeRef, moved: dict[int, NodeRef]) -> bool:
-        """Whether ``now``'s outputs get the facts ``was``'s had, from the same inputs."""
-        if (
-            now.graph.parent is not None
-            or now.graph.is_function
-            or now.subgraphs
-            or was.subgraphs
-            or now.input_names != was.input_names
-            or now._outputs != was._outputs
-            or now.op_type in _RANDOM_OPS
-            or (now.node.domain, now.node.op_type) in self._index.functions
-        ):
-            return False
-        scratch = {
-            name: self._facts[name] for name in was.input_names if name and name in self._facts
-        }
-        before = {name: self._facts.get(name) for name in was._outputs if name}
-        self._node(now, scratch)  # reads only its inputs; writes its outputs into scratch
-        for name, old in before.items():
-            new = scratch.get(name)
-            if old is None or new is None or _moved(old, moved) != _moved(new, moved):
-                return False
-        return True
+    @property
+    def index(self) -> ModelIndex:
+        """The index of the model these facts are about (their nodes are its records)."""
+        return self._index
+
+    def node_facts(self, node: NodeRef, inputs: dict[str, ValueFacts]) -> dict[str, ValueFacts]:
+        """The facts this walk gives ``node``'s outputs when its inputs have ``inputs``."""
+        scratch = dict(inputs)
+        self._node(node, scratch)  # reads only its inputs; writes its outputs
+        return {name: scratch[name] for name in node.outputs if name and name in scratch}
 
     # -- public queries ---------------------------------------------------------------
     def facts(self, name: str, graph: GraphRef | None = None) -> ValueFacts:

@@ -35,10 +35,7 @@ import onnx
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
 from onnxlint.analyses.symbolic import infer_and_store, lookup, symbolic_unavailable
 from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
-from onnxlint.index import (
-    differs_in_names_only,
-    iter_graphs,  # the one graph walk; analyses import it from here too
-)
+from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
 
 if TYPE_CHECKING:
@@ -296,79 +293,6 @@ def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, li
     return model, errors
 
 
-def _infers_alike(
-    model: onnx.ModelProto, inferred: onnx.ModelProto, was: onnx.NodeProto, now: onnx.NodeProto
-) -> bool:
-    """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
-    inference of the model with ``was``) as it is (:meth:`Shapes.after_node_edit`)."""
-    if (now.op_type, now.domain, list(now.input), list(now.output)) != (
-        was.op_type,
-        was.domain,
-        list(was.input),
-        list(was.output),
-    ) or now.domain not in ("", "ai.onnx"):
-        return False
-    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
-    try:
-        schema = onnx.defs.get_schema(now.op_type, opset or 1, "")
-    except Exception:
-        return False
-    if schema.has_data_propagation_function or not schema.has_type_and_shape_inference_function:
-        return False
-    graph = inferred.graph
-    declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
-    weights = {t.name: t for t in model.graph.initializer}
-    sparse = {t.values.name for t in model.graph.sparse_initializer}
-    inputs = {name for name in now.input if name}
-    producers = {o: n for n in model.graph.node for o in n.output if o in inputs}
-    data: dict[str, onnx.TensorProto] = {}
-    types: dict[str, onnx.TypeProto] = {}
-    for name in inputs:
-        if name in sparse:
-            return False
-        if name in weights:
-            data[name] = weights[name]
-            types[name] = onnx.helper.make_tensor_type_proto(
-                weights[name].data_type, list(weights[name].dims)
-            )
-            continue
-        producer = producers.get(name)
-        if producer is not None and not _carries_no_values(producer, opset):
-            return False
-        if name not in declared:
-            return False
-        types[name] = declared[name]
-    if any(o and o not in declared for o in was.output):
-        return False
-    want = {o: declared[o].SerializeToString(deterministic=True) for o in was.output if o}
-    for node in (was, now):
-        try:
-            got = onnx.shape_inference.infer_node_outputs(
-                schema,
-                node,
-                types,
-                input_data=data,
-                opset_imports=list(model.opset_import),
-                ir_version=model.ir_version,
-            )
-        except Exception:  # the whole pass would record an error (or differ): infer it
-            return False
-        if {o: t.SerializeToString(deterministic=True) for o, t in got.items() if o} != want:
-            return False
-    return True
-
-
-def _carries_no_values(node: onnx.NodeProto, opset: int | None) -> bool:
-    """Whether ONNX's inference attaches no values to this node's outputs (a standard
-    operator that is not a constant and has no data propagation)."""
-    if node.domain not in ("", "ai.onnx") or node.op_type in ("Constant", "ConstantOfShape"):
-        return False
-    try:
-        return not onnx.defs.get_schema(node.op_type, opset or 1, "").has_data_propagation_function
-    except Exception:
-        return False
-
-
 def _rank1_elements(model: onnx.ModelProto) -> int:
     """Total static length of the rank-1 tensors an inferred model declares (all graphs)."""
     total = 0
@@ -586,38 +510,11 @@ class Shapes:
         self._table = table
 
     @classmethod
-    def after_node_edit(
-        cls,
-        prior: Shapes,
-        model: onnx.ModelProto,
-        was: onnx.NodeProto,
-        now: onnx.NodeProto,
-        in_main_graph: bool,
-    ) -> Shapes | None:
-        """The analysis of ``model``, which is the model ``prior`` analysed with one node of
-        its main graph, ``was``, replaced by ``now`` (an edit in the language server), taken
-        over from ``prior`` when that is provably what analysing ``model`` gives; None when
-        it cannot be shown, and the caller analyses ``model`` as usual.
-
-        It is shown when inference read nothing that changed: the nodes differ in their
-        name or doc string only (ONNX's and ORT's inference read names for their messages
-        only: the symbolic cache's key relies on that too), or, with ORT's symbolic answer
-        not used, they are the same operator on the same inputs and outputs, an operator
-        whose values ONNX never propagates, none of whose inputs carries values inference
-        could read but initializers (which it is given), and the old and the new node,
-        inferred alone from the types the whole pass gave their inputs, give the types
-        the whole pass gave the old node's outputs: everything downstream then reads what
-        it read before. A result with inference errors (their messages name nodes) is
-        never taken over. The result hands no inferred copy out (``take_inferred``): it
-        is for a lint whose EP assignment does not run.
-        """
-        types = getattr(prior, "_inferred", None) or getattr(prior, "_types_from", None)
-        if prior.errors or prior.symbolic_unavailable or types is None:
-            return None
-        if not differs_in_names_only(was, now) and (
-            prior.used_symbolic or not in_main_graph or not _infers_alike(model, types, was, now)
-        ):
-            return None
+    def taken_over(cls, prior: Shapes, types: onnx.ModelProto) -> Shapes:
+        """``prior``'s answer for a model that an edit provably left with the same types
+        (``analyses.edits.shapes_after_node_edit`` decides): the same table, no inferred copy
+        to hand out (``take_inferred``), ``types`` (the inferred copy the table was read
+        from) kept for the next edit's comparison."""
         self = cls.__new__(cls)
         self.errors = []
         self.used_symbolic = prior.used_symbolic
@@ -627,9 +524,13 @@ class Shapes:
         self._left = {}
         self._inferred = None
         self._unpropagated = None
-        #: the inferred copy the types were read from, for the next edit's comparison
         self._types_from = types
         return self
+
+    def types_read(self) -> onnx.ModelProto | None:
+        """The inferred copy this answer's table was read from, while it is held (None once
+        handed out with ``take_inferred``)."""
+        return getattr(self, "_inferred", None) or self._types_from
 
     def take_inferred(self, weights: bool = True) -> onnx.ModelProto | None:
         """The inferred copy of the model (the model itself when inference could not run),

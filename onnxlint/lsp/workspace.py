@@ -19,15 +19,15 @@ from urllib.parse import quote, unquote, urlparse
 
 from onnxlint.config import Config, ConfigError, discover, load_file
 from onnxlint.context import SharedModel
-from onnxlint.index import ModelIndex, differs_in_names_only
+from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
+from onnxlint.lsp.edits import carried_analyses, spliced
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
 from onnxlint.lsp.state import ModelState as ModelState
-from onnxlint.modelfile import textedit
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -222,10 +222,10 @@ def analyse(
     shared: SharedModel | None = None
     if is_text and data is not None:
         try:
-            splice = _spliced(prior, uri, path, data, config.limits, digest)
+            splice = spliced(prior, uri, path, data, config.limits, digest)
             if splice is not None and prior is not None:
                 same = (prior.settings_key, prior.config_stamp) == (settings.key(), stamp)
-                shared = _carried_analyses(prior, splice, config, confirm_mode) if same else None
+                shared = carried_analyses(prior, splice, config, confirm_mode) if same else None
         except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
             splice, shared = None, None
             notes.append(f"re-reading {label} whole: {type(exc).__name__}: {exc}")
@@ -277,7 +277,7 @@ def analyse(
         return state
     state.confirmed = confirmed_eps(report)
     if isinstance(source, LoadedModel) and not source.problems:
-        state.clean_limits = config.limits  # the next edit may be read by ``_spliced``
+        state.clean_limits = config.limits  # the next edit may be read by ``edits.spliced``
     state.real_path = captured.get("real_path")
     if linted_data:
         state.layout = layout  # what the next bytes are compared with (``carryover``)
@@ -303,94 +303,6 @@ def analyse(
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
-
-
-def _carried_analyses(
-    prior: ModelState, splice: textedit.Splice, config: Config, confirm_mode: str
-) -> SharedModel | None:
-    """The spliced model with the analyses of ``prior`` (same settings and configuration)
-    that the edit provably leaves as they were (``Shapes.after_node_edit``), for the lint of
-    the edited document; None: nothing is taken over.
-
-    Only for a lint without EPs or confirmation: the EP assignment reads the Shapes
-    analysis's inferred copy of the model, which a result taken over does not have."""
-    from onnxlint.analyses.dataflow import Dataflow
-    from onnxlint.analyses.shapes import Shapes
-
-    if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
-        return None
-    shapes = prior.value_types.shapes if isinstance(prior.value_types, ValueTypes) else None
-    model = splice.loaded.model
-    if not isinstance(shapes, Shapes) or model is None:
-        return None
-    in_main = not splice.site.steps and splice.site.function is None
-    carried = Shapes.after_node_edit(shapes, model, splice.was, splice.now, in_main)
-    if carried is None:
-        return None
-    shared = SharedModel(splice.loaded, analyses={Shapes: carried})
-    flow = prior.analyses.get(Dataflow)
-    if isinstance(flow, Dataflow):
-        # the lint's own index, built here instead of in the engine
-        index = shared.index = ModelIndex(model)
-        edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
-        names_only = differs_in_names_only(splice.was, splice.now)
-        taken = Dataflow.after_node_edit(flow, index, carried, edited, names_only)
-        if taken is not None:
-            shared.analyses[Dataflow] = taken
-    return shared
-
-
-def _spliced(
-    prior: ModelState | None,
-    uri: str,
-    path: Path | None,
-    data: bytes,
-    limits: Limits,
-    digest: str | None = None,
-) -> textedit.Splice | None:
-    """The edited text document ``data`` read from ``prior``'s model when the edit lies
-    inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
-    proves it or declines); None: read the whole text."""
-    if (
-        prior is None
-        or not prior.is_text
-        or prior.uri != uri
-        or prior.path != path
-        or prior.clean_limits != limits
-        or prior.index is None
-        or prior.report.fatal
-    ):
-        return None
-    smap = prior.source
-    if smap is None:
-        return None
-    try:
-        new = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None  # the loader words the problem
-    old = smap.text
-    span = textedit.changed_span(old, new)
-    if span[0] == len(old) == len(new):
-        return None
-    at_line = old.count("\n", 0, span[0])
-    entry = smap.node_at(at_line)
-    ref = prior.index.node_by_path(entry.path) if entry is not None else None
-    if entry is None or ref is None:
-        return None
-    site = textedit.node_site(prior.index.model, ref, entry.line, max(entry.line, entry.end_line))
-    if site is None:
-        return None
-    return textedit.splice_node_edit(
-        prior.index.model,
-        old,
-        new,
-        site,
-        limits,
-        span,
-        data=data,
-        data_hash=digest,
-        at_line=at_line,
-    )
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:

@@ -1,6 +1,6 @@
 """After an edit of one node of an ``.onnxtxt``, the language server takes the previous
 Shapes analysis over when the edit provably leaves every type as it was
-(``Shapes.after_node_edit``, issue 19), and analyses the model again otherwise: edit by
+(``analyses.edits``, issue 19), and analyses the model again otherwise: edit by
 edit, the result (findings, and the types hover shows) is a fresh lint's, and whether it
 was taken over is what the rule says (a rename, an attribute that keeps the output; not
 an attribute that changes it, an invalid one, a node reading propagated values, another

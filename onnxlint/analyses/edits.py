@@ -1,0 +1,168 @@
+"""What an edit of one node leaves of the previous lint's analyses.
+
+The language server lints an edited ``.onnxtxt`` whose model differs from the previous
+one in one node (``modelfile.textedit``). These functions decide, for the analyses whose
+answers can be shown not to change, whether the previous answer holds for the edited
+model, and return it (moved onto the new model's index where it names nodes); None
+whenever that cannot be shown, and the lint computes the analysis as usual.
+``tests/lsp/test_shapes_carry.py`` compares every answer with a fresh lint's.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
+from onnxlint.analyses.shapes import Shapes
+from onnxlint.index import ModelIndex, differs_in_names_only
+
+
+def shapes_after_node_edit(
+    prior: Shapes,
+    model: onnx.ModelProto,
+    was: onnx.NodeProto,
+    now: onnx.NodeProto,
+    in_main_graph: bool,
+) -> Shapes | None:
+    """The Shapes analysis of ``model``, which is the model ``prior`` analysed with one
+    node, ``was``, replaced by ``now`` (``in_main_graph``: a node of the main graph), when
+    it is provably ``prior``'s; None otherwise.
+
+    It is shown when inference read nothing that changed: the nodes differ in their name
+    or doc string only (ONNX's and ORT's inference read names for their messages only: the
+    symbolic cache's key relies on that too), or, with ORT's symbolic answer not used, they
+    are the same operator on the same inputs and outputs in the main graph, an operator
+    whose values ONNX never propagates, none of whose inputs carries values inference could
+    read but initializers (which it is given), and the old and the new node, inferred alone
+    from the types the whole pass gave their inputs, give the types the whole pass gave the
+    old node's outputs: everything downstream then reads what it read before. A result
+    with inference errors (their messages name nodes) is never taken over. The answer hands
+    no inferred copy out (``Shapes.take_inferred``): it is for a lint whose EP assignment
+    does not run.
+    """
+    types = prior.types_read()
+    if prior.errors or prior.symbolic_unavailable or types is None:
+        return None
+    if not differs_in_names_only(was, now) and (
+        prior.used_symbolic or not in_main_graph or not _infers_alike(model, types, was, now)
+    ):
+        return None
+    return Shapes.taken_over(prior, types)
+
+
+def dataflow_after_node_edit(
+    prior: Dataflow, index: ModelIndex, shapes: Shapes, edited: int, names_only: bool
+) -> Dataflow | None:
+    """The Dataflow analysis of the model indexed by ``index``, which is ``prior``'s model
+    with the node at ``index.nodes[edited]`` replaced, when it is provably ``prior``'s (its
+    nodes moved to ``index``'s records at the same positions); None otherwise.
+
+    ``shapes``: the edited model's Shapes analysis, which must hold the types ``prior``
+    read (taken over with :func:`shapes_after_node_edit`). Shown when the nodes differ in
+    their names only (``names_only``: nothing the walk reads changed), or when the new node
+    is of the main graph, reads the same values, holds no body, calls no function and
+    draws no random values, and its outputs' facts, computed from the facts its inputs
+    had, are the ones it had before (so the walk downstream reads what it read before).
+    """
+    old_nodes, new_nodes = prior.index.nodes, index.nodes
+    if len(old_nodes) != len(new_nodes) or not 0 <= edited < len(new_nodes):
+        return None
+    if any(a.op_type != b.op_type for a, b in zip(old_nodes, new_nodes, strict=True)):
+        return None
+    was, now = old_nodes[edited], new_nodes[edited]
+    if not names_only:
+        if (
+            now.graph.parent is not None
+            or now.graph.is_function
+            or now.subgraphs
+            or was.subgraphs
+            or now.input_names != was.input_names
+            or now.outputs != was.outputs
+            or now.op_type in _RANDOM_OPS
+            or (now.node.domain, now.node.op_type) in prior.index.functions
+        ):
+            return None
+        moved = {id(a): b for a, b in zip(old_nodes, new_nodes, strict=True)}
+        inputs = {name: prior.facts(name) for name in was.input_names if name}
+        got = prior.node_facts(now, inputs)
+        for name in was.outputs:
+            if not name:
+                continue
+            if name not in got or moved_facts(prior.facts(name), moved) != moved_facts(
+                got[name], moved
+            ):
+                return None
+    return Dataflow.taken_over(prior, index, shapes)
+
+
+def _infers_alike(
+    model: onnx.ModelProto, inferred: onnx.ModelProto, was: onnx.NodeProto, now: onnx.NodeProto
+) -> bool:
+    """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
+    inference of the model with ``was``) as it is (:meth:`Shapes.after_node_edit`)."""
+    if (now.op_type, now.domain, list(now.input), list(now.output)) != (
+        was.op_type,
+        was.domain,
+        list(was.input),
+        list(was.output),
+    ) or now.domain not in ("", "ai.onnx"):
+        return False
+    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+    try:
+        schema = onnx.defs.get_schema(now.op_type, opset or 1, "")
+    except Exception:
+        return False
+    if schema.has_data_propagation_function or not schema.has_type_and_shape_inference_function:
+        return False
+    graph = inferred.graph
+    declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+    weights = {t.name: t for t in model.graph.initializer}
+    sparse = {t.values.name for t in model.graph.sparse_initializer}
+    inputs = {name for name in now.input if name}
+    producers = {o: n for n in model.graph.node for o in n.output if o in inputs}
+    data: dict[str, onnx.TensorProto] = {}
+    types: dict[str, onnx.TypeProto] = {}
+    for name in inputs:
+        if name in sparse:
+            return False
+        if name in weights:
+            data[name] = weights[name]
+            types[name] = onnx.helper.make_tensor_type_proto(
+                weights[name].data_type, list(weights[name].dims)
+            )
+            continue
+        producer = producers.get(name)
+        if producer is not None and not _carries_no_values(producer, opset):
+            return False
+        if name not in declared:
+            return False
+        types[name] = declared[name]
+    if any(o and o not in declared for o in was.output):
+        return False
+    want = {o: declared[o].SerializeToString(deterministic=True) for o in was.output if o}
+    for node in (was, now):
+        try:
+            got = onnx.shape_inference.infer_node_outputs(
+                schema,
+                node,
+                types,
+                input_data=data,
+                opset_imports=list(model.opset_import),
+                ir_version=model.ir_version,
+            )
+        except Exception:  # the whole pass would record an error (or differ): infer it
+            return False
+        if {o: t.SerializeToString(deterministic=True) for o, t in got.items() if o} != want:
+            return False
+    return True
+
+
+def _carries_no_values(node: onnx.NodeProto, opset: int | None) -> bool:
+    """Whether ONNX's inference attaches no values to this node's outputs (a standard
+    operator that is not a constant and has no data propagation)."""
+    if node.domain not in ("", "ai.onnx") or node.op_type in ("Constant", "ConstantOfShape"):
+        return False
+    try:
+        return not onnx.defs.get_schema(node.op_type, opset or 1, "").has_data_propagation_function
+    except Exception:
+        return False

@@ -1,0 +1,107 @@
+"""Reading an edited document from its previous result in the language server.
+
+:func:`spliced` reads an ``.onnxtxt`` edit inside one node statement from the previous
+model (``modelfile.textedit``), and :func:`carried_analyses` hands the lint of that edit
+the previous analyses that the edit provably leaves as they were (``analyses.edits``).
+Each declines whatever it cannot show, and the caller reads and lints as usual.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from onnxlint.config import Config
+from onnxlint.context import SharedModel
+from onnxlint.index import ModelIndex, differs_in_names_only
+from onnxlint.limits import Limits
+from onnxlint.lsp.state import ModelState
+from onnxlint.modelfile import textedit
+
+
+def carried_analyses(
+    prior: ModelState, splice: textedit.Splice, config: Config, confirm_mode: str
+) -> SharedModel | None:
+    """The spliced model with the analyses of ``prior`` (same settings and configuration)
+    that the edit provably leaves as they were (``analyses.edits``), for the lint of
+    the edited document; None: nothing is taken over.
+
+    Only for a lint without EPs or confirmation: the EP assignment reads the Shapes
+    analysis's inferred copy of the model, which a result taken over does not have."""
+    from onnxlint.analyses.dataflow import Dataflow
+    from onnxlint.analyses.edits import dataflow_after_node_edit, shapes_after_node_edit
+    from onnxlint.analyses.shapes import Shapes
+
+    if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
+        return None
+    shapes = getattr(prior.value_types, "shapes", None)
+    model = splice.loaded.model
+    if not isinstance(shapes, Shapes) or model is None:
+        return None
+    in_main = not splice.site.steps and splice.site.function is None
+    carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main)
+    if carried is None:
+        return None
+    shared = SharedModel(splice.loaded, analyses={Shapes: carried})
+    flow = prior.analyses.get(Dataflow)
+    if isinstance(flow, Dataflow):
+        # the lint's own index, built here instead of in the engine
+        index = shared.index = ModelIndex(model)
+        edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
+        names_only = differs_in_names_only(splice.was, splice.now)
+        taken = dataflow_after_node_edit(flow, index, carried, edited, names_only)
+        if taken is not None:
+            shared.analyses[Dataflow] = taken
+    return shared
+
+
+def spliced(
+    prior: ModelState | None,
+    uri: str,
+    path: Path | None,
+    data: bytes,
+    limits: Limits,
+    digest: str | None = None,
+) -> textedit.Splice | None:
+    """The edited text document ``data`` read from ``prior``'s model when the edit lies
+    inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
+    proves it or declines); None: read the whole text."""
+    if (
+        prior is None
+        or not prior.is_text
+        or prior.uri != uri
+        or prior.path != path
+        or prior.clean_limits != limits
+        or prior.index is None
+        or prior.report.fatal
+    ):
+        return None
+    smap = prior.source
+    if smap is None:
+        return None
+    try:
+        new = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None  # the loader words the problem
+    old = smap.text
+    span = textedit.changed_span(old, new)
+    if span[0] == len(old) == len(new):
+        return None
+    at_line = old.count("\n", 0, span[0])
+    entry = smap.node_at(at_line)
+    ref = prior.index.node_by_path(entry.path) if entry is not None else None
+    if entry is None or ref is None:
+        return None
+    site = textedit.node_site(prior.index.model, ref, entry.line, max(entry.line, entry.end_line))
+    if site is None:
+        return None
+    return textedit.splice_node_edit(
+        prior.index.model,
+        old,
+        new,
+        site,
+        limits,
+        span,
+        data=data,
+        data_hash=digest,
+        at_line=at_line,
+    )
