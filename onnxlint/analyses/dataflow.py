@@ -173,11 +173,12 @@ class Dataflow:
         self._run(ctx)
 
     @classmethod
-    def taken_over(cls, prior: Dataflow, index: ModelIndex, shapes: Shapes) -> Dataflow:
-        """``prior``'s facts for a model that an edit provably left with the same facts
-        (``analyses.edits.dataflow_after_node_edit`` decides), each fact's nodes moved to
-        the record at the same position of ``index`` (the edited model's)."""
-        moved = {id(a): b for a, b in zip(prior._index.nodes, index.nodes, strict=True)}
+    def taken_over(
+        cls, prior: Dataflow, index: ModelIndex, shapes: Shapes, moved: dict[int, NodeRef]
+    ) -> Dataflow:
+        """``prior``'s facts for an edited model they provably hold for (decided by
+        ``analyses.edits``), each fact's nodes moved to ``index``'s records (``moved``: the
+        ``id`` of each of ``prior``'s records -> the one at its position in ``index``)."""
         self = cls.__new__(cls)
         self._shapes = shapes
         self._index = index

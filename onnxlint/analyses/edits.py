@@ -14,7 +14,7 @@ import onnx
 
 from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
-from onnxlint.index import ModelIndex, differs_in_names_only
+from onnxlint.index import ModelIndex
 
 
 def shapes_after_node_edit(
@@ -23,10 +23,12 @@ def shapes_after_node_edit(
     was: onnx.NodeProto,
     now: onnx.NodeProto,
     in_main_graph: bool,
+    names_only: bool,
 ) -> Shapes | None:
     """The Shapes analysis of ``model``, which is the model ``prior`` analysed with one
-    node, ``was``, replaced by ``now`` (``in_main_graph``: a node of the main graph), when
-    it is provably ``prior``'s; None otherwise.
+    node, ``was``, replaced by ``now`` (``in_main_graph``: a node of the main graph;
+    ``names_only``: :func:`~onnxlint.index.differs_in_names_only` of the two), when it is
+    provably ``prior``'s; None otherwise.
 
     It is shown when inference read nothing that changed: the nodes differ in their name
     or doc string only (ONNX's and ORT's inference read names for their messages only: the
@@ -43,7 +45,7 @@ def shapes_after_node_edit(
     types = prior.types_read()
     if prior.errors or prior.symbolic_unavailable or types is None:
         return None
-    if not differs_in_names_only(was, now) and (
+    if not names_only and (
         prior.used_symbolic or not in_main_graph or not _infers_alike(model, types, was, now)
     ):
         return None
@@ -70,6 +72,7 @@ def dataflow_after_node_edit(
     if any(a.op_type != b.op_type for a, b in zip(old_nodes, new_nodes, strict=True)):
         return None
     was, now = old_nodes[edited], new_nodes[edited]
+    moved = {id(a): b for a, b in zip(old_nodes, new_nodes, strict=True)}
     if not names_only:
         if (
             now.graph.parent is not None
@@ -82,7 +85,6 @@ def dataflow_after_node_edit(
             or (now.node.domain, now.node.op_type) in prior.index.functions
         ):
             return None
-        moved = {id(a): b for a, b in zip(old_nodes, new_nodes, strict=True)}
         inputs = {name: prior.facts(name) for name in was.input_names if name}
         got = prior.node_facts(now, inputs)
         for name in was.outputs:
@@ -92,14 +94,14 @@ def dataflow_after_node_edit(
                 got[name], moved
             ):
                 return None
-    return Dataflow.taken_over(prior, index, shapes)
+    return Dataflow.taken_over(prior, index, shapes, moved)
 
 
 def _infers_alike(
     model: onnx.ModelProto, inferred: onnx.ModelProto, was: onnx.NodeProto, now: onnx.NodeProto
 ) -> bool:
     """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
-    inference of the model with ``was``) as it is (:meth:`Shapes.after_node_edit`)."""
+    inference of the model with ``was``) as it is (:func:`shapes_after_node_edit`)."""
     if (now.op_type, now.domain, list(now.input), list(now.output)) != (
         was.op_type,
         was.domain,

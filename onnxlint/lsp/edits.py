@@ -33,12 +33,13 @@ def carried_analyses(
 
     if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
         return None
-    shapes = getattr(prior.value_types, "shapes", None)
+    shapes = prior.analyses.get(Shapes)
     model = splice.loaded.model
     if not isinstance(shapes, Shapes) or model is None:
         return None
     in_main = not splice.site.steps and splice.site.function is None
-    carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main)
+    names_only = differs_in_names_only(splice.was, splice.now)
+    carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main, names_only)
     if carried is None:
         return None
     shared = SharedModel(splice.loaded, analyses={Shapes: carried})
@@ -47,7 +48,6 @@ def carried_analyses(
         # the lint's own index, built here instead of in the engine
         index = shared.index = ModelIndex(model)
         edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
-        names_only = differs_in_names_only(splice.was, splice.now)
         taken = dataflow_after_node_edit(flow, index, carried, edited, names_only)
         if taken is not None:
             shared.analyses[Dataflow] = taken

@@ -63,8 +63,8 @@ class ModelState:
     #: a text document that loaded with no problem: the limits it was read with (the next
     #: edit of it may be read from this result's model, ``edits.spliced``)
     clean_limits: Limits | None = field(default=None, repr=False, compare=False)
-    #: a text document's model-only analyses beyond Shapes (kept in ``value_types``) that
-    #: the lint of its next edit may take over (``edits.carried_analyses``), by class
+    #: a text document's Shapes and Dataflow analyses, by class, that the lint of its next
+    #: edit may take over (``edits.carried_analyses``)
     analyses: dict[type, Any] = field(default_factory=dict, repr=False, compare=False)
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

@@ -298,8 +298,7 @@ def analyse(
         state.value_types = ValueTypes(index, shapes)
         if is_text:
             state.source = map_text_source(text, index, previous)
-            if "dataflow" in captured:  # what the next edit may take over
-                state.analyses[captured["dataflow"].__class__] = captured["dataflow"]
+            state.analyses = captured.get("analyses", {})  # what the next edit may take over
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
@@ -319,9 +318,9 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
         box["shapes"] = ctx.computed(Shapes)
-        flow = ctx.computed(Dataflow)
-        if flow is not None:
-            box["dataflow"] = flow
+        box["analyses"] = {
+            cls: found for cls in (Shapes, Dataflow) if (found := ctx.computed(cls)) is not None
+        }
 
     return observe
 
@@ -464,11 +463,6 @@ class ValueTypes(Mapping[tuple[str, str], str]):
     def __init__(self, index: ModelIndex, shapes: Any | None = None) -> None:
         self._graphs = {g.path: g for g in index.graphs}
         self._shapes = shapes
-
-    @property
-    def shapes(self) -> Any | None:
-        """The lint's Shapes analysis these types come from (None: it did not run)."""
-        return self._shapes
 
     def __getitem__(self, key: tuple[str, str]) -> str:
         graph, name = key

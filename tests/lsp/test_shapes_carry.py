@@ -77,7 +77,7 @@ def _lint(doc: Path, text: str, settings: Settings, prior: ModelState | None) ->
 
 
 def _table(state: ModelState) -> dict[str, Any]:
-    shapes = state.value_types.shapes  # type: ignore[attr-defined]
+    shapes = state.analyses.get(Shapes)
     assert isinstance(shapes, Shapes)
     return dict(shapes._table)
 

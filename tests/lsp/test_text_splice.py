@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import onnx
@@ -22,21 +23,9 @@ from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import map_text_source
 from onnxlint.lsp.workspace import analyse, path_to_uri
 from onnxlint.modelfile import textedit
+from tests.lsp.test_text_map_reuse import _branch
 
 NODES = 300
-
-
-def _branch(name: str, x: str) -> onnx.GraphProto:
-    out = f"{name}_out"
-    return helper.make_graph(
-        [
-            helper.make_node("Neg", [x], [f"{name}_n"], name=f"/{name}/Neg"),
-            helper.make_node("Abs", [f"{name}_n"], [out], name=f"{name}_abs"),
-        ],
-        name,
-        [],
-        [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N", 4])],
-    )
 
 
 def _model() -> onnx.ModelProto:
@@ -51,8 +40,8 @@ def _model() -> onnx.ModelProto:
                     ["cond"],
                     [out],
                     name=f"/layers.{i}/If",
-                    then_branch=_branch(f"then{i}", prev),
-                    else_branch=_branch(f"else{i}", prev),
+                    then_branch=_branch(f"then{i}", prev, i),
+                    else_branch=_branch(f"else{i}", prev, i),
                 )
             )
         elif i % 7 == 3:
@@ -282,25 +271,33 @@ def test_random_one_line_edits_read_as_the_whole_text(printed: str) -> None:
     assert accepted >= 40
 
 
-def test_the_language_server_reads_an_edit_by_its_statement(
-    tmp_path: Path, printed: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A re-lint of an edited document splices, and publishes what a fresh lint does."""
+@pytest.fixture
+def whole() -> Iterator[list[int]]:
+    """Each whole read of a text document by the language server's analysis."""
     from onnxlint.lsp import workspace
 
+    reads: list[int] = []
+    original = workspace.load_text
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workspace, "load_text", counted)
+        yield reads
+
+
+def test_the_language_server_reads_an_edit_by_its_statement(
+    tmp_path: Path, printed: str, whole: list[int]
+) -> None:
+    """A re-lint of an edited document splices, and publishes what a fresh lint does."""
     doc = tmp_path / "m.onnxtxt"
     doc.write_text(printed)
     uri = path_to_uri(doc)
     settings = Settings()
     state = analyse(uri, doc, printed.encode(), settings)
-    whole: list[int] = []
-    original = workspace.load_text
-
-    def counted(*args: object, **kwargs: object) -> object:
-        whole.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(workspace, "load_text", counted)
+    whole.clear()  # the edits from here
     text = printed
     for k in range(3):
         text = _edit_line(
@@ -314,7 +311,7 @@ def test_the_language_server_reads_an_edit_by_its_statement(
 
 
 def test_the_server_hands_an_open_document_its_latest_result(
-    tmp_path: Path, printed: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, printed: str, whole: list[int]
 ) -> None:
     """The lint service passes a text document's latest state to the next analysis, so an
     edit typed in the editor is spliced, not read whole."""
@@ -327,14 +324,6 @@ def test_the_server_hands_an_open_document_its_latest_result(
     doc.write_text(printed)
     uri = path_to_uri(doc)
     buffer = {"text": printed, "version": 1}
-    whole: list[int] = []
-    original = workspace.load_text
-
-    def counted(*args: object, **kwargs: object) -> object:
-        whole.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(workspace, "load_text", counted)
     published: list[workspace.ModelState] = []
 
     async def scenario() -> None:
