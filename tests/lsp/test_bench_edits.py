@@ -1,10 +1,17 @@
 """The language-server benchmark's edited ``.onnxtxt`` buffers (``python -m benchmarks
 --only lsp``): each round's document parses, differs from the others in one line (so
-the server's cache cannot answer), and the results table says the debounce is in."""
+the server's cache cannot answer), the results table says the debounce is in, and the
+drivers start the server in their own workspace folder."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
 import onnx
+import pytest
 
 from benchmarks.__main__ import markdown, printed_edits
 from onnxlint.limits import Limits
@@ -118,3 +125,41 @@ def test_the_text_rounds_are_held_to_issue_19s_budget() -> None:
     assert (
         rows["LSP synth_10k .onnxtxt: edit -> diagnostics (node renamed)"]["budget"] == "<= 150 ms"
     )
+
+
+class _Started(Exception):
+    """Raised by the stand-in ``start_io`` once it has recorded how it was called."""
+
+
+def test_the_drivers_start_the_server_in_their_workspace_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m onnxlint`` puts the working folder first on ``sys.path``: started in a
+    checkout, the server would import that checkout whatever ``PYTHONPATH`` says, and a
+    before/after pair would run one code twice."""
+    from pygls.lsp.client import LanguageClient
+
+    import benchmarks.__main__ as bench
+    from tests.lsp.models import write_model
+
+    model = write_model(tmp_path / "m.onnx", NESTED)
+    calls: list[dict[str, Any]] = []
+
+    async def start_io(self: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(kwargs)
+        raise _Started
+
+    monkeypatch.setattr(LanguageClient, "start_io", start_io)
+    monkeypatch.chdir(Path(bench.__file__).resolve().parent.parent)  # the checkout
+    for driver in (
+        bench._lsp_latency(model, 1),
+        bench.lsp_text_latency(model, 1, env={"PYTHONPATH": str(tmp_path)}),
+    ):
+        with pytest.raises(_Started):
+            asyncio.run(driver)
+    assert len(calls) == 2
+    for kwargs in calls:
+        cwd = Path(kwargs["cwd"])
+        assert cwd.name.startswith("onnxlint-bench-lsp") and cwd != Path.cwd()
+        shutil.rmtree(cwd, ignore_errors=True)  # the driver stopped before its own clean-up
+    assert calls[1]["env"] == {"PYTHONPATH": str(tmp_path)}
