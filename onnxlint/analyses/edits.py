@@ -14,6 +14,7 @@ import onnx
 
 from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.analyses.symbolic import passes_input_type
 from onnxlint.index import ModelIndex
 
 
@@ -38,7 +39,12 @@ def shapes_after_node_edit(
     read but initializers (which it is given), and the old and the new node, inferred alone
     from the types the whole pass gave their inputs, give the types the whole pass gave the
     old node's outputs: everything downstream then reads what it read before. A result
-    with inference errors (their messages name nodes) is never taken over. The answer hands
+    with inference errors (their messages name nodes) is never taken over. Where ORT's
+    symbolic answer filled gaps, the operator must also be one whose output ORT's tool
+    types as ONNX's single-node inference does and ONNX types as its first input whatever
+    the attributes (``rules/ort_symbolic.json``), with that input's rank known: ORT's run
+    then gives the node, old or new, its input's type, and names any dim it invents by the
+    node's position. The answer hands
     no inferred copy out (``Shapes.take_inferred``): it is for a lint whose EP assignment
     does not run.
     """
@@ -46,7 +52,9 @@ def shapes_after_node_edit(
     if prior.errors or prior.symbolic_unavailable or types is None:
         return None
     if not names_only and (
-        prior.used_symbolic or not in_main_graph or not _infers_alike(model, types, was, now)
+        not in_main_graph
+        or not _infers_alike(model, types, was, now)
+        or (prior.used_symbolic and not _symbolic_infers_alike(model, types, now))
     ):
         return None
     return Shapes.taken_over(prior, types)
@@ -157,6 +165,31 @@ def _infers_alike(
         if {o: t.SerializeToString(deterministic=True) for o, t in got.items() if o} != want:
             return False
     return True
+
+
+def _symbolic_infers_alike(
+    model: onnx.ModelProto, inferred: onnx.ModelProto, now: onnx.NodeProto
+) -> bool:
+    """Whether ORT's symbolic inference types ``now`` as it typed the node it replaces,
+    which :func:`_infers_alike` showed is the same operator on the same values, alike to
+    ONNX (:func:`shapes_after_node_edit`)."""
+    if now.domain not in ("", "ai.onnx") or not now.input or not now.input[0]:
+        return False
+    opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
+    try:
+        since = onnx.defs.get_schema(now.op_type, opset or 1, "").since_version
+    except Exception:
+        return False
+    if not passes_input_type(now.op_type, since):
+        return False
+    graph = inferred.graph
+    first = now.input[0]
+    # the rank must be known: an attribute checked against it (an axis) is then checked
+    # alike in both runs, since ORT's types only name dims ONNX left unknown
+    for vi in (*graph.input, *graph.value_info, *graph.output):
+        if vi.name == first:
+            return vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape")
+    return any(t.name == first for t in model.graph.initializer)
 
 
 def _carries_no_values(node: onnx.NodeProto, opset: int | None) -> bool:

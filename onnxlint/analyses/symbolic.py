@@ -190,3 +190,22 @@ def _has_external_data(model: onnx.ModelProto) -> bool:
     from onnxlint.tensors import has_external_data
 
     return has_external_data(model)
+
+
+@functools.cache
+def _passes_input_type() -> dict[str, int]:
+    """Op -> first opset from which ORT's symbolic inference gives the op's output its
+    input's type whatever its attributes (``rules/ort_symbolic.json``)."""
+    from onnxlint.data import load_json
+
+    return {
+        row["op"]: int(row["since"]) for row in load_json("ort_symbolic.json")["passes_input_type"]
+    }
+
+
+def passes_input_type(op_type: str, since_version: int) -> bool:
+    """Whether a standard-domain node of ``op_type`` whose schema revision is
+    ``since_version`` gets its first input's type as its output's in ORT's symbolic
+    inference as in ONNX's, whatever its attributes (``rules/ort_symbolic.json``)."""
+    first = _passes_input_type().get(op_type)
+    return first is not None and since_version >= first
