@@ -70,6 +70,13 @@ class Layout:
     meta: bytes
     #: the file's length in bytes
     size: int
+    #: the graph's fields (GraphProto, ModelProto field 7) in wire order, as (field number,
+    #: digest of the field with its tag); None: no graph, or more than one graph field
+    #: (protobuf merges them). What a one-node edit is found by (``node_edit_at``)
+    graph: tuple[tuple[int, bytes], ...] | None = None
+    #: SHA-256 of the top-level fields but the metadata and the graph, in order, the
+    #: graph's place marked: with ``graph``, what ``node_edit_at`` compares
+    outer: str = ""
 
     @classmethod
     def of(cls, data: bytes) -> Layout | None:
@@ -78,18 +85,31 @@ class Layout:
         fields = top_level_fields(data)
         if fields is None:
             return None
-        rest = hashlib.sha256()
+        rest, outer = hashlib.sha256(), hashlib.sha256()
         meta = bytearray()
         view = memoryview(data)
+        graphs = sum(1 for number, *_ in fields if number == GRAPH_FIELD)
+        graph: tuple[tuple[int, bytes], ...] | None = None
         for number, wire, start, end in fields:
             expected = METADATA_FIELDS.get(number)
+            if number == GRAPH_FIELD and wire == 2 and graphs == 1:
+                graph = _graph_fields(view, start, end)
+                if graph is not None:
+                    # the graph's tag and length, then each of its fields' digests: equal
+                    # digests for equal bytes, as hashing the field whole would give
+                    rest.update(view[start : end - _payload_length(view, start, end)])
+                    for sub_number, digest in graph:
+                        rest.update(sub_number.to_bytes(4, "little") + digest)
+                    outer.update(b"graph")
+                    continue
             if expected is None:
                 rest.update(view[start:end])
+                outer.update(view[start:end])
             elif wire == expected:
                 meta += view[start:end]
             else:
                 return None
-        return cls(rest.hexdigest(), bytes(meta), len(data))
+        return cls(rest.hexdigest(), bytes(meta), len(data), graph, outer.hexdigest())
 
     def metadata(self) -> onnx.ModelProto | None:
         """The metadata fields decoded on their own (None: they do not decode)."""
@@ -97,6 +117,57 @@ class Layout:
             return onnx.ModelProto.FromString(self.meta)
         except Exception:
             return None
+
+
+#: ModelProto's graph field, and GraphProto's node field
+GRAPH_FIELD, NODE_FIELD = 7, 1
+
+
+def _payload_length(view: memoryview, start: int, end: int) -> int:
+    """The length of a length-delimited field's payload (``view[start:end]``, tag included)."""
+    pos = start
+    while view[pos] >= 0x80:  # the tag
+        pos += 1
+    pos += 1
+    while view[pos] >= 0x80:  # the length
+        pos += 1
+    return end - pos - 1
+
+
+def _graph_fields(view: memoryview, start: int, end: int) -> tuple[tuple[int, bytes], ...] | None:
+    payload = view[end - _payload_length(view, start, end) : end]
+    # read from bytes: indexing a memoryview costs twice as much in the varint loop; the
+    # graph of a model with weights is mostly the weights, hashed from the view uncopied
+    fields = top_level_fields(bytes(payload) if len(payload) < 2**26 else payload)  # type: ignore[arg-type]
+    if fields is None:
+        return None
+    sha = hashlib.sha256
+    return tuple((number, sha(payload[a:b]).digest()[:16]) for number, _, a, b in fields)
+
+
+def node_edit_at(before: Layout, after: Layout) -> int | None:
+    """The position (among the main graph's nodes) of the one node whose bytes differ
+    between the models laid out as ``before`` and ``after``, when nothing else differs:
+    the same top-level fields, metadata included, and the same graph fields in the same
+    order but that node; None otherwise (two nodes, a node added, any other change)."""
+    if before.graph is None or after.graph is None or before.meta != after.meta:
+        return None
+    if len(before.graph) != len(after.graph):
+        return None
+    changed: int | None = None
+    nodes = 0
+    for (a_number, a_digest), (b_number, b_digest) in zip(before.graph, after.graph, strict=True):
+        if a_number != b_number:
+            return None
+        if a_digest != b_digest:
+            if a_number != NODE_FIELD or changed is not None:
+                return None
+            changed = nodes
+        nodes += a_number == NODE_FIELD
+    if changed is None:
+        return None
+    # the rest of the model: the top-level fields but the graph, which compared above
+    return changed if before.outer == after.outer else None
 
 
 @dataclass(frozen=True)

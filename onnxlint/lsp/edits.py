@@ -1,19 +1,25 @@
 """Reading an edited document from its previous result in the language server.
 
 :func:`spliced` reads an ``.onnxtxt`` edit inside one node statement from the previous
-model (``modelfile.textedit``), and :func:`carried_analyses` hands the lint of that edit
-the previous analyses that the edit provably leaves as they were (``analyses.edits``).
-Each declines whatever it cannot show, and the caller reads and lints as usual.
+model (``modelfile.textedit``); :func:`rewritten_node` finds a binary model saved again
+with one main-graph node changed (its wire layout against the previous one's); and
+:func:`carried_analyses` hands the lint of either edit the previous analyses that the
+edit provably leaves as they were (``analyses.edits``). Each declines whatever it cannot
+show, and the caller reads and lints as usual.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import onnx
+
 from onnxlint.config import Config
 from onnxlint.context import SharedModel
-from onnxlint.index import ModelIndex, differs_in_names_only
+from onnxlint.index import ModelIndex, differs_in_names_only, stored_graphs
 from onnxlint.limits import Limits
+from onnxlint.loader import LoadedModel
+from onnxlint.lsp.carryover import Layout, node_edit_at
 from onnxlint.lsp.state import ModelState
 from onnxlint.modelfile import textedit
 
@@ -105,3 +111,46 @@ def spliced(
         data_hash=digest,
         at_line=at_line,
     )
+
+
+def rewritten_node(
+    prior: ModelState | None,
+    uri: str,
+    path: Path | None,
+    layout: Layout | None,
+    loaded: LoadedModel,
+    limits: Limits,
+) -> textedit.Splice | None:
+    """The binary model ``loaded`` (its bytes laid out as ``layout``) read as ``prior``'s
+    model with one main-graph node replaced, when the wire layouts show that only that
+    node's bytes differ (:func:`~onnxlint.lsp.carryover.node_edit_at`) and neither node
+    holds a body; None otherwise. Both loads must have had no problem, under ``limits``.
+
+    Protobuf decodes each field on its own, so equal bytes decode to equal fields: the
+    two models are then the same but for that node."""
+    if (
+        prior is None
+        or prior.is_text
+        or prior.uri != uri
+        or prior.path != path
+        or prior.clean_limits != limits
+        or prior.index is None
+        or prior.report.fatal
+        or prior.layout is None
+        or layout is None
+        or loaded.model is None
+        or loaded.problems
+    ):
+        return None
+    at = node_edit_at(prior.layout, layout)
+    old_nodes, new_nodes = prior.index.model.graph.node, loaded.model.graph.node
+    if at is None or len(old_nodes) != len(new_nodes) or not 0 <= at < len(new_nodes):
+        return None
+    was, now = old_nodes[at], new_nodes[at]
+    if any(_holds_a_graph(node) for node in (was, now)):
+        return None
+    return textedit.Splice(loaded, textedit.NodeSite((), None, at, -1, -1), was, now)
+
+
+def _holds_a_graph(node: onnx.NodeProto) -> bool:
+    return next(stored_graphs(node.attribute), None) is not None

@@ -23,7 +23,7 @@ from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
-from onnxlint.lsp.edits import carried_analyses, spliced
+from onnxlint.lsp.edits import carried_analyses, rewritten_node, spliced
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
@@ -252,6 +252,16 @@ def analyse(
         text = data.decode("utf-8")  # the loader has checked it is UTF-8
     elif path is not None and (data is None or path.is_file()):
         source = path  # the loader reads it and checks external data against its folder
+        if (
+            prior is not None
+            and prior.layout is not None
+            and layout is not None
+            and prior.settings_key == settings.key()
+            and prior.config_stamp == stamp
+            and same_file(prior, uri, path)
+        ):
+            # a binary model saved again: read here, then compared with the previous one
+            source, shared = _rewrite(prior, uri, path, layout, digest, config, confirm_mode, notes)
     else:
         source = data or b""
     captured: dict[str, Any] = {}
@@ -276,8 +286,9 @@ def analyse(
     if report.fatal:
         return state
     state.confirmed = confirmed_eps(report)
-    if isinstance(source, LoadedModel) and not source.problems:
-        state.clean_limits = config.limits  # the next edit may be read by ``edits.spliced``
+    if captured.get("clean"):
+        # the next edit may be read by ``edits.spliced`` or ``edits.rewritten_node``
+        state.clean_limits = config.limits
     state.real_path = captured.get("real_path")
     if linted_data:
         state.layout = layout  # what the next bytes are compared with (``carryover``)
@@ -296,12 +307,38 @@ def analyse(
             index = ModelIndex(model)
         state.index = index
         state.value_types = ValueTypes(index, shapes)
+        state.analyses = captured.get("analyses", {})  # what the next edit may take over
         if is_text:
             state.source = map_text_source(text, index, previous)
-            state.analyses = captured.get("analyses", {})  # what the next edit may take over
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
+
+
+def _rewrite(
+    prior: ModelState,
+    uri: str,
+    path: Path,
+    layout: Layout,
+    digest: str,
+    config: Config,
+    confirm_mode: str,
+    notes: list[str],
+) -> tuple[LoadedModel, SharedModel | None]:
+    """A binary model that replaced ``prior``'s (same settings, configuration file and
+    file), loaded as the engine would load it, with the analyses a one-node edit leaves as
+    they were (``edits.rewritten_node``; None: none)."""
+    loaded = load(path, config.limits, keep_wire=True)
+    if loaded.content_hash != digest:
+        return loaded, None  # the file changed since it was read: lint what is there
+    try:
+        splice = rewritten_node(prior, uri, path, layout, loaded, config.limits)
+        if splice is None:
+            return loaded, None
+        return loaded, carried_analyses(prior, splice, config, confirm_mode)
+    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
+        notes.append(f"linting {path} whole: {type(exc).__name__}: {exc}")
+        return loaded, None
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
@@ -317,6 +354,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
 
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
+        box["clean"] = not ctx.loaded.problems
         box["shapes"] = ctx.computed(Shapes)
         box["analyses"] = {
             cls: found for cls in (Shapes, Dataflow) if (found := ctx.computed(cls)) is not None
