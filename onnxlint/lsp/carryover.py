@@ -42,7 +42,7 @@ import onnx
 
 from onnxlint.lsp.state import ModelState
 from onnxlint.modelfile.measure import first_string_problem, serialized_size
-from onnxlint.modelfile.prescan import top_level_fields
+from onnxlint.modelfile.prescan import _varint, top_level_fields
 
 if TYPE_CHECKING:
     from onnxlint.config import Config
@@ -93,11 +93,12 @@ class Layout:
         for number, wire, start, end in fields:
             expected = METADATA_FIELDS.get(number)
             if number == GRAPH_FIELD and wire == 2 and graphs == 1:
-                graph = _graph_fields(view, start, end)
+                body = _payload_start(data, start, end)
+                graph = _graph_fields(view[body:end])
                 if graph is not None:
                     # the graph's tag and length, then each of its fields' digests: equal
                     # digests for equal bytes, as hashing the field whole would give
-                    rest.update(view[start : end - _payload_length(view, start, end)])
+                    rest.update(view[start:body])
                     for sub_number, digest in graph:
                         rest.update(sub_number.to_bytes(4, "little") + digest)
                     outer.update(b"graph")
@@ -123,19 +124,16 @@ class Layout:
 GRAPH_FIELD, NODE_FIELD = 7, 1
 
 
-def _payload_length(view: memoryview, start: int, end: int) -> int:
-    """The length of a length-delimited field's payload (``view[start:end]``, tag included)."""
-    pos = start
-    while view[pos] >= 0x80:  # the tag
-        pos += 1
-    pos += 1
-    while view[pos] >= 0x80:  # the length
-        pos += 1
-    return end - pos - 1
+def _payload_start(data: bytes, start: int, end: int) -> int:
+    """Where the payload of the length-delimited field ``data[start:end]`` (its tag
+    included; ``top_level_fields`` checked it) starts: past the tag and the length."""
+    _, pos = _varint(data, start, end)
+    _, pos = _varint(data, pos, end)
+    return pos
 
 
-def _graph_fields(view: memoryview, start: int, end: int) -> tuple[tuple[int, bytes], ...] | None:
-    payload = view[end - _payload_length(view, start, end) : end]
+def _graph_fields(payload: memoryview) -> tuple[tuple[int, bytes], ...] | None:
+    """(field number, digest) of each field of a serialized GraphProto, in wire order."""
     # read from bytes: indexing a memoryview costs twice as much in the varint loop; the
     # graph of a model with weights is mostly the weights, hashed from the view uncopied
     fields = top_level_fields(bytes(payload) if len(payload) < 2**26 else payload)  # type: ignore[arg-type]

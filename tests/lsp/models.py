@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import onnx
 
@@ -40,3 +41,19 @@ nested (float[4] x, bool c) => (float[4] y) {{
 def write_model(path: Path, text: str) -> Path:
     onnx.save(onnx.parser.parse_model(text), str(path))
     return path
+
+
+def count_shapes(monkeypatch: Any) -> list[bool]:
+    """Each Shapes analysis computed from now on (not taken over from an edit's previous
+    result), as whether ORT's symbolic answer was part of it."""
+    from onnxlint.analyses.shapes import Shapes
+
+    computed: list[bool] = []
+    original = Shapes._compute
+
+    def compute(self: Shapes, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        computed.append(self.used_symbolic)
+
+    monkeypatch.setattr(Shapes, "_compute", compute)
+    return computed

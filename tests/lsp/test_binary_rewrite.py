@@ -6,15 +6,14 @@ analysed again. Each result is a fresh lint's."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import onnx
 import pytest
 
-from onnxlint.analyses.shapes import Shapes
 from onnxlint.lsp.carryover import Layout, node_edit_at
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import analyse, path_to_uri
+from tests.lsp.models import count_shapes
 
 TEXT = """<ir_version: 8, opset_import: ["" : 17]>
 g (float[N,4] x) => (float[N,4] y, float[4,N] t) {
@@ -57,14 +56,7 @@ def test_a_one_node_rewrite_is_found_and_linted_as_a_fresh_lint(
     old, new = Layout.of(before), Layout.of(after)
     assert old is not None and new is not None
     assert node_edit_at(old, new) == at
-    computed: list[int] = []
-    original = Shapes._compute
-
-    def compute(self: Shapes, *args: Any, **kwargs: Any) -> None:
-        computed.append(1)
-        original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Shapes, "_compute", compute)
+    computed = count_shapes(monkeypatch)
     doc = tmp_path / "m.onnx"
     doc.write_bytes(before)
     uri = path_to_uri(doc)

@@ -20,6 +20,7 @@ from onnxlint.analyses.symbolic import _symbolic_class, passes_input_type
 from onnxlint.data import load_json
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
+from tests.lsp.models import count_shapes
 
 ROWS = load_json("ort_symbolic.json")["passes_input_type"]
 
@@ -125,14 +126,7 @@ def test_an_edit_where_ort_filled_gaps_is_taken_over_as_the_file_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, old: str, new: str, taken: bool
 ) -> None:
     _tool_source()  # skips without ORT's tool
-    computed: list[bool] = []
-    original = Shapes._compute
-
-    def compute(self: Shapes, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        computed.append(self.used_symbolic)
-
-    monkeypatch.setattr(Shapes, "_compute", compute)
+    computed = count_shapes(monkeypatch)
     doc = tmp_path / "m.onnxtxt"
     before = _lint(doc, TEXT, None)
     assert computed == [True]  # ORT's answer is part of the table
