@@ -12,17 +12,20 @@ model-local functions, and resolves the operator revision each node uses
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 import onnx
 from onnx import defs
 
 from onnxlint.diagnostics import Location
-from onnxlint.names import node_labels
+from onnxlint.names import is_synthetic, label_table, relabelled
 
 DEFAULT_DOMAIN = "ai.onnx"
+_V = TypeVar("_V")
 
 
 def norm_domain(domain: str) -> str:
@@ -118,6 +121,16 @@ class NodeRef:
     def __repr__(self) -> str:
         return f"NodeRef({self.path} {self.op_type})"
 
+    def moved(self, node: onnx.NodeProto, graph: GraphRef) -> NodeRef:
+        """This entry for ``node``, an equal node of an equal graph ``graph`` in another
+        copy of the model: nothing is read from the node again."""
+        ref: NodeRef = object.__new__(NodeRef)
+        ref.node, ref.graph, ref.index, ref.label = node, graph, self.index, self.label
+        ref.schema, ref.subgraphs, ref.path = self.schema, {}, self.path
+        ref._inputs, ref._outputs = self._inputs, self._outputs
+        ref.op_type, ref.domain = self.op_type, self.domain
+        return ref
+
 
 @dataclass(eq=False)
 class GraphRef:
@@ -137,6 +150,9 @@ class GraphRef:
     consumers: dict[str, list[NodeRef]] = field(default_factory=dict)
     #: names this body reads from enclosing scopes (empty for the main graph and functions)
     captured: frozenset[str] = frozenset()
+    #: how many nodes bear each name, and the synthetic labels given (``names.label_table``)
+    name_counts: Counter[str] = field(default_factory=Counter)
+    synthetic: set[str] = field(default_factory=set)
 
     @property
     def is_function(self) -> bool:
@@ -218,30 +234,138 @@ class ModelIndex:
         return g
 
     def _add_nodes(self, g: GraphRef, nodes: onnx.NodeProto | list[onnx.NodeProto]) -> None:
-        labels = node_labels([(n.name, n.op_type) for n in nodes])
+        labels, g.name_counts, g.synthetic = label_table([(n.name, n.op_type) for n in nodes])
         for i, n in enumerate(nodes):
-            label = labels[i]
-            domain = norm_domain(n.domain)
-            opset = g.opsets.get(domain)
-            schema = resolve_schema(n.op_type, domain, opset) if opset is not None else None
-            ref = NodeRef(node=n, graph=g, index=i, label=label, schema=schema)
-            g.nodes.append(ref)
-            self.nodes.append(ref)
-            for out in ref._outputs:
-                if out:
-                    g.producers.setdefault(out, ref)
-            for inp in ref._inputs:
-                if inp:
-                    g.consumers.setdefault(inp, []).append(ref)
+            ref = _new_ref(n, g, i, labels[i])
+            self._link(g, ref)
             for sub_name, sub in subgraphs(n):
                 sub_ref = self._add_graph(
                     sub, f"{ref.path}:{sub_name}", g.opsets, g.depth + 1, parent=ref, outer=g
                 )
-                ref.subgraphs[sub_name] = sub_ref
-                # values captured from the enclosing scope count as consumed there
-                sub_ref.captured = _outer_references(sub_ref)
-                for captured in sub_ref.captured:
-                    g.consumers.setdefault(captured, []).append(ref)
+                self._captured(g, ref, sub_name, sub_ref, _outer_references(sub_ref))
+
+    def _link(self, g: GraphRef, ref: NodeRef) -> None:
+        g.nodes.append(ref)
+        self.nodes.append(ref)
+        for out in ref._outputs:
+            if out:
+                g.producers.setdefault(out, ref)
+        for inp in ref._inputs:
+            if inp:
+                g.consumers.setdefault(inp, []).append(ref)
+
+    @staticmethod
+    def _captured(
+        g: GraphRef, ref: NodeRef, sub_name: str, sub: GraphRef, captured: frozenset[str]
+    ) -> None:
+        ref.subgraphs[sub_name] = sub
+        sub.captured = captured
+        # values captured from the enclosing scope count as consumed there
+        for name in captured:
+            g.consumers.setdefault(name, []).append(ref)
+
+    # -- one node edited ----------------------------------------------------------------
+    @classmethod
+    def after_node_edit(
+        cls, prior: ModelIndex, model: onnx.ModelProto, position: int
+    ) -> ModelIndex | None:
+        """The index of ``model``, which is ``prior``'s model with main-graph node
+        ``position`` replaced by one that holds no graph (the caller vouches that nothing
+        else differs), built from ``prior``'s entries without reading the other nodes
+        again. None when the edit changes another entry: the node's inputs or outputs
+        differ, or another node's label would change (then index ``model`` afresh)."""
+        main = prior.main
+        nodes = model.graph.node
+        if not 0 <= position < len(main.nodes) or len(nodes) != len(main.nodes):
+            return None
+        was, node = main.nodes[position], nodes[position]
+        if was.subgraphs or subgraphs(node):
+            return None
+        if tuple(node.input) != was._inputs or tuple(node.output) != was._outputs:
+            return None
+        names = (was.node.name, was.node.op_type), (node.name, node.op_type)
+        label = relabelled(main.name_counts, main.synthetic, position, *names)
+        if label is None:
+            return None
+        self = cls.__new__(cls)
+        self.model = model
+        self.opsets = {norm_domain(imp.domain): imp.version for imp in model.opset_import}
+        self.graphs, self.nodes, self.functions = [], [], {}
+        self._by_path, self._by_path_len, self._graphs_by_path = None, 0, None
+        self.main = self._moved_graph(main, model.graph, self.opsets, (position, label))
+        counts = self.main.name_counts = Counter(main.name_counts)
+        for name, step in ((names[0][0], -1), (names[1][0], 1)):
+            if name:
+                counts[name] += step
+                if not counts[name]:
+                    del counts[name]
+        taken = self.main.synthetic = set(main.synthetic)
+        if is_synthetic(was.label, was.node.name):
+            taken.discard(was.label)
+        if is_synthetic(label, node.name):
+            taken.add(label)
+        functions = [g for g in prior.graphs if g.function is not None]
+        if len(functions) != len(model.functions):
+            return None
+        for g_was, fn in zip(functions, model.functions, strict=True):
+            g = self._moved_graph(g_was, fn, dict(g_was.opsets))
+            self.functions[(fn.domain, fn.name)] = g
+        return self
+
+    def _moved_graph(
+        self,
+        was: GraphRef,
+        proto: onnx.GraphProto | onnx.FunctionProto,
+        opsets: dict[str, int],
+        edit: tuple[int, str] | None = None,
+        parent: NodeRef | None = None,
+        outer: GraphRef | None = None,
+    ) -> GraphRef:
+        """``was`` for ``proto``, the same graph (or function) in another copy of the model,
+        but for node ``edit[0]``, which gets the label ``edit[1]`` and is read anew."""
+        graph = proto if isinstance(proto, onnx.GraphProto) else None
+        g = GraphRef(
+            path=was.path,
+            inputs=list(was.inputs),
+            outputs=list(was.outputs),
+            opsets=opsets,
+            depth=was.depth,
+            proto=graph,
+            function=proto if graph is None else None,
+            parent=parent,
+            outer=outer,
+            name_counts=was.name_counts,
+            synthetic=was.synthetic,
+        )
+        self.graphs.append(g)
+        if graph is not None:
+            inits = (
+                None
+                if graph.sparse_initializer
+                else _same_keys(was.initializers, graph.initializer)
+            )
+            if inits is None:
+                inits = {init.name: init for init in graph.initializer}
+                for sparse in graph.sparse_initializer:
+                    inits[sparse.values.name] = sparse.values
+            g.initializers = inits
+            values = (*graph.input, *graph.output, *graph.value_info)
+            g.value_info = _same_keys(was.value_info, values) or {}
+            if len(g.value_info) != len(values):
+                for vi in values:
+                    g.value_info.setdefault(vi.name, vi)
+        for k, (old, n) in enumerate(zip(was.nodes, proto.node, strict=True)):
+            if edit is not None and k == edit[0]:
+                ref = _new_ref(n, g, k, edit[1])
+            else:
+                ref = old.moved(n, g)
+            self._link(g, ref)
+            if old.subgraphs:
+                for sub_name, sub in subgraphs(n):
+                    sub_was = old.subgraphs[sub_name]
+                    sub_ref = self._moved_graph(sub_was, sub, g.opsets, None, ref, g)
+                    self._captured(g, ref, sub_name, sub_ref, sub_was.captured)
+        return g
 
     # -- queries ----------------------------------------------------------------------
     def iter_nodes(self, include_functions: bool = True) -> Iterator[NodeRef]:
@@ -267,6 +391,22 @@ class ModelIndex:
     @property
     def main_graph_nodes(self) -> list[NodeRef]:
         return self.main.nodes
+
+
+def _new_ref(n: onnx.NodeProto, g: GraphRef, i: int, label: str) -> NodeRef:
+    domain = norm_domain(n.domain)
+    opset = g.opsets.get(domain)
+    schema = resolve_schema(n.op_type, domain, opset) if opset is not None else None
+    return NodeRef(node=n, graph=g, index=i, label=label, schema=schema)
+
+
+def _same_keys(was: dict[str, _V], protos: Sequence[_V]) -> dict[str, _V] | None:
+    """``was``'s keys for ``protos``, the same entries in another copy of the model, when
+    each entry has its own key (``was`` was filled in order, one key per entry); None when
+    some keys repeat (then read the names)."""
+    if len(was) != len(protos):
+        return None
+    return dict(zip(was, protos, strict=True))
 
 
 def input_dim_params(model: onnx.ModelProto | None) -> frozenset[str]:

@@ -52,6 +52,12 @@ def unquote(label: str) -> str:
 
 def node_labels(nodes: Sequence[tuple[str, str]]) -> list[str]:
     """The label of each ``(name, op_type)`` of one graph, in order."""
+    return label_table(nodes)[0]
+
+
+def label_table(nodes: Sequence[tuple[str, str]]) -> tuple[list[str], Counter[str], set[str]]:
+    """:func:`node_labels`, with what :func:`relabelled` needs to label one renamed node
+    later: how many nodes bear each name, and the synthetic labels given."""
     counts = Counter(name for name, _ in nodes if name)
     synthetic = {
         i: synthetic_label(op, i) for i, (name, op) in enumerate(nodes) if counts[name] != 1
@@ -62,10 +68,43 @@ def node_labels(nodes: Sequence[tuple[str, str]]) -> list[str]:
         if i in synthetic:
             labels.append(synthetic[i])
             continue
-        label = quote(name)
-        # a real name that spells another node's synthetic label is quoted to stay distinct
-        labels.append(_json_string(name) if label in taken else label)
-    return labels
+        labels.append(_real_label(name, taken))
+    return labels, counts, taken
+
+
+def _real_label(name: str, taken: set[str]) -> str:
+    label = quote(name)
+    # a real name that spells another node's synthetic label is quoted to stay distinct
+    return _json_string(name) if label in taken else label
+
+
+def relabelled(
+    counts: Counter[str],
+    taken: set[str],
+    index: int,
+    was: tuple[str, str],
+    now: tuple[str, str],
+) -> str | None:
+    """The label of node ``index`` of a graph (its ``(name, op_type)`` was ``was``, now
+    ``now``) when that change leaves every other node's label as it was; None when it may
+    not (then label the graph again). ``counts`` and ``taken``: the graph's
+    :func:`label_table` before the change.
+
+    Another label moves only when a name count crosses one (the old name leaves one other
+    bearer, the new one had one), or when the node's own synthetic label comes or goes
+    while some node is named like it (that node's quoting would change)."""
+    (old, old_op), (new, new_op) = was, now
+    if old != new and ((old and counts[old] == 2) or (new and counts[new] == 1)):
+        return None
+    before = synthetic_label(old_op, index) if not old or counts[old] != 1 else None
+    bearers = counts[new] + (old != new)
+    after = synthetic_label(new_op, index) if not new or bearers != 1 else None
+    if before != after and any(label is not None and counts[label] for label in (before, after)):
+        return None
+    if after is not None:
+        return after
+    rest = taken - {before} if before is not None else taken
+    return _real_label(new, rest)
 
 
 def is_synthetic(label: str | None, name: str | None) -> bool:

@@ -27,32 +27,39 @@ from onnxlint.modelfile import textedit
 def carried_analyses(
     prior: ModelState, splice: textedit.Splice, config: Config, confirm_mode: str
 ) -> SharedModel | None:
-    """The spliced model with the analyses of ``prior`` (same settings and configuration)
-    that the edit provably leaves as they were (``analyses.edits``), for the lint of
-    the edited document; None: nothing is taken over.
+    """The spliced model for the lint of the edited document, with its index built from
+    ``prior``'s (``ModelIndex.after_node_edit``) and the analyses of ``prior`` (same
+    settings and configuration) that the edit provably leaves as they were
+    (``analyses.edits``); None: the lint reads and indexes the model itself.
 
-    Only for a lint without EPs or confirmation: the EP assignment reads the Shapes
-    analysis's inferred copy of the model, which a result taken over does not have."""
+    Analyses are taken over only for a lint without EPs or confirmation: the EP assignment
+    reads the Shapes analysis's inferred copy of the model, which a result taken over does
+    not have."""
     from onnxlint.analyses.dataflow import Dataflow
     from onnxlint.analyses.edits import dataflow_after_node_edit, shapes_after_node_edit
     from onnxlint.analyses.shapes import Shapes
 
-    if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
-        return None
-    shapes = prior.analyses.get(Shapes)
     model = splice.loaded.model
-    if not isinstance(shapes, Shapes) or model is None:
+    if model is None:
         return None
     in_main = not splice.site.steps and splice.site.function is None
+    shared = SharedModel(splice.loaded)
+    if in_main and prior.index is not None:
+        shared.index = ModelIndex.after_node_edit(prior.index, model, splice.site.index)
+    if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
+        return shared
+    shapes = prior.analyses.get(Shapes)
+    if not isinstance(shapes, Shapes):
+        return shared
     names_only = differs_in_names_only(splice.was, splice.now)
     carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main, names_only)
     if carried is None:
-        return None
-    shared = SharedModel(splice.loaded, analyses={Shapes: carried})
+        return shared
+    shared.analyses[Shapes] = carried
     flow = prior.analyses.get(Dataflow)
     if isinstance(flow, Dataflow):
         # the lint's own index, built here instead of in the engine
-        index = shared.index = ModelIndex(model)
+        index = shared.index = shared.index or ModelIndex(model)
         edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
         taken = dataflow_after_node_edit(flow, index, carried, edited, names_only)
         if taken is not None:

@@ -16,8 +16,10 @@ import pytest
 
 from onnxlint.analyses.dataflow import Dataflow
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.index import ModelIndex
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
+from tests.test_index_edit import signature
 
 TEXT = """<ir_version: 8, opset_import: ["" : 17]>
 carry (float[N,4] x, bool c) => (float[N,4] y, float[4,N] yt, float[N,4] r, float[N,8] g) <float[4,8] w = {1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8,1,2,3,4,5,6,7,8}, float[8] b = {1,2,3,4,5,6,7,8}> {
@@ -126,6 +128,30 @@ def test_an_edit_takes_the_shapes_over_only_when_they_hold(
     assert after.report.to_dict() == fresh.report.to_dict(), what
     assert _table(after) == _table(fresh), what
     assert [after.value_types[k] for k in fresh.value_types] == list(fresh.value_types.values())
+    # the index, built from the previous one for an edit of the main graph, is a fresh one
+    assert after.index is not None
+    assert signature(after.index) == signature(ModelIndex(after.index.model)), what
+
+
+def test_the_index_is_built_from_the_previous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings(eps=("qnn",))  # with an EP too: the index does not depend on them
+    before = _lint(doc, TEXT, settings, None)
+    built: list[int] = []  # the models indexed afresh (the EP's level-1 graph is one too)
+    init = ModelIndex.__init__
+
+    def counting(self: ModelIndex, model: Any) -> None:
+        built.append(id(model))
+        init(self, model)
+
+    monkeypatch.setattr(ModelIndex, "__init__", counting)
+    after = _lint(doc, TEXT.replace("perm: ints = [1, 0]", "perm: ints = [0, 1]"), settings, before)
+    assert after.index is not None and id(after.index.model) not in built
+    assert signature(after.index) == signature(ModelIndex(after.index.model))
+    moved = _lint(doc, TEXT.replace("Relu (s)", "Relu (x)"), settings, after)
+    assert moved.index is not None and id(moved.index.model) in built  # indexed afresh
 
 
 def test_a_chain_of_edits_takes_over_from_a_taken_over_result(
