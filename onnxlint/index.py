@@ -101,6 +101,11 @@ class NodeRef:
     def outputs(self) -> list[str]:
         return list(self._outputs)
 
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The output names without a copy (``outputs`` returns a list the caller may change)."""
+        return self._outputs
+
     def location(self, tensor: str | None = None, slot: str | None = None) -> Location:
         return Location(
             graph=self.graph.path,

@@ -247,16 +247,22 @@ def has_external_data(model: onnx.ModelProto) -> bool:
 PLACEHOLDER_MAX_BYTES = 1 << 20
 
 
-def without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
+def node_has_external_data(node: onnx.NodeProto) -> bool:
+    """True when a tensor of ``node``'s attributes is external (a body's are not looked at)."""
+    return any(is_external(t) for attr in node.attribute for t, _ in _attribute_tensors(attr, ""))
+
+
+def without_external_data(model: onnx.ModelProto, external: bool | None = None) -> onnx.ModelProto:
     """A copy of ``model`` whose external tensors hold inline placeholder data.
 
     ``onnx.checker`` stats every external location (relative to the working directory
     for a ModelProto), so it is given this copy and touches no file. A small tensor gets
     zeros of its declared size, so the checker's size checks still apply; a large one
     (or one of unknown size) gets no elements at all. ``model`` itself is not changed;
-    without external tensors it is returned as is.
+    without external tensors it is returned as is. ``external``: whether the model has
+    some (``LoadedModel.external``), when known; None: walk the tensors to tell.
     """
-    if not has_external_data(model):
+    if external is False or (external is None and not has_external_data(model)):
         return model
     copy = onnx.ModelProto()
     copy.CopyFrom(model)

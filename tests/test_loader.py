@@ -102,6 +102,35 @@ def _model_with_external(
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def test_the_load_tells_whether_a_tensor_is_external(tmp_path: Path) -> None:
+    """``LoadedModel.external`` (the checker's copy and the editor's next edit read it
+    instead of walking every tensor again) says what a walk of the tensors says."""
+    from onnxlint.loader import load_text
+    from onnxlint.modelfile.textedit import NodeSite, splice_node_edit
+    from onnxlint.tensors import has_external_data
+
+    path = tmp_path / "m.onnx"
+    (tmp_path / "w.bin").write_bytes(b"\0" * 16)
+    path.write_bytes(_model_with_external("w.bin", 16).SerializeToString())
+    outside = load(path)
+    assert outside.model is not None and outside.external is True
+    assert has_external_data(outside.model)
+    text = '<ir_version: 8, opset_import: ["" : 17]>\ng (float[4] x) => (float[4] y) {\n    y = Relu(x)\n}\n'
+    inline = load_text(text.encode(), None, "m.onnxtxt")
+    assert inline.model is not None and inline.external is False
+    # an edit of one node keeps the answer when that node holds no external tensor
+    site = NodeSite((), None, 0, 2, 2)
+    for statement in (
+        "    y = Sigmoid(x)",
+        "    y = Constant <value: tensor = float[4] {1,2,3,4}> ()",
+    ):
+        new = text.replace("    y = Relu(x)", statement)
+        splice = splice_node_edit(inline.model, text, new, site, Limits(), external=False)
+        assert splice is not None and splice.loaded.external is False, statement
+    unknown = splice_node_edit(inline.model, text, text.replace("Relu", "Tanh"), site, Limits())
+    assert unknown is not None and unknown.loaded.external is None  # not told: not known
+
+
 @pytest.mark.parametrize(
     ("location", "weights", "length", "expected"),
     [

@@ -204,6 +204,9 @@ class Dataflow:
     # -- public queries ---------------------------------------------------------------
     def facts(self, name: str, graph: GraphRef | None = None) -> ValueFacts:
         """Everything known about ``name``; unknown names are treated as data-dependent."""
+        if graph is None or (graph.outer is None and graph.function is None):
+            found = self._facts.get(name)  # the main graph's (most lookups)
+            return found if found is not None else ValueFacts(_DD, source=name)
         table = self._table(graph)
         found = table.get(name)
         if found is None and table is not self._facts:

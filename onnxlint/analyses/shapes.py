@@ -108,7 +108,7 @@ class ValueType:
     @property
     def has_unknown(self) -> bool:
         """Unknown rank or at least one dim nobody can name (not even symbolically)."""
-        return self.shape is None or any(d is None for d in self.shape)
+        return self.shape is None or None in self.shape
 
     @property
     def symbolic_dims(self) -> tuple[tuple[int, str], ...]:

@@ -117,6 +117,7 @@ def spliced(
         data=data,
         data_hash=digest,
         at_line=at_line,
+        external=prior.external,
     )
 
 

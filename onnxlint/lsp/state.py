@@ -63,6 +63,8 @@ class ModelState:
     #: a text document that loaded with no problem: the limits it was read with (the next
     #: edit of it may be read from this result's model, ``edits.spliced``)
     clean_limits: Limits | None = field(default=None, repr=False, compare=False)
+    #: whether the model linted has an external tensor (``LoadedModel.external``)
+    external: bool | None = field(default=None, repr=False, compare=False)
     #: a text document's Shapes and Dataflow analyses, by class, that the lint of its next
     #: edit may take over (``edits.carried_analyses``)
     analyses: dict[type, Any] = field(default_factory=dict, repr=False, compare=False)

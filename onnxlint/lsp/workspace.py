@@ -289,6 +289,7 @@ def analyse(
     if captured.get("clean"):
         # the next edit may be read by ``edits.spliced`` or ``edits.rewritten_node``
         state.clean_limits = config.limits
+        state.external = captured.get("external")
     state.real_path = captured.get("real_path")
     if linted_data:
         state.layout = layout  # what the next bytes are compared with (``carryover``)
@@ -355,6 +356,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
         box["clean"] = not ctx.loaded.problems
+        box["external"] = ctx.loaded.external
         box["shapes"] = ctx.computed(Shapes)
         box["analyses"] = {
             cls: found for cls in (Shapes, Dataflow) if (found := ctx.computed(cls)) is not None

@@ -37,6 +37,7 @@ from onnxlint.modelfile.measure import (
 )
 from onnxlint.modelfile.prescan import over_limits_on_wire, text_nesting, text_nesting_limit
 from onnxlint.modelfile.problem import LoadProblem
+from onnxlint.tensors import has_external_data
 
 if TYPE_CHECKING:
     from onnxlint.diagnostics import Diagnostic
@@ -62,6 +63,9 @@ class LoadedModel:
     #: None for ONNX text and a ModelProto. ``release_wire()`` drops them, so that they
     #: do not stay in memory beside the model for the whole lint
     wire: bytes | None = field(default=None, repr=False)
+    #: whether some tensor keeps its data in another file (None: not looked at); the load
+    #: walks every tensor once to tell, so that later consumers need not walk again
+    external: bool | None = None
 
     @property
     def fatal(self) -> bool:
@@ -333,7 +337,9 @@ def _post_checks(result: LoadedModel, limits: Limits) -> LoadedModel:
             count=length,
             limit=limits.max_name_length,
         )
-    result.problems += check_external_data(model, result.base_dir)
+    result.external = has_external_data(model)
+    if result.external:
+        result.problems += check_external_data(model, result.base_dir)
     return result
 
 

@@ -50,6 +50,7 @@ from onnxlint.modelfile.read import (
     text_payload,
     text_payload_hash,
 )
+from onnxlint.tensors import node_has_external_data
 
 #: statements longer than this are read with the whole document (a node with megabytes
 #: of attribute values gains nothing from being parsed alone)
@@ -191,6 +192,7 @@ def splice_node_edit(
     data: bytes | None = None,
     data_hash: str | None = None,
     at_line: int | None = None,
+    external: bool | None = None,
 ) -> Splice | None:
     """What reading ``new`` gives, from ``model`` (read from ``old`` with these ``limits``
     and no problem at all: the caller vouches for that), when the two texts differ inside
@@ -199,7 +201,8 @@ def splice_node_edit(
     ``model`` is not changed: the result holds a copy. ``span``: :func:`changed_span` of
     the two texts, when the caller has it; ``data``: ``new`` encoded as UTF-8 and
     ``data_hash`` its SHA-256, when the caller has them (not computed again); ``at_line``:
-    the line of ``old`` the change starts on, likewise."""
+    the line of ``old`` the change starts on, likewise; ``external``: whether ``model`` has
+    an external tensor (``LoadedModel.external``), when known."""
     start, old_end, _ = span if span is not None else changed_span(old, new)
     if at_line is None:
         at_line = old.count("\n", 0, start)
@@ -241,6 +244,8 @@ def splice_node_edit(
     digest = data_hash if data_hash and payload == data else text_payload_hash(payload)
     loaded = LoadedModel(model=copy, content_hash=digest, size=len(payload))
     loaded.is_text = True
+    if external is False and not node_has_external_data(node):
+        loaded.external = False
     return Splice(loaded, site, was, target[site.index])
 
 

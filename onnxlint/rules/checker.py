@@ -70,7 +70,7 @@ g (float[1,4] x) => (float[1,4] y) {
         # the loaded proto, never the path: a second open could meet another file (or a
         # FIFO swapped in since); external tensors get inline placeholders, so the
         # checker stats no location (the loader checks those, OL010-OL012)
-        model = _unknown_ops_set_aside(ctx, without_external_data(ctx.model))
+        model = _unknown_ops_set_aside(ctx, without_external_data(ctx.model, ctx.loaded.external))
         # onnx.checker serialises a ModelProto to hand it to C++: on a model with hundreds
         # of MB of weights that is a second. The lint's own model, unchanged, is the parse
         # of the loader's bytes, so those bytes are the serialisation (the verdict is the
@@ -112,7 +112,12 @@ def _unknown_ops_set_aside(ctx: LintContext, model: onnx.ModelProto) -> onnx.Mod
     ``model`` is ``ctx.model`` (then a copy is changed, if any node moves) or the
     checker's own copy of it without external data (changed in place).
     """
-    protos = {id(n.node) for n in ctx.index.nodes if is_unknown_standard_op(n, ctx.index.functions)}
+    functions = ctx.index.functions
+    protos = {
+        id(n.node)
+        for n in ctx.index.nodes
+        if n.schema is None and is_unknown_standard_op(n, functions)
+    }
     if not protos:
         return model
     # ``model`` is the lint's own model or the copy without external data made for the

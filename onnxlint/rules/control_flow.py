@@ -342,7 +342,7 @@ g (float[8] x) => (float[8] y) {
         if node.domain != "ai.onnx":
             return
         df = ctx.analysis(Dataflow)
-        if not any(df.shape_origin(o, node.graph) is node for o in node.outputs if o):
+        if not any(df.shape_origin(o, node.graph) is node for o in node.output_names if o):
             return
         dd = data_dependent_size_inputs(ctx, node)
         if not dd:

@@ -367,31 +367,31 @@ def unknown_shape_origins(ctx: LintContext) -> Iterator[tuple[NodeRef, list[str]
     """
     shapes = ctx.analysis(Shapes)
     df = ctx.analysis(Dataflow)
+    functions = ctx.index.functions
+    value_type = shapes.value_type
     for node in ctx.index.nodes:
+        g = node.graph
         if (
-            node.graph.is_function
+            g.function is not None
             or node.op_type == "Constant"
-            or is_unknown_standard_op(node, ctx.index.functions)
+            or (node.schema is None and is_unknown_standard_op(node, functions))
         ):
             continue
         lost = []
-        for out in node.outputs:
-            if not out or not (out in node.graph.consumers or out in node.graph.outputs):
+        for out in node.output_names:
+            if not out or not (out in g.consumers or out in g.outputs):
                 continue  # an unused output (Dropout's mask) loses nothing
-            vt = shapes.value_type(out)
-            if vt is None or (vt.kind in ("tensor", "unknown") and vt.has_unknown):
+            if _unknown(value_type(out)):
                 lost.append(out)
         if not lost:
             continue
-        if any(df.shape_origin(o, node.graph) is node for o in lost):
+        if any(df.shape_origin(o, g) is node for o in lost):
             continue
         known = True
-        for inp in node.inputs:
+        for inp in node.input_names:
             if not inp:
                 continue
-            vt = shapes.value_type(inp)
-            unknown = vt is None or (vt.kind in ("tensor", "unknown") and vt.has_unknown)
-            if unknown or df.shape_dependent(inp):
+            if _unknown(value_type(inp)) or df.shape_dependent(inp):
                 known = False
                 break
         if known:

@@ -55,6 +55,8 @@ g (float[1,4] x) => (float[1,4] z) {
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
+            if all(count == 1 for count in g.name_counts.values()):
+                continue  # the index counted every name: none repeats here
             first: dict[str, NodeRef] = {}
             for n in g.nodes:
                 if not n.name:
@@ -113,6 +115,8 @@ g (float[1,4] x) => (float[1,4] y) {
 
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
+            if g.name_counts.total() == len(g.nodes):
+                continue  # the index counted a name for every node
             unnamed = [n for n in g.nodes if not n.name]
             if unnamed:
                 ctx.emit(
@@ -164,8 +168,9 @@ g (float[1,4] x) => (float[1,4] y) {
     example_good = VALID_MODEL
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        for i, name in enumerate(node.node.input):
-            if name and not node.graph.resolves(name):
+        producers = node.graph.producers
+        for i, name in enumerate(node.input_names):
+            if name and name not in producers and not node.graph.resolves(name):
                 ctx.emit(
                     self.make(
                         node.location(tensor=name, slot=f"input {i}"), "input", slot=i, value=name
@@ -325,21 +330,23 @@ def _dead_nodes(g: GraphRef) -> list[NodeRef]:
     ``captured`` (those names, nested bodies included), not a walk of every body again
     for each graph above it."""
     producers = g.producers
-    live: set[int] = set()
+    live: set[NodeRef] = set()  # records hash by identity
     stack = [n for out in g.outputs if (n := producers.get(out)) is not None]
     while stack:
         n = stack.pop()
-        if id(n) in live:
+        if n in live:
             continue
-        live.add(id(n))
+        live.add(n)
         for name in n.input_names:
-            if name and (p := producers.get(name)) is not None and id(p) not in live:
+            if name and (p := producers.get(name)) is not None and p not in live:
                 stack.append(p)
         for sub in n.subgraphs.values():
             for name in sub.captured:
-                if (p := producers.get(name)) is not None and id(p) not in live:
+                if (p := producers.get(name)) is not None and p not in live:
                     stack.append(p)
-    return [n for n in g.nodes if id(n) not in live]
+    if len(live) == len(g.nodes):
+        return []
+    return [n for n in g.nodes if n not in live]
 
 
 @register
