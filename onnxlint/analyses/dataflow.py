@@ -182,10 +182,21 @@ class Dataflow:
         self = cls.__new__(cls)
         self._shapes = shapes
         self._index = index
-        self._facts = {k: moved_facts(f, moved) for k, f in prior._facts.items()}
+        # values downstream of one node share its facts (equal records, by value): each
+        # distinct record is moved once, and the moved ones are shared the same way
+        memo: dict[ValueFacts, ValueFacts] = {}
+
+        def move(f: ValueFacts) -> ValueFacts:
+            if f.origin is None and f.shape_origin is None:
+                return f
+            got = memo.get(f)
+            if got is None:
+                got = memo[f] = moved_facts(f, moved)
+            return got
+
+        self._facts = {k: move(f) for k, f in prior._facts.items()}
         self._fn_facts = {
-            path: {k: moved_facts(f, moved) for k, f in table.items()}
-            for path, table in prior._fn_facts.items()
+            path: {k: move(f) for k, f in table.items()} for path, table in prior._fn_facts.items()
         }
         self._fn_inputs = prior._fn_inputs  # origin-free records, never changed once built
         return self

@@ -38,10 +38,9 @@ _PARSE_POS = re.compile(r"line:\s*(\d+)\s*column:\s*(\d+)")
 
 def _line_range(smap: SourceMap | None, line: int, start: int = 0) -> lsp.Range:
     end = start + 1
-    if smap is not None:
-        lines = smap.lines
-        if 0 <= line < len(lines):
-            end = max(len(lines[line]), start + 1)
+    length = smap.line_length(line) if smap is not None else None
+    if length is not None:
+        end = max(length, start + 1)
     return lsp.Range(lsp.Position(line, start), lsp.Position(line, end))
 
 

@@ -22,7 +22,7 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from onnxlint.index import GraphRef, ModelIndex
 from onnxlint.modelfile.textedit import common_prefix, common_suffix
@@ -74,15 +74,6 @@ _DEFINING_ROLES = frozenset({"output", "graph-input", "initializer"})
 
 
 @dataclass
-class _Lookups:
-    stamp: tuple[int, int]
-    lines: list[str]
-    by_line: dict[int, list[Token]]
-    in_node: dict[tuple[str, str], Token]
-    defs: dict[tuple[str, str], Token]
-
-
-@dataclass
 class SourceMap:
     text: str
     nodes: dict[str, NodeEntry] = field(default_factory=dict)
@@ -90,36 +81,49 @@ class SourceMap:
     tokens: list[Token] = field(default_factory=list)
     #: graph path -> enclosing graph path (None for main and functions)
     outer: dict[str, str | None] = field(default_factory=dict)
-    #: lookup tables over ``tokens`` and ``text``, built on first use (see ``_lookups``)
-    _lookup: _Lookups | None = field(default=None, init=False, repr=False, compare=False)
+    #: lookup tables over ``tokens``, each built on first use (see ``_table``)
+    _tables: dict[str, tuple[tuple[int, int], dict[Any, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    #: the offset of each line of ``text`` (``map_text_source`` sets it; None: not known)
+    line_starts: list[int] | None = field(default=None, repr=False, compare=False)
+    #: each node's tokens, as a slice of ``tokens`` (``map_text_source`` fills it)
+    node_tokens: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    #: ``text``'s lines, split on first use (by the ``id`` of the text they split)
+    _lines: tuple[int, list[str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     #: what ``map_text_source`` found per node, for the map of the next edit of the text
     _text_memo: _TextMemo | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _lookups(self) -> _Lookups:
-        """Tables keyed by line, (node, name) and (graph, name), in token order.
+    def _table(self, kind: str) -> dict[Any, Any]:
+        """Tokens by line (``by_line``), by (node, name) (``in_node``) or the defining
+        ones by (graph, name) (``defs``), in token order; each is built when first asked.
 
         A 10k-node graph view has ~27k tokens: scanning them per diagnostic or per
-        hover made publishing one model's diagnostics quadratic (seconds). The
-        tables are rebuilt if the text or the token list changed since (producers
-        fill a map before anyone reads it, so that is a safeguard, not a pattern).
+        hover made publishing one model's diagnostics quadratic (seconds); building all
+        three for each edit cost 25 ms of its publish. A table is rebuilt if the text or
+        the token list changed since (producers fill a map before anyone reads it, so
+        that is a safeguard, not a pattern).
         """
-        found = self._lookup
-        if found is not None and found.stamp == (id(self.text), len(self.tokens)):
-            return found
-        by_line: dict[int, list[Token]] = {}
-        in_node: dict[tuple[str, str], Token] = {}
-        defs: dict[tuple[str, str], Token] = {}
-        for tok in self.tokens:
-            by_line.setdefault(tok.line, []).append(tok)
-            if tok.node is not None:
-                in_node.setdefault((tok.node, tok.name), tok)
-            if tok.role in _DEFINING_ROLES:
-                defs.setdefault((tok.graph, tok.name), tok)
-        found = _Lookups(
-            (id(self.text), len(self.tokens)), self.text.split("\n"), by_line, in_node, defs
-        )
-        self._lookup = found
-        return found
+        stamp = (id(self.text), len(self.tokens))
+        found = self._tables.get(kind)
+        if found is not None and found[0] == stamp:
+            return found[1]
+        table: dict[Any, Any] = {}
+        if kind == "by_line":
+            for tok in self.tokens:
+                table.setdefault(tok.line, []).append(tok)
+        elif kind == "in_node":
+            for tok in self.tokens:
+                if tok.node is not None:
+                    table.setdefault((tok.node, tok.name), tok)
+        else:
+            for tok in self.tokens:
+                if tok.role in _DEFINING_ROLES:
+                    table.setdefault((tok.graph, tok.name), tok)
+        self._tables[kind] = (stamp, table)
+        return table
 
     def forget_edits(self) -> None:
         """Drop what ``map_text_source`` kept for mapping the next edit of this text (the
@@ -128,11 +132,34 @@ class SourceMap:
 
     @property
     def lines(self) -> list[str]:
-        return self._lookups().lines
+        split = self._lines
+        if split is None or split[0] != id(self.text):
+            split = self._lines = (id(self.text), self.text.split("\n"))
+        return split[1]
+
+    def line_length(self, line: int) -> int | None:
+        """The length of line ``line`` (None: no such line), from ``line_starts`` when
+        known: the diagnostics' ranges need no split of a megabytes-long text."""
+        starts = self.line_starts
+        if starts is None:
+            lines = self.lines
+            return len(lines[line]) if 0 <= line < len(lines) else None
+        if not 0 <= line < len(starts):
+            return None
+        end = starts[line + 1] - 1 if line + 1 < len(starts) else len(self.text)
+        return end - starts[line]
 
     def token_in_node(self, node: str, name: str) -> Token | None:
         """The first occurrence of value ``name`` in node ``node``'s text."""
-        return self._lookups().in_node.get((node, name))
+        span = self.node_tokens.get(node)
+        if span is not None and span[1] <= len(self.tokens):
+            for k in range(*span):
+                tok = self.tokens[k]
+                if tok.name == name and tok.node == node:
+                    return tok
+            return None
+        found: Token | None = self._table("in_node").get((node, name))
+        return found
 
     def line_of_node(self, path: str) -> int | None:
         entry = self.nodes.get(path)
@@ -149,14 +176,14 @@ class SourceMap:
         return best
 
     def token_at(self, line: int, character: int) -> Token | None:
-        for tok in self._lookups().by_line.get(line, ()):
+        for tok in self._table("by_line").get(line, ()):
             if tok.start <= character <= tok.end:
                 return tok
         return None
 
     def definition_of(self, name: str, graph: str) -> Token | None:
         """Where ``name`` is defined as seen from ``graph``: here, else in an enclosing graph."""
-        defs = self._lookups().defs
+        defs = self._table("defs")
         g: str | None = graph
         while g is not None:
             tok = defs.get((g, name))
@@ -289,6 +316,10 @@ class _Reuse:
 
 
 def _shifted(was: _Mapped, shift: int, lines: int) -> _Mapped:
+    if not lines:  # an edit within its lines: what the node holds (lines, columns) stays
+        return _Mapped(
+            was.key, was.cursor + shift, was.reach + shift, was.after + shift, was.entry, was.tokens
+        )
     e = was.entry
     entry = NodeEntry(
         e.path, e.graph, e.line + lines, e.op_start, e.op_end, e.start, e.end_line + lines
@@ -314,7 +345,7 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
     smap = SourceMap(text=text)
     for g in index.graphs:
         smap.outer[g.path] = g.outer.path if g.outer is not None else None
-    line_starts = [0]
+    line_starts = smap.line_starts = [0]
     for newline in re.finditer("\n", text):
         line_starts.append(newline.end())
 
@@ -367,7 +398,9 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
             was = reuse.node(ref.path, key, cursor)
             if was is not None:
                 smap.nodes[ref.path] = was.entry
+                start = len(smap.tokens)
                 smap.tokens.extend(was.tokens)
+                smap.node_tokens[ref.path] = (start, len(smap.tokens))
                 mapped[ref.path] = was
                 cursor = was.after
                 continue
@@ -413,6 +446,7 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
         else:
             entry.end_line = entry.line
             reach = len(masked) + 1  # searched to the end: never reused before an edit
+        smap.node_tokens[ref.path] = (first_token, len(smap.tokens))
         for sub in ref.subgraphs.values():
             if sub.proto is not None:
                 _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)

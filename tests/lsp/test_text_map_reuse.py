@@ -117,6 +117,16 @@ def _same(got: SourceMap, want: SourceMap) -> None:
     assert got.graphs == want.graphs
     assert got.outer == want.outer
     assert got.text == want.text
+    assert got.line_starts == want.line_starts
+    assert got.node_tokens == want.node_tokens
+    first: dict[tuple[str, str], object] = {}
+    for tok in want.tokens:
+        if tok.node is not None:
+            first.setdefault((tok.node, tok.name), tok)
+    # each node's slice answers as the whole token list would
+    assert {key: got.token_in_node(*key) for key in first} == first
+    lines = want.text.split("\n")
+    assert [got.line_length(k) for k in range(len(lines) + 1)] == [*map(len, lines), None]
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +246,10 @@ def test_the_service_maps_an_edit_from_the_documents_previous_map(
         svc.shutdown()
 
     asyncio.run(scenario())
+
+
+def test_a_line_length_without_line_starts_is_read_from_the_lines() -> None:
+    smap = SourceMap(text="ab\ncde\n")
+    assert [smap.line_length(k) for k in range(-1, 4)] == [None, 2, 3, 0, None]
+    smap.line_starts = [0, 3, 7]
+    assert [smap.line_length(k) for k in range(-1, 4)] == [None, 2, 3, 0, None]
