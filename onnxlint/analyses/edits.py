@@ -12,10 +12,52 @@ from __future__ import annotations
 
 import onnx
 
+from onnxlint.analyses.checked import CheckerVerdict, node_passes
 from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.analyses.symbolic import passes_input_type
-from onnxlint.index import ModelIndex
+from onnxlint.index import DEFAULT_DOMAIN, ModelIndex, norm_domain, resolve_schema, stored_graphs
+
+
+def checker_after_node_edit(
+    prior: CheckerVerdict,
+    model: onnx.ModelProto,
+    was: onnx.NodeProto,
+    now: onnx.NodeProto,
+    in_main_graph: bool,
+    names_only: bool,
+) -> CheckerVerdict | None:
+    """The checker's verdict on ``model``, which is the model ``prior`` judged with one
+    node, ``was``, replaced by ``now``, when it is provably "accepted"; None otherwise.
+
+    Only a model the checker accepted is taken over. The checker reads no node name or
+    doc string, so an edit of those (``names_only``) keeps the verdict. Otherwise the
+    model's checks that read other nodes (topological order, single assignment, the
+    graph's values) read the same names when the node reads and writes the same values;
+    what is left is the node's own check (its schema, attributes and their types), run
+    with ``onnx.checker.check_node`` for a main-graph node of a standard operator that
+    holds no body. A node it refuses is judged with the whole model again, so that the
+    finding is worded as the checker words it."""
+    if prior.failure is not None:
+        return None
+    if names_only:
+        return CheckerVerdict.accepted()
+    if not in_main_graph or (now.op_type, now.domain, list(now.input), list(now.output)) != (
+        was.op_type,
+        was.domain,
+        list(was.input),
+        list(was.output),
+    ):
+        return None
+    if next(stored_graphs(now.attribute), None) is not None:
+        return None
+    domain = norm_domain(now.domain)
+    opset = next((i.version for i in model.opset_import if norm_domain(i.domain) == domain), None)
+    if domain not in (DEFAULT_DOMAIN, "ai.onnx.ml") or opset is None:
+        return None  # another domain's node (or a function's call) is not the checker's
+    if resolve_schema(now.op_type, domain, opset) is None:
+        return None  # an unknown operator is set aside in the checker's copy
+    return CheckerVerdict.accepted() if node_passes(now, model) else None
 
 
 def shapes_after_node_edit(

@@ -35,8 +35,13 @@ def carried_analyses(
     Analyses are taken over only for a lint without EPs or confirmation: the EP assignment
     reads the Shapes analysis's inferred copy of the model, which a result taken over does
     not have."""
+    from onnxlint.analyses.checked import CheckerVerdict
     from onnxlint.analyses.dataflow import Dataflow
-    from onnxlint.analyses.edits import dataflow_after_node_edit, shapes_after_node_edit
+    from onnxlint.analyses.edits import (
+        checker_after_node_edit,
+        dataflow_after_node_edit,
+        shapes_after_node_edit,
+    )
     from onnxlint.analyses.shapes import Shapes
 
     model = splice.loaded.model
@@ -46,12 +51,19 @@ def carried_analyses(
     shared = SharedModel(splice.loaded)
     if in_main and prior.index is not None:
         shared.index = ModelIndex.after_node_edit(prior.index, model, splice.site.index)
+    names_only = differs_in_names_only(splice.was, splice.now)
+    verdict = prior.analyses.get(CheckerVerdict)
+    if isinstance(verdict, CheckerVerdict):  # the model's alone: whatever the EPs
+        checked = checker_after_node_edit(
+            verdict, model, splice.was, splice.now, in_main, names_only
+        )
+        if checked is not None:
+            shared.analyses[CheckerVerdict] = checked
     if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
         return shared
     shapes = prior.analyses.get(Shapes)
     if not isinstance(shapes, Shapes):
         return shared
-    names_only = differs_in_names_only(splice.was, splice.now)
     carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main, names_only)
     if carried is None:
         return shared

@@ -65,8 +65,8 @@ class ModelState:
     clean_limits: Limits | None = field(default=None, repr=False, compare=False)
     #: whether the model linted has an external tensor (``LoadedModel.external``)
     external: bool | None = field(default=None, repr=False, compare=False)
-    #: a text document's Shapes and Dataflow analyses, by class, that the lint of its next
-    #: edit may take over (``edits.carried_analyses``)
+    #: the model's Shapes, Dataflow and checker verdict, by class, that the lint of its
+    #: next edit may take over (``edits.carried_analyses``)
     analyses: dict[type, Any] = field(default_factory=dict, repr=False, compare=False)
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)

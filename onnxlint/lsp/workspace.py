@@ -350,6 +350,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
     """
 
     def observe(ctx: Any, report: Report) -> None:
+        from onnxlint.analyses.checked import CheckerVerdict
         from onnxlint.analyses.dataflow import Dataflow
         from onnxlint.analyses.shapes import Shapes
 
@@ -359,7 +360,9 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         box["external"] = ctx.loaded.external
         box["shapes"] = ctx.computed(Shapes)
         box["analyses"] = {
-            cls: found for cls in (Shapes, Dataflow) if (found := ctx.computed(cls)) is not None
+            cls: found
+            for cls in (Shapes, Dataflow, CheckerVerdict)
+            if (found := ctx.computed(cls)) is not None
         }
 
     return observe

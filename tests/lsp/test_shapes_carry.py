@@ -63,6 +63,12 @@ EDITS = [
     ("a node reading propagated values", "allowzero: int = 0", "allowzero: int = 1", False),
     ("a node whose values propagate", "Gather <axis: int = 0>", "Gather <axis: int = -1>", False),
     ("another operator", "= Relu (s)", "= Sigmoid (s)", False),
+    (
+        "an attribute of the wrong type",
+        "Softmax <axis: int = -1>",
+        "Softmax <axis: float = 1.0>",
+        False,
+    ),
     ("an input moved", "Relu (s)", "Relu (x)", False),
 ]
 
@@ -152,6 +158,40 @@ def test_the_index_is_built_from_the_previous_one(
     assert signature(after.index) == signature(ModelIndex(after.index.model))
     moved = _lint(doc, TEXT.replace("Relu (s)", "Relu (x)"), settings, after)
     assert moved.index is not None and id(moved.index.model) in built  # indexed afresh
+
+
+def test_the_checker_runs_again_only_for_what_it_has_not_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rename keeps the checker's "accepted"; an attribute edit is judged by the node's
+    own check; a node it refuses is judged with the whole model (the finding is a fresh
+    lint's)."""
+    import onnx
+
+    runs: list[int] = []
+    real = onnx.checker.check_model
+
+    def counting(*args: Any, **kwargs: Any) -> None:
+        runs.append(1)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(onnx.checker, "check_model", counting)
+    doc = tmp_path / "m.onnxtxt"
+    settings = Settings(eps=("qnn",))  # with an EP too: the verdict is the model's alone
+    state = _lint(doc, TEXT, settings, None)
+    assert len(runs) == 1
+    for old, new, again in (
+        ("[relu]", "[activation]", False),
+        ("Softmax <axis: int = -1>", "Softmax <axis: int = 0>", False),
+        ("Softmax <axis: int = 0>", "Softmax <axis: float = 1.0>", True),
+    ):
+        before = len(runs)
+        text = state.source.text.replace(old, new, 1) if state.source else ""
+        state = _lint(doc, text, settings, state)
+        assert (len(runs) > before) is again, new
+        fresh = _lint(doc, text, settings, None)
+        assert state.report.to_dict() == fresh.report.to_dict(), new
+    assert any(d.code == "OL101" for d in state.report.diagnostics)
 
 
 def test_a_chain_of_edits_takes_over_from_a_taken_over_result(

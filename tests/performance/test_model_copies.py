@@ -243,7 +243,7 @@ def test_session_types_copy_the_weights_once(monkeypatch: pytest.MonkeyPatch) ->
 
 
 class _CountingOnnx:
-    """The ``onnx`` module as the checker rule sees it, counting the ModelProtos it makes."""
+    """The ``onnx`` module as the checker's verdict sees it, counting the ModelProtos it makes."""
 
     def __init__(self) -> None:
         self.made = 0
@@ -268,7 +268,7 @@ g (float[1,4] x) => (float[1,4] y) {
 def test_the_checker_rule_copies_the_model_at_most_once(
     external: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from onnxlint.rules import checker
+    from onnxlint.analyses import checked
 
     model = parse(UNKNOWN_OP)
     if external:
@@ -281,7 +281,7 @@ def test_the_checker_rule_copies_the_model_at_most_once(
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
     counting = _CountingOnnx()
-    monkeypatch.setattr(checker, "onnx", counting)
+    monkeypatch.setattr(checked, "onnx", counting)
     engine.lint(path, config=engine.Config(select=("OL101",)))
     # inline: the copy with the unknown op set aside; external data: the copy without it
     # (made in tensors.without_external_data, not counted here) and no second one

@@ -16,9 +16,9 @@ import pytest
 from onnx import helper, numpy_helper
 
 from onnxlint import engine, loader, tensors
+from onnxlint.analyses.checked import SET_ASIDE_DOMAIN
 from onnxlint.config import Config
 from onnxlint.fixes import shapes as fix_shapes_module
-from onnxlint.rules import checker
 from onnxlint.tensors import DEFAULT_MAX_ELEMENTS
 from tests.conftest import parse
 from tests.performance.test_model_copies import UNKNOWN_OP
@@ -83,7 +83,7 @@ def test_a_model_the_checker_sees_changed_is_given_as_its_copy(
     given = _Given(monkeypatch)
     engine.lint(path, config=Config(select=("OL101",)))
     assert len(given.args) == 1 and isinstance(given.args[0], onnx.ModelProto)
-    assert any(n.domain == checker._SET_ASIDE_DOMAIN for n in given.args[0].graph.node)
+    assert any(n.domain == SET_ASIDE_DOMAIN for n in given.args[0].graph.node)
 
 
 def test_the_parsed_bytes_are_kept_only_for_the_rules(tmp_path: Path) -> None:
