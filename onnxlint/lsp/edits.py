@@ -86,10 +86,12 @@ def spliced(
     data: bytes,
     limits: Limits,
     digest: str | None = None,
+    text: str | None = None,
 ) -> textedit.Splice | None:
     """The edited text document ``data`` read from ``prior``'s model when the edit lies
     inside one node statement (:func:`~onnxlint.modelfile.textedit.splice_node_edit`, which
-    proves it or declines); None: read the whole text."""
+    proves it or declines); None: read the whole text. ``text``: ``data`` decoded, when
+    the caller has it (None: decoded here; bytes that are not UTF-8 are read whole)."""
     if (
         prior is None
         or not prior.is_text
@@ -103,10 +105,13 @@ def spliced(
     smap = prior.source
     if smap is None:
         return None
-    try:
-        new = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None  # the loader words the problem
+    if text is not None:
+        new = text
+    else:
+        try:
+            new = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # the loader words the problem
     old = smap.text
     span = textedit.changed_span(old, new)
     if span[0] == len(old) == len(new):

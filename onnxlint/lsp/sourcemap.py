@@ -283,11 +283,12 @@ class _Reuse:
     start, so its columns hold and its lines move by the edit's line count.
     """
 
-    def __init__(self, memo: _TextMemo, masked: str) -> None:
+    def __init__(self, memo: _TextMemo, masked: str, known: tuple[int, int] = (0, 0)) -> None:
         old = memo.masked
         self.nodes = memo.nodes
-        self.prefix = common_prefix(old, masked)
-        tail = common_suffix(old, masked, min(len(old), len(masked)) - self.prefix)
+        self.prefix = common_prefix(old, masked, known[0])
+        limit = min(len(old), len(masked)) - self.prefix
+        tail = common_suffix(old, masked, limit, known[1])
         # the tail from its first line start: a newline of the common part, so the
         # same in both texts
         nl = old.find("\n", len(old) - tail)
@@ -328,7 +329,12 @@ def _shifted(was: _Mapped, shift: int, lines: int) -> _Mapped:
     return _Mapped(was.key, was.cursor + shift, was.reach + shift, was.after + shift, entry, tokens)
 
 
-def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = None) -> SourceMap:
+def map_text_source(
+    text: str,
+    index: ModelIndex,
+    previous: SourceMap | None = None,
+    span: tuple[int, int, int] | None = None,
+) -> SourceMap:
     """Locate the nodes and values of a parsed ``.onnxtxt`` model in its source text.
 
     The parser keeps nodes in source order and ``index.nodes`` lists them
@@ -341,21 +347,34 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
     edited part that a search would find where they were are taken from it (``_Reuse``
     says when that holds), so an edit maps the nodes around it only; the result is the
     map a fresh search gives (``tests/lsp/test_text_map_reuse.py``).
+
+    ``span``: where ``text`` differs from ``previous``'s (``textedit.changed_span``), when
+    the caller knows: the line starts and the masked text are then taken from
+    ``previous`` around the changed lines instead of read from the whole text again.
     """
     smap = SourceMap(text=text)
     for g in index.graphs:
         smap.outer[g.path] = g.outer.path if g.outer is not None else None
-    line_starts = smap.line_starts = [0]
-    for newline in re.finditer("\n", text):
-        line_starts.append(newline.end())
+    memo = previous._text_memo if previous is not None else None
+    shared = (0, 0)  # how much of the masked texts' start and end the two share for sure
+    if memo is not None and previous is not None and span is not None:
+        around = _around_edit(previous, memo, text, span)
+    else:
+        around = None
+    if around is not None:
+        line_starts, masked, shared = around
+    else:
+        line_starts = [0]
+        for newline in re.finditer("\n", text):
+            line_starts.append(newline.end())
+        masked = _mask_comments(text)
+    smap.line_starts = line_starts
 
     def pos(offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(line_starts, offset) - 1
         return line, offset - line_starts[line]
 
-    masked = _mask_comments(text)
-    memo = previous._text_memo if previous is not None else None
-    reuse = _Reuse(memo, masked) if memo is not None else None
+    reuse = _Reuse(memo, masked, shared) if memo is not None else None
     mapped: dict[str, _Mapped] = {}
     cursor = 0
     graph_cursor: dict[str, int] = {}
@@ -456,6 +475,30 @@ def map_text_source(text: str, index: ModelIndex, previous: SourceMap | None = N
             mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)
     smap._text_memo = _TextMemo(masked, mapped, header)
     return smap
+
+
+def _around_edit(
+    previous: SourceMap, memo: _TextMemo, text: str, span: tuple[int, int, int]
+) -> tuple[list[int], str, tuple[int, int]] | None:
+    """``text``'s line starts and masked text, from ``previous``'s where ``span`` says the
+    two texts agree, and how much of the masked texts' start and end the two share: the
+    changed lines are read again, whole (a comment runs to its line's end, so masking is
+    line by line). None when ``previous`` has no line starts or ``span`` does not fit."""
+    old, starts = previous.text, previous.line_starts
+    start, old_end, new_end = span
+    shift = len(text) - len(old)
+    if starts is None or not 0 <= start <= old_end <= len(old) or new_end - old_end != shift:
+        return None
+    a = old.rfind("\n", 0, start) + 1  # the first changed line's start
+    b = old.find("\n", old_end)  # the newline ending the last changed line
+    if b < 0:
+        b = len(old)
+    middle = text[a : b + shift]
+    fresh = [a + m.end() for m in re.finditer("\n", middle)]
+    before, after = bisect.bisect_right(starts, a), bisect.bisect_right(starts, b)
+    line_starts = starts[:before] + fresh + [s + shift for s in starts[after:]]
+    masked = memo.masked[:a] + _mask_comments(middle) + memo.masked[b:]
+    return line_starts, masked, (a, len(old) - b)
 
 
 #: what the node pattern's domain part ``[\w.]*`` reads on from the op's end

@@ -220,9 +220,14 @@ def analyse(
     text = ""
     source: bytes | Path | LoadedModel
     shared: SharedModel | None = None
+    span: tuple[int, int, int] | None = None  # where the text differs from ``previous``'s
     if is_text and data is not None:
         try:
-            splice = spliced(prior, uri, path, data, config.limits, digest)
+            decoded: str | None = data.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = None  # the loader words the problem
+        try:
+            splice = spliced(prior, uri, path, data, config.limits, digest, decoded)
             if splice is not None and prior is not None:
                 same = (prior.settings_key, prior.config_stamp) == (settings.key(), stamp)
                 shared = carried_analyses(prior, splice, config, confirm_mode) if same else None
@@ -249,7 +254,10 @@ def analyse(
         # the engine lints the parsed document as it is: reading, checking and hashing
         # its ModelProto again cost a fifth of a 10k-node re-lint (docs/performance.md)
         source = loaded
-        text = data.decode("utf-8")  # the loader has checked it is UTF-8
+        # the loader has checked it is UTF-8
+        text = decoded if decoded is not None else data.decode("utf-8", "replace")
+        if splice is not None and prior is not None and previous is prior.source:
+            span = splice.span
     elif path is not None and (data is None or path.is_file()):
         source = path  # the loader reads it and checks external data against its folder
         if (
@@ -310,7 +318,7 @@ def analyse(
         state.value_types = ValueTypes(index, shapes)
         state.analyses = captured.get("analyses", {})  # what the next edit may take over
         if is_text:
-            state.source = map_text_source(text, index, previous)
+            state.source = map_text_source(text, index, previous, span)
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state

@@ -67,6 +67,8 @@ class Splice:
     site: NodeSite
     was: onnx.NodeProto
     now: onnx.NodeProto
+    #: :func:`changed_span` of the old and new texts (None: a binary model's edit)
+    span: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,7 +205,7 @@ def splice_node_edit(
     ``data_hash`` its SHA-256, when the caller has them (not computed again); ``at_line``:
     the line of ``old`` the change starts on, likewise; ``external``: whether ``model`` has
     an external tensor (``LoadedModel.external``), when known."""
-    start, old_end, _ = span if span is not None else changed_span(old, new)
+    start, old_end, new_end = span if span is not None else changed_span(old, new)
     if at_line is None:
         at_line = old.count("\n", 0, start)
     if site.first_line > at_line:
@@ -246,7 +248,7 @@ def splice_node_edit(
     loaded.is_text = True
     if external is False and not node_has_external_data(node):
         loaded.external = False
-    return Splice(loaded, site, was, target[site.index])
+    return Splice(loaded, site, was, target[site.index], (start, old_end, new_end))
 
 
 def _within_limits(node: onnx.NodeProto, limits: Limits) -> bool:
@@ -260,9 +262,20 @@ def _within_limits(node: onnx.NodeProto, limits: Limits) -> bool:
     return deepest_type(alone, MAX_TYPE_NESTING) <= MAX_TYPE_NESTING
 
 
-def common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix (slices compared in C, halving)."""
-    lo, hi = 0, min(len(a), len(b))
+def common_prefix(a: str, b: str, start: int = 0) -> int:
+    """The length of the longest common prefix (slices compared in C, halving).
+
+    ``start``: a length the caller knows the two share; the search goes on from there,
+    in chunks that double until one differs, so it reads about as far as the prefix
+    runs past ``start`` rather than the whole text."""
+    lo, hi = start, min(len(a), len(b))
+    step = 1 << 12
+    while lo < hi:
+        end = min(hi, lo + step)
+        if a[lo:end] != b[lo:end]:
+            hi = end - 1  # the first difference lies in a[lo:end]
+            break
+        lo, step = end, step * 2
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[lo:mid] == b[lo:mid]:
@@ -272,9 +285,17 @@ def common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
-    """The length of the longest common suffix, at most ``limit``."""
-    lo, hi = 0, limit
+def common_suffix(a: str, b: str, limit: int, start: int = 0) -> int:
+    """The length of the longest common suffix, at most ``limit``; ``start``: a length
+    the caller knows the two share (see :func:`common_prefix`)."""
+    lo, hi = min(start, limit), limit
+    step = 1 << 12
+    while lo < hi:
+        end = min(hi, lo + step)
+        if a[len(a) - end : len(a) - lo] != b[len(b) - end : len(b) - lo]:
+            hi = end - 1
+            break
+        lo, step = end, step * 2
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a[len(a) - mid : len(a) - lo] == b[len(b) - mid : len(b) - lo]:

@@ -18,6 +18,7 @@ from onnxlint.limits import Limits
 from onnxlint.loader import load_text
 from onnxlint.lsp import sourcemap
 from onnxlint.lsp.sourcemap import SourceMap, map_text_source
+from onnxlint.modelfile.textedit import changed_span
 
 NODES = 1000
 
@@ -86,7 +87,7 @@ def _edit(text: str, rng: random.Random, k: int) -> str:
     lines = text.split("\n")
     body = [i for i, line in enumerate(lines) if re.search(r"=\s*(Relu|Sigmoid|Tanh)\b", line)]
     at = rng.choice(body)
-    kind = k % 8
+    kind = k % 9
     line = lines[at]
     if kind == 0:  # an op changed
         lines[at] = re.sub(
@@ -104,6 +105,8 @@ def _edit(text: str, rng: random.Random, k: int) -> str:
             lines.insert(at, f"   [added_{k}] added_{k} = Neg ({src.group(1).split(',')[0]})")
     elif kind == 5:  # the name's brackets removed (the node becomes unnamed)
         lines[at] = re.sub(r'\["?[^\]]*"?\]\s*', "", line, count=1)
+    elif kind == 8:  # a comment typed at a line's end (masked up to the line's end)
+        lines[at] = line + f"  # why {k} = Relu ("
     elif kind == 6:  # the header: the model's docstring edited
         lines.insert(1, f'   doc_string: "edit {k}",')
     else:  # a line broken in two inside the inputs
@@ -142,14 +145,19 @@ def test_an_edit_sequence_maps_as_a_fresh_search(document: str) -> None:
     previous = map_text_source(text, index)
     assert len(previous.nodes) == len(index.nodes)  # every node found: the test says something
     checked = 0
-    for k in range(24):
+    for k in range(27):
         edited = _edit(text, rng, k)
         new_index = _index(edited)
         if new_index is None:
             continue  # an edit that broke the parse: nothing is mapped
         reused = map_text_source(edited, new_index, previous)
-        _same(reused, map_text_source(edited, new_index))
-        text, previous = edited, reused  # the next edit reuses a reused map
+        fresh = map_text_source(edited, new_index)
+        _same(reused, fresh)
+        # told where the texts differ, it reads the line starts and masked text around it
+        told = map_text_source(edited, new_index, previous, changed_span(text, edited))
+        _same(told, fresh)
+        # the next edit reuses a reused map (each kind in turn)
+        text, previous = edited, (told if k % 2 else reused)
         checked += 1
     assert checked >= 16
 
@@ -217,11 +225,18 @@ def test_the_service_maps_an_edit_from_the_documents_previous_map(
     uri = path_to_uri(doc)
     buffer = {"text": document, "version": 1}
     given: list[SourceMap | None] = []
+    spans: list[tuple[int, int, int] | None] = []
     original = sourcemap.map_text_source
 
-    def recorded(text: str, index: ModelIndex, previous: SourceMap | None = None) -> SourceMap:
+    def recorded(
+        text: str,
+        index: ModelIndex,
+        previous: SourceMap | None = None,
+        span: tuple[int, int, int] | None = None,
+    ) -> SourceMap:
         given.append(previous)
-        return original(text, index, previous)
+        spans.append(span)
+        return original(text, index, previous, span)
 
     from onnxlint.lsp import workspace
 
@@ -238,6 +253,8 @@ def test_the_service_maps_an_edit_from_the_documents_previous_map(
         await svc.schedule(uri, doc, delay=0)
         state = svc.states[uri]
         assert given == [None, first]  # the edit was mapped from the previous map
+        # told where the text changed (the edit lies in one node: the splice found it)
+        assert spans[0] is None and spans[1] is not None
         # only the latest map keeps what the next edit needs (memory: the masked text)
         assert first is not None and first._text_memo is None
         assert state.source is not None and state.source._text_memo is not None
