@@ -10,6 +10,7 @@ show, and the caller reads and lints as usual.
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 
 import onnx
@@ -116,7 +117,11 @@ def spliced(
     span = textedit.changed_span(old, new)
     if span[0] == len(old) == len(new):
         return None
-    at_line = old.count("\n", 0, span[0])
+    starts = smap.line_starts
+    if starts is not None and starts[-1] <= len(old):
+        at_line = bisect.bisect_right(starts, span[0]) - 1  # the line the change starts on
+    else:
+        at_line = old.count("\n", 0, span[0])
     entry = smap.node_at(at_line)
     ref = prior.index.node_by_path(entry.path) if entry is not None else None
     if entry is None or ref is None:

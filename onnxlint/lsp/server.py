@@ -19,6 +19,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from onnxlint.lsp import features
+from onnxlint.lsp.documents import use_edited_documents
 from onnxlint.lsp.host import CONFIG_NAMES, OnnxLintServer, config_changed, relint_all
 from onnxlint.lsp.settings import SECTION, parse_settings
 from onnxlint.lsp.workspace import (
@@ -46,6 +47,7 @@ server = OnnxLintServer()
 # -- lifecycle ---------------------------------------------------------------------------
 @server.feature(lsp.INITIALIZE)
 def on_initialize(ls: OnnxLintServer, params: lsp.InitializeParams) -> None:
+    use_edited_documents(ls.workspace)  # a keystroke cuts the text, not every line again
     roots = [uri_to_path(f.uri) for f in params.workspace_folders or []]
     if not roots and params.root_uri:
         roots = [uri_to_path(params.root_uri)]
