@@ -224,3 +224,38 @@ def test_the_content_hash_is_the_sha256_of_the_file(tmp_path: Path, elements: in
     loaded = load(path)
     assert loaded.model is not None
     assert loaded.content_hash == hashlib.sha256(data).hexdigest()
+
+
+def test_a_node_edit_read_declines_what_it_cannot_check(tmp_path: Path) -> None:
+    """``read_node_edit`` reads bytes whose one changed node it checks, and declines
+    (None: the whole load reads the file) whenever a check cannot be made on that node."""
+    import hashlib
+
+    from onnxlint.lsp.carryover import Layout
+    from onnxlint.modelfile.read import read_node_edit
+
+    model = parse(
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "g (float[4] x) => (float[4] y) {\n    [a] t = Relu(x)\n    [b] y = Neg(t)\n}\n"
+    )
+    data = model.SerializeToString()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    digest = hashlib.sha256(data).hexdigest()
+    layout = Layout.of(data)
+    assert layout is not None and len(layout.nodes) == 2
+    span = layout.nodes[1]
+    got = read_node_edit(path, data, digest, span, Limits(), False)
+    assert got is not None and got.model == model and got.content_hash == digest
+    assert got.wire is data and got.external is False and not got.problems
+    assert read_node_edit(path, data, digest, span, Limits(), True) is None  # external data
+    assert read_node_edit(path, data, digest, span, Limits(), None) is None  # not known
+    assert read_node_edit(path, data[:-1], digest, span, Limits(), False) is None  # not the file
+    assert read_node_edit(path, data, digest, (span[0], span[0] + 3), Limits(), False) is None
+    tight = Limits(max_node_io=1)  # the node reads one value and writes one: two
+    assert read_node_edit(path, data, digest, span, tight, False) is None
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    link = outside / "m.onnx"
+    link.symlink_to(path)
+    assert read_node_edit(link, data, digest, span, Limits(), False) is None  # leads outside

@@ -77,6 +77,8 @@ class Layout:
     #: SHA-256 of the top-level fields but the metadata and the graph, in order, the
     #: graph's place marked: with ``graph``, what ``node_edit_at`` compares
     outer: str = ""
+    #: where each of the main graph's node fields lies in the bytes (tag included), in order
+    nodes: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def of(cls, data: bytes) -> Layout | None:
@@ -90,12 +92,14 @@ class Layout:
         view = memoryview(data)
         graphs = sum(1 for number, *_ in fields if number == GRAPH_FIELD)
         graph: tuple[tuple[int, bytes], ...] | None = None
+        nodes: tuple[tuple[int, int], ...] = ()
         for number, wire, start, end in fields:
             expected = METADATA_FIELDS.get(number)
             if number == GRAPH_FIELD and wire == 2 and graphs == 1:
                 body = _payload_start(data, start, end)
-                graph = _graph_fields(view[body:end])
-                if graph is not None:
+                found = _graph_fields(view[body:end], body)
+                if found is not None:
+                    graph, nodes = found
                     # the graph's tag and length, then each of its fields' digests: equal
                     # digests for equal bytes, as hashing the field whole would give
                     rest.update(view[start:body])
@@ -110,7 +114,7 @@ class Layout:
                 meta += view[start:end]
             else:
                 return None
-        return cls(rest.hexdigest(), bytes(meta), len(data), graph, outer.hexdigest())
+        return cls(rest.hexdigest(), bytes(meta), len(data), graph, outer.hexdigest(), nodes)
 
     def metadata(self) -> onnx.ModelProto | None:
         """The metadata fields decoded on their own (None: they do not decode)."""
@@ -132,15 +136,20 @@ def _payload_start(data: bytes, start: int, end: int) -> int:
     return pos
 
 
-def _graph_fields(payload: memoryview) -> tuple[tuple[int, bytes], ...] | None:
-    """(field number, digest) of each field of a serialized GraphProto, in wire order."""
+def _graph_fields(
+    payload: memoryview, offset: int
+) -> tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int], ...]] | None:
+    """(field number, digest) of each field of a serialized GraphProto, in wire order, and
+    where its node fields lie (``offset``: where the payload starts in the file)."""
     # read from bytes: indexing a memoryview costs twice as much in the varint loop; the
     # graph of a model with weights is mostly the weights, hashed from the view uncopied
     fields = top_level_fields(bytes(payload) if len(payload) < 2**26 else payload)  # type: ignore[arg-type]
     if fields is None:
         return None
     sha = hashlib.sha256
-    return tuple((number, sha(payload[a:b]).digest()[:16]) for number, _, a, b in fields)
+    digests = tuple((number, sha(payload[a:b]).digest()[:16]) for number, _, a, b in fields)
+    spans = tuple((offset + a, offset + b) for number, _, a, b in fields if number == NODE_FIELD)
+    return digests, spans
 
 
 def node_edit_at(before: Layout, after: Layout) -> int | None:

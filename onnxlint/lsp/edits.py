@@ -23,6 +23,7 @@ from onnxlint.loader import LoadedModel
 from onnxlint.lsp.carryover import Layout, node_edit_at
 from onnxlint.lsp.state import ModelState
 from onnxlint.modelfile import textedit
+from onnxlint.modelfile.read import read_node_edit
 
 
 def carried_analyses(
@@ -180,6 +181,40 @@ def rewritten_node(
     if any(_holds_a_graph(node) for node in (was, now)):
         return None
     return textedit.Splice(loaded, textedit.NodeSite((), None, at, -1, -1), was, now)
+
+
+def node_edit_load(
+    prior: ModelState | None,
+    uri: str,
+    path: Path,
+    data: bytes | None,
+    layout: Layout,
+    digest: str,
+    limits: Limits,
+) -> LoadedModel | None:
+    """The binary model file ``path``, read by the caller as ``data`` (laid out as
+    ``layout``, hashed as ``digest``), loaded from those bytes when they differ from
+    ``prior``'s, which loaded with no problem under ``limits``, in one main-graph node
+    only (:func:`~onnxlint.modelfile.read.read_node_edit` checks that node as the load
+    would check the file); None: load the file."""
+    if (
+        prior is None
+        or data is None
+        or prior.is_text
+        or prior.uri != uri
+        or prior.path != path
+        or prior.clean_limits != limits
+        or prior.report.fatal
+        or prior.layout is None
+    ):
+        return None
+    at = node_edit_at(prior.layout, layout)
+    if at is None or not 0 <= at < len(layout.nodes) or prior.real_path is None:
+        return None
+    loaded = read_node_edit(path, data, digest, layout.nodes[at], limits, prior.external)
+    if loaded is None or loaded.real_path != prior.real_path:
+        return None  # the path leads to another file now: the whole load says what it is
+    return loaded
 
 
 def _holds_a_graph(node: onnx.NodeProto) -> bool:

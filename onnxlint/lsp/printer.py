@@ -3,7 +3,7 @@
 The syntax of ``onnx.printer`` (nested graphs inline, model-local functions after the
 main graph, initializers and tensor attributes over ``MAX_INLINE_ELEMENTS`` elements
 elided); each node's line and each value token are recorded while it writes, in the
-``SourceMap`` shape ``sourcemap.map_text_source`` gives a user's own text.
+``SourceMap`` shape ``textmap.map_text_source`` gives a user's own text.
 """
 
 from __future__ import annotations

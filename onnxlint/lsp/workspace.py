@@ -23,11 +23,12 @@ from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
-from onnxlint.lsp.edits import carried_analyses, rewritten_node, spliced
+from onnxlint.lsp.edits import carried_analyses, node_edit_load, rewritten_node, spliced
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import SourceMap, map_text_source
+from onnxlint.lsp.sourcemap import SourceMap
 from onnxlint.lsp.state import ModelState as ModelState
+from onnxlint.lsp.textmap import map_text_source
 from onnxlint.report import Report
 
 GRAPH_SCHEME = "onnx-graph"
@@ -269,7 +270,9 @@ def analyse(
             and same_file(prior, uri, path)
         ):
             # a binary model saved again: read here, then compared with the previous one
-            source, shared = _rewrite(prior, uri, path, layout, digest, config, confirm_mode, notes)
+            source, shared = _rewrite(
+                prior, uri, path, data, layout, digest, config, confirm_mode, notes
+            )
     else:
         source = data or b""
     captured: dict[str, Any] = {}
@@ -328,6 +331,7 @@ def _rewrite(
     prior: ModelState,
     uri: str,
     path: Path,
+    data: bytes | None,
     layout: Layout,
     digest: str,
     config: Config,
@@ -336,8 +340,15 @@ def _rewrite(
 ) -> tuple[LoadedModel, SharedModel | None]:
     """A binary model that replaced ``prior``'s (same settings, configuration file and
     file), loaded as the engine would load it, with the analyses a one-node edit leaves as
-    they were (``edits.rewritten_node``; None: none)."""
-    loaded = load(path, config.limits, keep_wire=True)
+    they were (``edits.rewritten_node``; None: none). Bytes that differ from ``prior``'s
+    in one node are read from ``data`` with the load's checks on that node
+    (``edits.node_edit_load``); others are loaded from the file."""
+    found: LoadedModel | None = None
+    try:
+        found = node_edit_load(prior, uri, path, data, layout, digest, config.limits)
+    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
+        notes.append(f"loading {path} whole: {type(exc).__name__}: {exc}")
+    loaded = found if found is not None else load(path, config.limits, keep_wire=True)
     if loaded.content_hash != digest:
         return loaded, None  # the file changed since it was read: lint what is there
     try:

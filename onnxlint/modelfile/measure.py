@@ -253,6 +253,19 @@ _TENSOR_TEXT_FIELDS = tuple(
 )
 
 
+def node_within_limits(node: onnx.NodeProto, limits: Limits) -> bool:
+    """Whether one node that holds no graph passes the whole-model load checks that
+    could newly fail on it: its inputs plus outputs, its strings (UTF-8, name lengths)
+    and its type nesting (for the edit of one node of a model that passed them)."""
+    if len(node.input) + len(node.output) > limits.max_node_io:
+        return False
+    alone = onnx.ModelProto()
+    alone.graph.node.append(node)
+    if first_string_problem(alone, limits.max_name_length) is not None:
+        return False
+    return deepest_type(alone, MAX_TYPE_NESTING) <= MAX_TYPE_NESTING
+
+
 def _tensor_fields(tensor: onnx.TensorProto) -> list[tuple[FieldDescriptor, Any]]:
     """What ``tensor.ListFields()`` lists of its string and message fields, without the
     rest: ``ListFields`` hands back ``raw_data`` too, a copy of the weights (a tenth of a

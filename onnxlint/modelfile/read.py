@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
+from onnxlint.index import stored_graphs
 from onnxlint.limits import Limits
 from onnxlint.modelfile.external import check_external_data
 from onnxlint.modelfile.measure import (
@@ -33,11 +34,17 @@ from onnxlint.modelfile.measure import (
     deepest_type,
     first_string_problem,
     measure,
+    node_within_limits,
     serialized_size,
 )
-from onnxlint.modelfile.prescan import over_limits_on_wire, text_nesting, text_nesting_limit
+from onnxlint.modelfile.prescan import (
+    _varint,
+    over_limits_on_wire,
+    text_nesting,
+    text_nesting_limit,
+)
 from onnxlint.modelfile.problem import LoadProblem
-from onnxlint.tensors import has_external_data
+from onnxlint.tensors import has_external_data, node_has_external_data
 
 if TYPE_CHECKING:
     from onnxlint.diagnostics import Diagnostic
@@ -204,35 +211,46 @@ def text_payload_hash(payload: bytes) -> str:
     return _hash(payload)
 
 
-def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:
+def _checked_file(
+    path: Path, limits: Limits, root: Path | None
+) -> tuple[LoadedModel, os.stat_result | None]:
+    """The record of ``path`` before it is read, with its stat when it may be read (a
+    regular file inside ``root``, by default the folder the path names, not empty and
+    within the size limit); else the record says why not."""
     result = LoadedModel(model=None, path=path)
     fatal = "OL001"  # file-unreadable
     try:
         st = path.stat()
     except FileNotFoundError:
-        return _fail(result, fatal, "missing", path=str(path))
+        return _fail(result, fatal, "missing", path=str(path)), None
     except OSError as exc:
-        return _fail(result, fatal, "os_error", path=str(path), error=exc.strerror or str(exc))
+        error = exc.strerror or str(exc)
+        return _fail(result, fatal, "os_error", path=str(path), error=error), None
     if not stat.S_ISREG(st.st_mode):
-        return _fail(result, fatal, "not_regular", path=str(path))
+        return _fail(result, fatal, "not_regular", path=str(path)), None
     real = Path(os.path.realpath(path))
     folder = Path(os.path.realpath(root if root is not None else path.parent))
     if folder not in real.parents:
         # a symlink to a credentials file would otherwise be parsed, and ONNX text
         # parse errors quote the offending line into the report
-        return _fail(result, fatal, "outside", path=str(path))
+        return _fail(result, fatal, "outside", path=str(path)), None
     result.real_path = real
     result.size = st.st_size
     if st.st_size == 0:
-        return _fail(result, "OL003", "default", path=str(path))
+        return _fail(result, "OL003", "default", path=str(path)), None
     if st.st_size > limits.max_file_bytes:
-        return _fail(
-            result,
-            "OL004",
-            "default",
-            size=st.st_size,
-            limit=limits.max_file_bytes,
-        )
+        limit = limits.max_file_bytes
+        return _fail(result, "OL004", "default", size=st.st_size, limit=limit), None
+    return result, st
+
+
+def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedModel:
+    result, st = _checked_file(path, limits, root)
+    if st is None:
+        return result
+    real = result.real_path
+    assert real is not None
+    fatal = "OL001"  # file-unreadable
     try:
         data = _read_regular_file(real, (st.st_dev, st.st_ino))
     except _NotRegular:
@@ -246,6 +264,54 @@ def read_path(path: Path, limits: Limits, root: Path | None = None) -> LoadedMod
     parsed = _parse(result, data, is_text=is_text, limits=limits)
     parsed.content_hash = digest()
     return parsed
+
+
+def read_node_edit(
+    path: Path,
+    data: bytes,
+    digest: str,
+    node: tuple[int, int],
+    limits: Limits,
+    external: bool | None,
+) -> LoadedModel | None:
+    """The binary model file ``path`` as :func:`read` reads it (its wire kept), from
+    ``data``, its bytes as the caller read them (``digest``: their SHA-256), when they
+    differ from bytes that loaded with no problem under ``limits`` (``external``: whether
+    those had an external tensor) in one main-graph node only: ``data[node[0]:node[1]]``,
+    that node's field, tag included. The caller vouches for all that (it compared the two
+    files' wire layouts).
+
+    The whole-model checks the other bytes passed are run on that node alone: the path's,
+    the node's own strings, inputs and outputs and type nesting, its tensors' locations,
+    and, for a model with functions, the count of their expansion. None when that cannot
+    show the load would find nothing: the node holds a graph (more nodes, deeper), some
+    check fails, or an external tensor is involved; then read the file as usual, and
+    the full load words what is wrong."""
+    result, st = _checked_file(path, limits, None)
+    if st is None or st.st_size != len(data) or len(data) > limits.max_file_bytes:
+        return None
+    try:
+        _, at = _varint(data, node[0], node[1])  # past the field's tag
+        _, at = _varint(data, at, node[1])  # and its length
+        edited = onnx.NodeProto.FromString(data[at : node[1]])
+    except Exception:
+        return None
+    if next(stored_graphs(edited.attribute), None) is not None:
+        return None
+    if not node_within_limits(edited, limits):
+        return None
+    if external is not False or node_has_external_data(edited):
+        return None
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception:
+        return None
+    if model.functions and count_expansion(model, limits) is not None:
+        return None
+    result.model, result.content_hash, result.wire = model, digest, data
+    result.external = False
+    return result
 
 
 #: binary files larger than this are counted on the wire before decoding (see ``_parse``)

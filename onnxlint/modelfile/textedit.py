@@ -37,12 +37,7 @@ import onnx
 
 from onnxlint.index import GraphRef, NodeRef, stored_graphs, subgraphs
 from onnxlint.limits import Limits
-from onnxlint.modelfile.measure import (
-    MAX_TYPE_NESTING,
-    count_expansion,
-    deepest_type,
-    first_string_problem,
-)
+from onnxlint.modelfile.measure import count_expansion, node_within_limits
 from onnxlint.modelfile.prescan import text_nesting, text_nesting_limit
 from onnxlint.modelfile.read import (
     LoadedModel,
@@ -225,7 +220,7 @@ def splice_node_edit(
     if _holds_graph(was) or _one_node(old_statement) != was:
         return None
     node = _one_node(new_statement)
-    if node is None or _holds_graph(node) or not _within_limits(node, limits):
+    if node is None or _holds_graph(node) or not node_within_limits(node, limits):
         return None
     cap = text_nesting_limit(limits)
     if text_nesting(new_statement, stop=cap) > text_nesting(old_statement, stop=cap):
@@ -249,17 +244,6 @@ def splice_node_edit(
     if external is False and not node_has_external_data(node):
         loaded.external = False
     return Splice(loaded, site, was, target[site.index], (start, old_end, new_end))
-
-
-def _within_limits(node: onnx.NodeProto, limits: Limits) -> bool:
-    """The whole-model load checks that could newly fail on this one node."""
-    if len(node.input) + len(node.output) > limits.max_node_io:
-        return False
-    alone = onnx.ModelProto()
-    alone.graph.node.append(node)
-    if first_string_problem(alone, limits.max_name_length) is not None:
-        return False
-    return deepest_type(alone, MAX_TYPE_NESTING) <= MAX_TYPE_NESTING
 
 
 def common_prefix(a: str, b: str, start: int = 0) -> int:

@@ -6,6 +6,7 @@ analysed again. Each result is a fresh lint's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -77,3 +78,53 @@ def test_any_change_outside_the_node_is_not_a_node_edit() -> None:
     stamped.producer_name = "again"
     moved = Layout.of(stamped.SerializeToString())
     assert moved is not None and node_edit_at(old, moved) is None
+
+
+def _lint_rewrite(
+    tmp_path: Path, edited: onnx.ModelProto, settings: Settings | None = None
+) -> tuple[Any, Any]:
+    """The rewrite's result (from the previous one) and a fresh lint's of the same file."""
+    settings = settings or Settings()
+    model = onnx.parser.parse_model(TEXT)
+    doc = tmp_path / "m.onnx"
+    before = model.SerializeToString()
+    doc.write_bytes(before)
+    uri = path_to_uri(doc)
+    state = analyse(uri, doc, before, settings)
+    after = edited.SerializeToString()
+    doc.write_bytes(after)
+    return analyse(uri, doc, after, settings, prior=state), analyse(uri, doc, after, settings)
+
+
+def test_a_one_node_rewrite_is_read_from_its_bytes_with_that_node_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The load's whole-model checks run on the changed node only; a node they refuse,
+    or one holding a graph, sends the file to the whole load, whose findings are a fresh
+    lint's."""
+    from onnxlint.lsp import edits
+    from onnxlint.modelfile import read
+
+    given: list[bool] = []
+    real = read.read_node_edit
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        got = real(*args, **kwargs)
+        given.append(got is not None)
+        return got
+
+    monkeypatch.setattr(edits, "read_node_edit", recorded)
+    model = onnx.parser.parse_model(TEXT)
+    state, fresh = _lint_rewrite(tmp_path, _edit(model, "rename"))
+    assert given == [True] and state.report.to_dict() == fresh.report.to_dict()
+    long_name = _edit(model, "rename")
+    long_name.graph.node[1].name = "n" * 70_000  # over the default name-length limit
+    state, fresh = _lint_rewrite(tmp_path, long_name)
+    assert given[-1] is False
+    assert state.report.to_dict() == fresh.report.to_dict()
+    assert any(d.code == "OL008" for d in state.report.diagnostics)
+    with_body = _edit(model, "rename")
+    body = onnx.helper.make_graph([], "b", [], [])
+    with_body.graph.node[1].attribute.append(onnx.helper.make_attribute("body", body))
+    state, fresh = _lint_rewrite(tmp_path, with_body)
+    assert given[-1] is False and state.report.to_dict() == fresh.report.to_dict()

@@ -20,7 +20,7 @@ from onnxlint.lsp import features
 from onnxlint.lsp.printer import render_graph_view
 from onnxlint.lsp.service import LintService
 from onnxlint.lsp.settings import Settings, parse_settings
-from onnxlint.lsp.sourcemap import map_text_source
+from onnxlint.lsp.textmap import map_text_source
 from onnxlint.lsp.workspace import analyse, graph_uri, path_to_uri, scan, uri_to_path
 from tests.lsp.models import BAD, GOOD, NESTED, write_model
 

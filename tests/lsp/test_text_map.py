@@ -15,8 +15,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from onnxlint.index import ModelIndex
-from onnxlint.lsp import sourcemap
-from onnxlint.lsp.sourcemap import map_text_source
+from onnxlint.lsp import textmap
+from onnxlint.lsp.textmap import map_text_source
 
 
 def _printed(n: int, values: int) -> str:
@@ -80,8 +80,8 @@ def test_node_search_starts_after_the_header_values(monkeypatch: pytest.MonkeyPa
         compiled = original(pattern, flags)
         return Counted(compiled) if "=" in pattern and "Relu" in pattern else compiled
 
-    monkeypatch.setattr(sourcemap.re, "compile", compile_counted)
-    sourcemap._node_pattern.cache_clear()  # compiled here, so each search is counted
+    monkeypatch.setattr(textmap.re, "compile", compile_counted)
+    textmap._node_pattern.cache_clear()  # compiled here, so each search is counted
     index = ModelIndex(onnx.parser.parse_model(text))
     smap = map_text_source(text, index)
     assert len(starts) == 20  # one search per Relu node
@@ -94,7 +94,7 @@ def test_a_second_map_of_a_document_compiles_no_node_pattern(
 ) -> None:
     text = _printed(30, 4)
     index = ModelIndex(onnx.parser.parse_model(text))
-    sourcemap._node_pattern.cache_clear()
+    textmap._node_pattern.cache_clear()
     compiled: list[str] = []
     original = re.compile
 
@@ -103,7 +103,7 @@ def test_a_second_map_of_a_document_compiles_no_node_pattern(
             compiled.append(pattern)
         return original(pattern, flags)
 
-    monkeypatch.setattr(sourcemap.re, "compile", compile_counted)
+    monkeypatch.setattr(textmap.re, "compile", compile_counted)
     first = map_text_source(text, index)
     assert len(compiled) == 30  # one pattern per Relu output
     compiled.clear()

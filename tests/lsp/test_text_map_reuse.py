@@ -16,8 +16,9 @@ from onnx import TensorProto, helper
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import load_text
-from onnxlint.lsp import sourcemap
-from onnxlint.lsp.sourcemap import SourceMap, map_text_source
+from onnxlint.lsp import textmap
+from onnxlint.lsp.sourcemap import SourceMap
+from onnxlint.lsp.textmap import map_text_source
 from onnxlint.modelfile.textedit import changed_span
 
 NODES = 1000
@@ -184,18 +185,18 @@ def test_an_edit_of_one_line_searches_for_the_nodes_around_it(
     new_index = _index(edited)
     assert new_index is not None
     calls: list[int] = []
-    original = sourcemap._node_pattern
+    original = textmap._node_pattern
     monkeypatch.setattr(
-        sourcemap, "_node_pattern", lambda outs, op: _Counted(original(outs, op), calls)
+        textmap, "_node_pattern", lambda outs, op: _Counted(original(outs, op), calls)
     )
     headers: list[str] = []
-    map_header = sourcemap._map_graph_header
+    map_header = textmap._map_graph_header
 
     def counted_header(smap: SourceMap, text: str, g: Any, *args: Any) -> int:
         headers.append(g.path)
         return map_header(smap, text, g, *args)
 
-    monkeypatch.setattr(sourcemap, "_map_graph_header", counted_header)
+    monkeypatch.setattr(textmap, "_map_graph_header", counted_header)
     reused = map_text_source(edited, new_index, previous)
     # the main graph's header (and its initializers' values) lies before the edit: not read
     assert "main" not in headers
@@ -226,7 +227,7 @@ def test_the_service_maps_an_edit_from_the_documents_previous_map(
     buffer = {"text": document, "version": 1}
     given: list[SourceMap | None] = []
     spans: list[tuple[int, int, int] | None] = []
-    original = sourcemap.map_text_source
+    original = textmap.map_text_source
 
     def recorded(
         text: str,

@@ -20,7 +20,7 @@ from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import load_text
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.sourcemap import map_text_source
+from onnxlint.lsp.textmap import map_text_source
 from onnxlint.lsp.workspace import analyse, path_to_uri
 from onnxlint.modelfile import textedit
 from tests.lsp.test_text_map_reuse import _branch
