@@ -17,6 +17,7 @@ from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.analyses.symbolic import passes_input_type
 from onnxlint.index import DEFAULT_DOMAIN, ModelIndex, norm_domain, resolve_schema, stored_graphs
+from onnxlint.tensors import node_has_external_data
 
 
 def checker_after_node_edit(
@@ -49,8 +50,8 @@ def checker_after_node_edit(
         list(was.output),
     ):
         return None
-    if next(stored_graphs(now.attribute), None) is not None:
-        return None
+    if next(stored_graphs(now.attribute), None) is not None or node_has_external_data(now):
+        return None  # a body is checked with its graph; an external tensor's file is stat'ed
     domain = norm_domain(now.domain)
     opset = next((i.version for i in model.opset_import if norm_domain(i.domain) == domain), None)
     if domain not in (DEFAULT_DOMAIN, "ai.onnx.ml") or opset is None:

@@ -1,7 +1,7 @@
 """``edits.checker_after_node_edit`` takes the checker's "accepted" over for an edit of one
-node only when the whole-model checker accepts the edited model too: checked on every
-node with attributes of onnx's own test models, edited in the ways a user edits a
-node (a value changed, an attribute removed, added, retyped; a rename)."""
+node only when the whole-model checker accepts the edited model too: checked on up to
+four nodes with attributes of each model onnx ships for its tests, edited in the ways a
+user edits a node (a value changed, an attribute removed, added, retyped; a rename)."""
 
 from __future__ import annotations
 
@@ -107,3 +107,12 @@ def test_a_refused_or_unknown_verdict_is_never_taken_over() -> None:
     accepted = CheckerVerdict.accepted()
     assert checker_after_node_edit(accepted, model, odd, odd, True, False) is None
     assert checker_after_node_edit(accepted, model, node, node, False, False) is None
+    # a tensor attribute kept in a file: check_node would look for the file
+    external = onnx.NodeProto()
+    external.CopyFrom(node)
+    tensor = onnx.helper.make_tensor("t", onnx.TensorProto.FLOAT, [1], [1.0])
+    tensor.ClearField("float_data")
+    tensor.data_location = onnx.TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value="weights.bin")
+    external.attribute.append(onnx.helper.make_attribute("value", tensor))
+    assert checker_after_node_edit(accepted, model, node, external, True, False) is None
