@@ -312,7 +312,8 @@ def _around_edit(
     fresh = [a + m.end() for m in re.finditer("\n", middle)]
     before, after = bisect.bisect_right(starts, a), bisect.bisect_right(starts, b)
     line_starts = starts[:before] + fresh + [s + shift for s in starts[after:]]
-    masked = memo.masked[:a] + _mask_comments(middle) + memo.masked[b:]
+    # a text with nothing to blank (printed models hold no comments) is its own: no copy
+    masked = memo.masked[:a] + _mask_comments(middle) + memo.masked[b:] if "#" in text else text
     return line_starts, masked, (a, len(old) - b)
 
 
@@ -358,7 +359,10 @@ def _node_pattern(outs: tuple[str, ...], op: str) -> re.Pattern[str]:
 
 
 def _mask_comments(text: str) -> str:
-    """Blank out ``#`` comments (same length, so offsets still hold)."""
+    """Blank out ``#`` comments (same length, so offsets still hold); a text without
+    any is its own masked text."""
+    if "#" not in text:
+        return text
     return re.sub(r"#[^\n]*", lambda m: " " * len(m.group(0)), text)
 
 

@@ -138,9 +138,12 @@ def document() -> str:
     return _model()
 
 
-def test_an_edit_sequence_maps_as_a_fresh_search(document: str) -> None:
+@pytest.mark.parametrize("comments", [True, False], ids=["with comments", "without"])
+def test_an_edit_sequence_maps_as_a_fresh_search(document: str, comments: bool) -> None:
     rng = random.Random(19)
-    text = document
+    # without comments the masked text is the text itself, until an edit types one
+    text = document if comments else re.sub(r"#[^\n]*", "", document)
+    assert ("#" in text) is comments
     index = _index(text)
     assert index is not None
     previous = map_text_source(text, index)
