@@ -229,12 +229,7 @@ class ModelIndex:
             outer=outer,
         )
         self.graphs.append(g)
-        for init in graph.initializer:
-            g.initializers[init.name] = init
-        for sparse in graph.sparse_initializer:
-            g.initializers[sparse.values.name] = sparse.values
-        for vi in (*graph.input, *graph.output, *graph.value_info):
-            g.value_info.setdefault(vi.name, vi)
+        _read_tables(g, graph)
         self._add_nodes(g, graph.node)
         return g
 
@@ -290,7 +285,8 @@ class ModelIndex:
             return None
         names = (was.node.name, was.node.op_type), (node.name, node.op_type)
         label = relabelled(main.name_counts, main.synthetic, position, *names)
-        if label is None:
+        functions = [g for g in prior.graphs if g.function is not None]
+        if label is None or len(functions) != len(model.functions):
             return None
         self = cls.__new__(cls)
         self.model = model
@@ -309,9 +305,6 @@ class ModelIndex:
             taken.discard(was.label)
         if is_synthetic(label, node.name):
             taken.add(label)
-        functions = [g for g in prior.graphs if g.function is not None]
-        if len(functions) != len(model.functions):
-            return None
         for g_was, fn in zip(functions, model.functions, strict=True):
             g = self._moved_graph(g_was, fn, dict(g_was.opsets))
             self.functions[(fn.domain, fn.name)] = g
@@ -344,21 +337,17 @@ class ModelIndex:
         )
         self.graphs.append(g)
         if graph is not None:
+            values = (*graph.input, *graph.output, *graph.value_info)
             inits = (
                 None
                 if graph.sparse_initializer
                 else _same_keys(was.initializers, graph.initializer)
             )
-            if inits is None:
-                inits = {init.name: init for init in graph.initializer}
-                for sparse in graph.sparse_initializer:
-                    inits[sparse.values.name] = sparse.values
-            g.initializers = inits
-            values = (*graph.input, *graph.output, *graph.value_info)
-            g.value_info = _same_keys(was.value_info, values) or {}
-            if len(g.value_info) != len(values):
-                for vi in values:
-                    g.value_info.setdefault(vi.name, vi)
+            vis = _same_keys(was.value_info, values)
+            if inits is None or vis is None:
+                _read_tables(g, graph)  # some names repeat: read them as a fresh index does
+            else:
+                g.initializers, g.value_info = inits, vis
         for k, (old, n) in enumerate(zip(was.nodes, proto.node, strict=True)):
             if edit is not None and k == edit[0]:
                 ref = _new_ref(n, g, k, edit[1])
@@ -403,6 +392,17 @@ def _new_ref(n: onnx.NodeProto, g: GraphRef, i: int, label: str) -> NodeRef:
     opset = g.opsets.get(domain)
     schema = resolve_schema(n.op_type, domain, opset) if opset is not None else None
     return NodeRef(node=n, graph=g, index=i, label=label, schema=schema)
+
+
+def _read_tables(g: GraphRef, graph: onnx.GraphProto) -> None:
+    """Fill ``g``'s initializers (the last of a repeated name wins, sparse ones after) and
+    value infos (the first wins: inputs, outputs, then ``value_info``) from ``graph``."""
+    for init in graph.initializer:
+        g.initializers[init.name] = init
+    for sparse in graph.sparse_initializer:
+        g.initializers[sparse.values.name] = sparse.values
+    for vi in (*graph.input, *graph.output, *graph.value_info):
+        g.value_info.setdefault(vi.name, vi)
 
 
 def _same_keys(was: dict[str, _V], protos: Sequence[_V]) -> dict[str, _V] | None:

@@ -43,12 +43,7 @@ def checker_after_node_edit(
         return None
     if names_only:
         return CheckerVerdict.accepted()
-    if not in_main_graph or (now.op_type, now.domain, list(now.input), list(now.output)) != (
-        was.op_type,
-        was.domain,
-        list(was.input),
-        list(was.output),
-    ):
+    if not in_main_graph or not _same_values(was, now):
         return None
     if next(stored_graphs(now.attribute), None) is not None or node_has_external_data(now):
         return None  # a body is checked with its graph; an external tensor's file is stat'ed
@@ -148,17 +143,22 @@ def dataflow_after_node_edit(
     return Dataflow.taken_over(prior, index, shapes, moved)
 
 
+def _same_values(was: onnx.NodeProto, now: onnx.NodeProto) -> bool:
+    """Whether the two nodes are the same operator reading and writing the same values."""
+    return (now.op_type, now.domain, list(now.input), list(now.output)) == (
+        was.op_type,
+        was.domain,
+        list(was.input),
+        list(was.output),
+    )
+
+
 def _infers_alike(
     model: onnx.ModelProto, inferred: onnx.ModelProto, was: onnx.NodeProto, now: onnx.NodeProto
 ) -> bool:
     """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
     inference of the model with ``was``) as it is (:func:`shapes_after_node_edit`)."""
-    if (now.op_type, now.domain, list(now.input), list(now.output)) != (
-        was.op_type,
-        was.domain,
-        list(was.input),
-        list(was.output),
-    ) or now.domain not in ("", "ai.onnx"):
+    if not _same_values(was, now) or now.domain not in ("", "ai.onnx"):
         return False
     opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
     try:

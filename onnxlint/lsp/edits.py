@@ -1,8 +1,9 @@
 """Reading an edited document from its previous result in the language server.
 
 :func:`spliced` reads an ``.onnxtxt`` edit inside one node statement from the previous
-model (``modelfile.textedit``); :func:`rewritten_node` finds a binary model saved again
-with one main-graph node changed (its wire layout against the previous one's); and
+model (``modelfile.textedit``); :func:`read_rewrite` reads a binary model saved again
+with one main-graph node changed (:func:`rewrite_position` finds it by its wire layout
+against the previous one's); and
 :func:`carried_analyses` hands the lint of either edit the previous analyses that the
 edit provably leaves as they were (``analyses.edits``). Each declines whatever it cannot
 show, and the caller reads and lints as usual.
@@ -19,7 +20,7 @@ from onnxlint.config import Config
 from onnxlint.context import SharedModel
 from onnxlint.index import ModelIndex, differs_in_names_only, stored_graphs
 from onnxlint.limits import Limits
-from onnxlint.loader import LoadedModel
+from onnxlint.loader import LoadedModel, load
 from onnxlint.lsp.carryover import Layout, node_edit_at
 from onnxlint.lsp.state import ModelState
 from onnxlint.modelfile import textedit
@@ -144,21 +145,13 @@ def spliced(
     )
 
 
-def rewritten_node(
-    prior: ModelState | None,
-    uri: str,
-    path: Path | None,
-    layout: Layout | None,
-    loaded: LoadedModel,
-    limits: Limits,
-) -> textedit.Splice | None:
-    """The binary model ``loaded`` (its bytes laid out as ``layout``) read as ``prior``'s
-    model with one main-graph node replaced, when the wire layouts show that only that
-    node's bytes differ (:func:`~onnxlint.lsp.carryover.node_edit_at`) and neither node
-    holds a body; None otherwise. Both loads must have had no problem, under ``limits``.
-
-    Protobuf decodes each field on its own, so equal bytes decode to equal fields: the
-    two models are then the same but for that node."""
+def rewrite_position(
+    prior: ModelState | None, uri: str, path: Path | None, layout: Layout | None, limits: Limits
+) -> int | None:
+    """The position (among the main graph's nodes) of the one node whose bytes differ when
+    the binary model laid out as ``layout`` replaced ``prior``'s, the same file, which
+    loaded with no problem under ``limits`` and was linted from the bytes its layout
+    describes (:func:`~onnxlint.lsp.carryover.node_edit_at`); None otherwise."""
     if (
         prior is None
         or prior.is_text
@@ -169,13 +162,22 @@ def rewritten_node(
         or prior.report.fatal
         or prior.layout is None
         or layout is None
-        or loaded.model is None
-        or loaded.problems
     ):
         return None
-    at = node_edit_at(prior.layout, layout)
+    return node_edit_at(prior.layout, layout)
+
+
+def rewritten_node(prior: ModelState, at: int, loaded: LoadedModel) -> textedit.Splice | None:
+    """The binary model ``loaded`` read as ``prior``'s model with main-graph node ``at``
+    replaced (:func:`rewrite_position` found it), when neither node holds a body and the
+    load had no problem; None otherwise.
+
+    Protobuf decodes each field on its own, so equal bytes decode to equal fields: the
+    two models are then the same but for that node."""
+    if prior.index is None or loaded.model is None or loaded.problems:
+        return None
     old_nodes, new_nodes = prior.index.model.graph.node, loaded.model.graph.node
-    if at is None or len(old_nodes) != len(new_nodes) or not 0 <= at < len(new_nodes):
+    if len(old_nodes) != len(new_nodes) or not 0 <= at < len(new_nodes):
         return None
     was, now = old_nodes[at], new_nodes[at]
     if any(_holds_a_graph(node) for node in (was, now)):
@@ -184,8 +186,8 @@ def rewritten_node(
 
 
 def node_edit_load(
-    prior: ModelState | None,
-    uri: str,
+    prior: ModelState,
+    at: int,
     path: Path,
     data: bytes | None,
     layout: Layout,
@@ -194,22 +196,10 @@ def node_edit_load(
 ) -> LoadedModel | None:
     """The binary model file ``path``, read by the caller as ``data`` (laid out as
     ``layout``, hashed as ``digest``), loaded from those bytes when they differ from
-    ``prior``'s, which loaded with no problem under ``limits``, in one main-graph node
-    only (:func:`~onnxlint.modelfile.read.read_node_edit` checks that node as the load
-    would check the file); None: load the file."""
-    if (
-        prior is None
-        or data is None
-        or prior.is_text
-        or prior.uri != uri
-        or prior.path != path
-        or prior.clean_limits != limits
-        or prior.report.fatal
-        or prior.layout is None
-    ):
-        return None
-    at = node_edit_at(prior.layout, layout)
-    if at is None or not 0 <= at < len(layout.nodes) or prior.real_path is None:
+    ``prior``'s in main-graph node ``at`` only (:func:`rewrite_position` found it):
+    :func:`~onnxlint.modelfile.read.read_node_edit` checks that node as the load would
+    check the file; None: load the file."""
+    if data is None or not 0 <= at < len(layout.nodes) or prior.real_path is None:
         return None
     loaded = read_node_edit(path, data, digest, layout.nodes[at], limits, prior.external)
     if loaded is None or loaded.real_path != prior.real_path:
@@ -219,3 +209,41 @@ def node_edit_load(
 
 def _holds_a_graph(node: onnx.NodeProto) -> bool:
     return next(stored_graphs(node.attribute), None) is not None
+
+
+def read_rewrite(
+    prior: ModelState,
+    uri: str,
+    path: Path,
+    data: bytes | None,
+    layout: Layout,
+    digest: str,
+    config: Config,
+    confirm_mode: str,
+    notes: list[str],
+) -> tuple[LoadedModel, SharedModel | None]:
+    """A binary model that replaced ``prior``'s (same settings, configuration file and
+    file), loaded as the engine would load it, with the analyses a one-node edit leaves as
+    they were (:func:`rewritten_node`; None: none). Bytes that differ from ``prior``'s
+    in one node are read from ``data`` with the load's checks on that node
+    (:func:`node_edit_load`); others are loaded from the file."""
+    found: LoadedModel | None = None
+    at: int | None = None
+    try:
+        at = rewrite_position(prior, uri, path, layout, config.limits)
+        if at is not None:
+            found = node_edit_load(prior, at, path, data, layout, digest, config.limits)
+    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
+        notes.append(f"loading {path} whole: {type(exc).__name__}: {exc}")
+        at = None
+    loaded = found if found is not None else load(path, config.limits, keep_wire=True)
+    if loaded.content_hash != digest or at is None:
+        return loaded, None  # the file changed since it was read: lint what is there
+    try:
+        splice = rewritten_node(prior, at, loaded)
+        if splice is None:
+            return loaded, None
+        return loaded, carried_analyses(prior, splice, config, confirm_mode)
+    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
+        notes.append(f"linting {path} whole: {type(exc).__name__}: {exc}")
+        return loaded, None

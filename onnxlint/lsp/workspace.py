@@ -23,7 +23,7 @@ from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
 from onnxlint.loader import TEXT_SUFFIXES, LoadedModel, load, load_text
 from onnxlint.lsp.carryover import Layout, carry_over, metadata_edit, same_file
-from onnxlint.lsp.edits import carried_analyses, node_edit_load, rewritten_node, spliced
+from onnxlint.lsp.edits import carried_analyses, read_rewrite, spliced
 from onnxlint.lsp.printer import render_graph_view, tensor_type_text, type_text
 from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.sourcemap import SourceMap
@@ -270,7 +270,7 @@ def analyse(
             and same_file(prior, uri, path)
         ):
             # a binary model saved again: read here, then compared with the previous one
-            source, shared = _rewrite(
+            source, shared = read_rewrite(
                 prior, uri, path, data, layout, digest, config, confirm_mode, notes
             )
     else:
@@ -298,7 +298,7 @@ def analyse(
         return state
     state.confirmed = confirmed_eps(report)
     if captured.get("clean"):
-        # the next edit may be read by ``edits.spliced`` or ``edits.rewritten_node``
+        # the next edit may be read by ``edits.spliced`` or ``edits.rewrite_position``
         state.clean_limits = config.limits
         state.external = captured.get("external")
     state.real_path = captured.get("real_path")
@@ -325,40 +325,6 @@ def analyse(
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
-
-
-def _rewrite(
-    prior: ModelState,
-    uri: str,
-    path: Path,
-    data: bytes | None,
-    layout: Layout,
-    digest: str,
-    config: Config,
-    confirm_mode: str,
-    notes: list[str],
-) -> tuple[LoadedModel, SharedModel | None]:
-    """A binary model that replaced ``prior``'s (same settings, configuration file and
-    file), loaded as the engine would load it, with the analyses a one-node edit leaves as
-    they were (``edits.rewritten_node``; None: none). Bytes that differ from ``prior``'s
-    in one node are read from ``data`` with the load's checks on that node
-    (``edits.node_edit_load``); others are loaded from the file."""
-    found: LoadedModel | None = None
-    try:
-        found = node_edit_load(prior, uri, path, data, layout, digest, config.limits)
-    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
-        notes.append(f"loading {path} whole: {type(exc).__name__}: {exc}")
-    loaded = found if found is not None else load(path, config.limits, keep_wire=True)
-    if loaded.content_hash != digest:
-        return loaded, None  # the file changed since it was read: lint what is there
-    try:
-        splice = rewritten_node(prior, uri, path, layout, loaded, config.limits)
-        if splice is None:
-            return loaded, None
-        return loaded, carried_analyses(prior, splice, config, confirm_mode)
-    except Exception as exc:  # a bug in a shortcut costs the shortcut, never the lint
-        notes.append(f"linting {path} whole: {type(exc).__name__}: {exc}")
-        return loaded, None
 
 
 def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
