@@ -390,7 +390,9 @@ def _run_rules(
             every.append(rule)
         for key in dict.fromkeys(keys or ()):
             by_op.setdefault(key, []).append(rule)
-    for rule in engine_rules:
+    # the checks that wait for ORT's worker run last: it answers while the others run
+    first = [r for r in engine_rules if not reads_ort(r)]
+    for rule in first:
         _guard(ctx, rule, rule.check_model, ctx)
     if by_op or every:
         # each op's checks, bound once: the walk calls them for every node of the model
@@ -405,7 +407,19 @@ def _run_rules(
                     check(ctx, node)
                 except Exception as exc:
                     _crashed(ctx, rule, exc, node.location())
+    for rule in engine_rules:
+        if reads_ort(rule):
+            _guard(ctx, rule, rule.check_model, ctx)
     return ctx
+
+
+def reads_ort(rule: Rule | type[Rule]) -> bool:
+    """Whether ``rule``'s model check reads an answer of ORT's worker process: the
+    installed ORT's limits (``Rule.waits_for_ort``), or the EP assignment, which starts
+    from ORT's level-1 graph (every EP-support and partition rule). Such checks run
+    after every other check of the lint, node checks included, and findings are sorted
+    afterwards, so the order changes no report."""
+    return rule.waits_for_ort or rule.category in PARTITION_CATEGORIES
 
 
 def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:

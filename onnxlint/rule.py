@@ -63,6 +63,11 @@ class Rule:
     example_good: ClassVar[str] = ""
     #: EPs to lint the examples with (for EP-specific rules)
     example_eps: ClassVar[tuple[str, ...]] = ()
+    #: the model check reads an answer of ONNX Runtime's worker process (the installed
+    #: ORT's limits): the engine runs it after the other rules' checks, so that the worker
+    #: answers while they run. EP-support and partition rules, which read the assignment
+    #: (ORT's level-1 graph), always run then (:func:`onnxlint.engine.reads_ort`).
+    waits_for_ort: ClassVar[bool] = False
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = {**self.default_options, **(options or {})}

@@ -334,7 +334,8 @@ def _lint_parallel(
     # N lint processes, each waiting for its own ORT level-1 worker rather than running
     # beside it: N busy processes for -j N, not 2N. Forked, they start with what this
     # process has imported (onnx, the engine, the rules) instead of importing it again.
-    init_args = (worker_likely(args, [f for f, _, _ in jobs], jobs[0][1].eps),)
+    worker = worker_likely(args, [f for f, _, _ in jobs], jobs[0][1].eps)
+    init_args = (worker,)
     with ProcessPoolExecutor(
         max_workers=min(args.jobs, len(jobs)),
         mp_context=_fork_context(),
@@ -342,7 +343,7 @@ def _lint_parallel(
         initargs=init_args,
     ) as pool:
         lint_one = _lint_one if getattr(args, "html", None) else _lint_one_for_parent
-        futures = {pool.submit(lint_one, *jobs[k]): k for k in schedule(jobs)}
+        futures = {pool.submit(lint_one, *jobs[k]): k for k in schedule(jobs, worker)}
         done: dict[int, Any] = {}
         for i, fut in enumerate(as_completed(futures), 1):
             k = futures[fut]
@@ -352,19 +353,17 @@ def _lint_parallel(
         return [done[k] for k in range(len(jobs))]
 
 
-def schedule(jobs: Sequence[tuple[Any, ...]]) -> list[int]:
-    """The order ``-j N`` hands the files out: the largest first (a file's size is the
-    best cheap guess at its lint's length), so that the last files to finish are short
-    ones and no process is left alone with a large model at the end. Ties (and files
-    that cannot be read) keep the command line's order."""
+def schedule(jobs: Sequence[tuple[Any, ...]], worker: bool = False) -> list[int]:
+    """The order ``-j N`` hands the files out: the longest lints first, so that the last
+    files to finish are short ones and no process is left alone with a large model at the
+    end. A lint's length is guessed from its file's size and, when the lints will ask ORT
+    for level-1 graphs (``worker``), the weights ORT's constant folding will make
+    (:func:`onnxlint.analyses.level1.prewarm.estimated_cost`). Ties (and files that
+    cannot be read) keep the command line's order."""
+    from onnxlint.analyses.level1.prewarm import estimated_cost
 
-    def size(k: int) -> int:
-        try:
-            return jobs[k][0].stat().st_size
-        except OSError:
-            return 0
-
-    return sorted(range(len(jobs)), key=lambda k: -size(k))
+    costs = [estimated_cost(Path(job[0]), worker) for job in jobs]
+    return sorted(range(len(jobs)), key=lambda k: -costs[k])
 
 
 def _fork_context() -> Any:

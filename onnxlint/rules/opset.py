@@ -109,6 +109,8 @@ g (float[1,4] x) => (float[1,4] y) {
 }
 """
 
+    waits_for_ort = True
+
     def check_model(self, ctx: LintContext) -> None:
         rel = _target(ctx)
         for domain, limit in ((DEFAULT_DOMAIN, rel.max_opset), ("ai.onnx.ml", rel.ml_opset)):
@@ -173,6 +175,8 @@ g (float[1,4] x) => (float[1,4] y) {
     y = Relu(x)
 }
 """
+
+    waits_for_ort = True
 
     def check_model(self, ctx: LintContext) -> None:
         rel = _target(ctx)

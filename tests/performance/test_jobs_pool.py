@@ -63,6 +63,54 @@ def test_the_largest_files_are_handed_out_first_ties_in_order(tmp_path: Path) ->
     assert cli_lint.schedule(jobs) == [1, 3, 0, 2, 4]
 
 
+_MADE_AT_RUN_TIME = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N] x) => (float[4096, 4096] y) {
+    shape = Constant <value = int64[2] {4096, 4096}> ()
+    w = ConstantOfShape <value = float16[1] {1}> (shape)
+    wf = Cast <to = 1> (w)
+    y = Add (wf, x)
+}
+"""
+
+
+def test_weights_made_at_run_time_are_handed_out_first_when_orts_folding_will_make_them(
+    tmp_path: Path,
+) -> None:
+    paths = _folder(tmp_path, [10, 300_000])
+    made = tmp_path / "models" / "made.onnx"
+    onnx.save(parse(_MADE_AT_RUN_TIME), str(made))
+    assert made.stat().st_size < paths[1].stat().st_size  # the smallest file of the three
+    jobs: list[tuple[Path, Any]] = [(p, None) for p in (*paths, made)]
+    # 16 Mi float16 elements folded, 32 MiB: with a level-1 worker, the longest lint
+    assert cli_lint.schedule(jobs, worker=True) == [2, 1, 0]
+    # its graph cached: its 4 nodes weigh less than the 300 kB file's doc string
+    assert cli_lint.schedule(jobs, worker=False) == [1, 2, 0]
+
+
+def test_folded_bytes_counts_constant_shapes_only() -> None:
+    from onnxlint.analyses.level1.prewarm import folded_bytes
+
+    assert folded_bytes(parse(_MADE_AT_RUN_TIME).graph) == 4096 * 4096 * 2
+    as_initializer = parse(
+        """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (int64[2] dynamic) => (float[2, 3] a, int8[5] b, float[M, K] c) {
+    a = ConstantOfShape (two_by_three)
+    b = ConstantOfShape <value = int8[1] {1}> (five)
+    c = ConstantOfShape (dynamic)
+    d = ConstantOfShape (negative)
+}
+"""
+    )
+    for name, dims in (("two_by_three", [2, 3]), ("five", [5]), ("negative", [-1, 2])):
+        as_initializer.graph.initializer.append(
+            onnx.helper.make_tensor(name, onnx.TensorProto.INT64, [len(dims)], dims)
+        )
+    # float32 zeros by default; int8 from the value; a graph input's or a negative dim: none
+    assert folded_bytes(as_initializer.graph) == 2 * 3 * 4 + 5
+
+
 class _InlinePool:
     """A stand-in for ProcessPoolExecutor that runs each call at submission, in order."""
 
