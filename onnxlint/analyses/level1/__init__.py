@@ -220,7 +220,10 @@ class Level1Job:
         from onnxlint.runtime.client import start_optimize
         from onnxlint.runtime.processes import private_temp_dir
 
-        self._tmp = private_temp_dir("level1")
+        # the copy ORT reads goes to memory when it fits (a disk write of hundreds of MB
+        # is seconds of this lint: processes.MEMORY_FOLDER)
+        size = len(data) if data is not None else self.file.size if self.file else 0
+        self._tmp = private_temp_dir("level1", in_memory=size)
         src = self._tmp / "exported.onnx"
         if data is None and not self._copy_file(src):
             data = serialize(self.model)  # the file changed since it was read
