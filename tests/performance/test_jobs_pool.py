@@ -84,7 +84,7 @@ def test_weights_made_at_run_time_are_handed_out_first_when_orts_folding_will_ma
     jobs: list[tuple[Path, Any]] = [(p, None) for p in (*paths, made)]
     # 16 Mi float16 elements folded, 32 MiB: with a level-1 worker, the longest lint
     assert cli_lint.schedule(jobs, worker=True) == [2, 1, 0]
-    # its graph cached: its 4 nodes weigh less than the 300 kB file's doc string
+    # its graph cached: by size alone (no file is parsed for the guess)
     assert cli_lint.schedule(jobs, worker=False) == [1, 2, 0]
 
 

@@ -111,9 +111,9 @@ NODE_COST_BYTES = 64 * 1024
 
 def estimated_cost(path: Path, worker: bool) -> int:
     """A guess at the work of linting ``path``, in bytes, for ordering the files of a
-    ``-j N`` run: the file's size, its main graph's nodes and, when the lint will ask ORT
-    for a level-1 graph (``worker``), the bytes ORT's constant folding writes out for
-    ``ConstantOfShape`` nodes with a constant shape. A model whose weights are made at run time (the onnx
+    ``-j N`` run: the file's size and, when the lint will ask ORT for a level-1 graph
+    (``worker``), its main graph's nodes and the bytes ORT's constant folding writes out
+    for ``ConstantOfShape`` nodes with a constant shape. A model whose weights are made at run time (the onnx
     wheel's ``light_vgg19``: 9 KB on disk, 0.5 GB folded) is among the longest lints
     although its file is among the smallest. Never raises: 0 for a file that cannot be
     read, the size for one that cannot be parsed or is larger than
@@ -122,15 +122,14 @@ def estimated_cost(path: Path, worker: bool) -> int:
         size = path.stat().st_size
     except OSError:
         return 0
-    if size > COST_SCAN_MAX_BYTES or path.suffix.lower() != ".onnx":
-        return size
+    if not worker or size > COST_SCAN_MAX_BYTES or path.suffix.lower() != ".onnx":
+        return size  # without a worker the size is as good a guess, and costs no parse
     try:
         import onnx
 
         model = onnx.ModelProto()
         model.ParseFromString(path.read_bytes())
-        folded = folded_bytes(model.graph) if worker else 0
-        return size + NODE_COST_BYTES * len(model.graph.node) + folded
+        return size + NODE_COST_BYTES * len(model.graph.node) + folded_bytes(model.graph)
     except Exception:  # a guess: a file the lint will report on is scheduled by its size
         return size
 
