@@ -162,21 +162,34 @@ MEMORY_FOLDER = Path("/dev/shm")
 MEMORY_SHARE = 0.25
 
 
+def _available_memory() -> int | None:
+    """Bytes of memory the kernel can give without swapping (``MemAvailable``: free pages
+    and the page cache it can drop), else the free pages; None when neither is known."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/meminfo", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024  # in kB
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def memory_folder(size: int) -> str | None:
     """The memory-backed folder to hold a ``size``-byte copy, or None (the usual temporary
     folder): only on Linux, only when no temporary folder was chosen (``TMPDIR``,
     ``TEMP``, ``TMP`` unset: a user who names one gets it), and only when the copy takes
-    at most :data:`MEMORY_SHARE` of its free space and of the free physical memory."""
+    at most :data:`MEMORY_SHARE` of its free space and of the memory available."""
     if not sys.platform.startswith("linux") or any(
         os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")
     ):
         return None
     try:
         st = os.statvfs(MEMORY_FOLDER)
-        free_memory = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return None
-    if size > MEMORY_SHARE * min(st.f_bavail * st.f_frsize, free_memory):
+    free_memory = _available_memory()
+    if free_memory is None or size > MEMORY_SHARE * min(st.f_bavail * st.f_frsize, free_memory):
         return None
     if not os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
         return None

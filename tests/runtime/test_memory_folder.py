@@ -95,3 +95,18 @@ def test_a_stale_memory_folder_is_swept(shm: Path) -> None:
     dead.mkdir()
     processes._sweep_stale_temp_dirs(shm)
     assert not dead.exists()
+
+
+@linux
+def test_the_share_of_available_memory_decides(shm: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(processes, "_available_memory", lambda: 4 << 20)
+    assert processes.memory_folder(1 << 20) == str(shm)  # a quarter of 4 MiB
+    assert processes.memory_folder((1 << 20) + 1) is None
+    monkeypatch.setattr(processes, "_available_memory", lambda: None)
+    assert processes.memory_folder(1) is None
+
+
+@linux
+def test_available_memory_is_read() -> None:
+    available = processes._available_memory()
+    assert available is not None and available > 0
