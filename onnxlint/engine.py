@@ -24,7 +24,7 @@ from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex, input_dim_params
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
-from onnxlint.rule import Rule, all_rules
+from onnxlint.rule import ORT_GRAPH_CATEGORIES, Rule, all_rules, reads_ort
 from onnxlint.selection import glob_matches, is_enabled, unknown_selectors
 from onnxlint.suggest import did_you_mean
 
@@ -39,7 +39,6 @@ INLINE_IGNORE_KEY = "onnxlint:ignore"
 #: for an accelerator EP, ORT's level-1 graph); OL605 is emitted by the partition
 #: summary itself. A lint that enables none of them builds neither unless its caller
 #: shows the summary (``lint(partition_summary=True)``: the CLI's verdict lines).
-PARTITION_CATEGORIES = frozenset({Category.EP_SUPPORT, Category.PARTITION})
 
 
 def resolve_eps(names: Sequence[str], config: Config) -> list[Any]:
@@ -344,7 +343,7 @@ def plan_lint(
     from onnxlint.analyses import level1
 
     confirm = str((config.confirm or {}).get("mode", "off")) == "run"
-    consumers = any(r.category in PARTITION_CATEGORIES for r in rules)
+    consumers = any(r.category in ORT_GRAPH_CATEGORIES for r in rules)
     partitions = bool(profiles) and (partition_summary or consumers or confirm)
     return LintPlan(
         partitions=partitions,
@@ -411,15 +410,6 @@ def _run_rules(
         if reads_ort(rule):
             _guard(ctx, rule, rule.check_model, ctx)
     return ctx
-
-
-def reads_ort(rule: Rule | type[Rule]) -> bool:
-    """Whether ``rule``'s model check reads an answer of ORT's worker process: the
-    installed ORT's limits (``Rule.waits_for_ort``), or the EP assignment, which starts
-    from ORT's level-1 graph (every EP-support and partition rule). Such checks run
-    after every other check of the lint, node checks included, and findings are sorted
-    afterwards, so the order changes no report."""
-    return rule.waits_for_ort or rule.category in PARTITION_CATEGORIES
 
 
 def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:

@@ -66,7 +66,7 @@ class Rule:
     #: the model check reads an answer of ONNX Runtime's worker process (the installed
     #: ORT's limits): the engine runs it after the other rules' checks, so that the worker
     #: answers while they run. EP-support and partition rules, which read the assignment
-    #: (ORT's level-1 graph), always run then (:func:`onnxlint.engine.reads_ort`).
+    #: (ORT's level-1 graph), always run then (:func:`reads_ort`).
     waits_for_ort: ClassVar[bool] = False
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
@@ -280,6 +280,19 @@ def code_table() -> list[dict[str, Any]]:
         }
         for cls in all_rules()
     ]
+
+
+#: the categories whose rules read the EP assignment, which starts from ORT's level-1 graph
+ORT_GRAPH_CATEGORIES = frozenset({Category.EP_SUPPORT, Category.PARTITION})
+
+
+def reads_ort(rule: Rule | type[Rule]) -> bool:
+    """Whether ``rule``'s model check reads an answer of ORT's worker process: the
+    installed ORT's limits (``Rule.waits_for_ort``), or the EP assignment, which starts
+    from ORT's level-1 graph (every EP-support and partition rule). The engine runs such
+    checks after every other check of the lint, node checks included; findings are sorted
+    afterwards, so the order changes no report."""
+    return rule.waits_for_ort or rule.category in ORT_GRAPH_CATEGORIES
 
 
 def rules_by_category(categories: Iterable[Category]) -> list[type[Rule]]:
