@@ -338,6 +338,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         from onnxlint.analyses.checked import CheckerVerdict
         from onnxlint.analyses.dataflow import Dataflow
         from onnxlint.analyses.shapes import Shapes
+        from onnxlint.walk import RuleFindings
 
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
@@ -349,6 +350,8 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
             for cls in (Shapes, Dataflow, CheckerVerdict)
             if (found := ctx.computed(cls)) is not None
         }
+        if ctx.findings is not None:  # what the rules' run of the next edit may take over
+            box["analyses"][RuleFindings] = ctx.findings
 
     return observe
 
@@ -448,6 +451,7 @@ def _lint(
             partition_summary=True,
             what_if=False,
             shared=shared,
+            keep_findings=True,
         )
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")

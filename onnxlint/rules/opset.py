@@ -214,6 +214,7 @@ class UnknownDomain(Rule):
     """
 
     code = "OL203"
+    node_local = True  # its domain, its graph's opsets and the model's functions
     name = "unknown-domain"
     category = Category.OPSET
     severity = Severity.WARNING
@@ -267,6 +268,7 @@ class UnknownOperator(Rule):
     """
 
     code = "OL204"
+    node_local = True  # its operator, schema and graph's opsets
     name = "unknown-operator"
     category = Category.OPSET
     severity = Severity.ERROR
@@ -369,6 +371,7 @@ class DeprecatedOperator(Rule):
     """
 
     code = "OL205"
+    node_local = True  # its schema and graph's opsets
     name = "deprecated-operator"
     category = Category.OPSET
     severity = Severity.WARNING

@@ -151,6 +151,7 @@ class UndefinedValue(Rule):
     """
 
     code = "OL104"
+    node_local = True  # its inputs, and which names its graphs define
     name = "undefined-value"
     category = Category.STRUCTURE
     severity = Severity.ERROR
@@ -304,6 +305,7 @@ class DeadNode(Rule):
     """
 
     code = "OL107"
+    model_reads = ()  # which node reads which value: the index's structure alone
     name = "dead-node"
     category = Category.STRUCTURE
     severity = Severity.WARNING
@@ -370,6 +372,7 @@ class GraphCycle(Rule):
     """
 
     code = "OL108"
+    model_reads = ()  # which node reads which value: the index's structure alone
     name = "graph-cycle"
     category = Category.STRUCTURE
     severity = Severity.ERROR
