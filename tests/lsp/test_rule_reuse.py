@@ -45,15 +45,18 @@ reuse (float[N,4] x, float[2,4] s) => (float[N,4] y, float[8] f, float[N,4] m, f
 """
 
 #: an unknown operator (OL204), an unknown domain (OL203), an undefined value (OL104),
-#: a deprecated operator (OL205), a size from runtime values (OL410)
+#: a deprecated operator (OL205), a size from runtime values (OL410), tensors whose data
+#: is short of their dims (OL109: an initializer, a Constant's value)
 OPSETS = """<ir_version: 8, opset_import: ["" : 17, "acme" : 1]>
-opsets (float[1,4] x, float[1,1,2,2] img, float[4] scales) => (float[1,4] y, float[1,4] z, float[1,4] v, float[1,1,4,4] up) {
+opsets (float[1,4] x, float[1,1,2,2] img, float[4] scales) => (float[1,4] y, float[1,4] z, float[1,4] v, float[1,1,4,4] up, float[4] kk) <float[4] short = {1.0, 2.0}> {
    [unknown] t = Foo (x)
    [acme] t2 = acme.Bar (x)
    [undef] y = Add (x, missing)
    [ok] z = Relu (x)
    [other] v = Sigmoid (z)
    [up] up = Upsample <mode: string = "nearest"> (img, scales)
+   [badconst] k = Constant <value: tensor = float[4] {1.0, 2.0}> ()
+   [sum] kk = Add (k, short)
 }
 """
 
@@ -81,6 +84,8 @@ EDITS = [
     ("a node reading an undefined value renamed", OPSETS, "[undef]", "[undefined]", True, True),
     ("a known operator made unknown", OPSETS, "= Sigmoid (z)", "= Foo (z)", True, False),
     ("a deprecated operator renamed", OPSETS, "[up]", "[upsample]", True, True),
+    ("a node with a short tensor renamed", OPSETS, "[badconst]", "[bc]", True, True),
+    ("a short tensor made whole", OPSETS, "{1.0, 2.0}> ()", "{1.0, 2.0, 3.0, 4.0}> ()", True, True),
     ("a domain", OPSETS, "acme.Bar (x)", "custom.Bar (x)", True, False),
 ]
 
