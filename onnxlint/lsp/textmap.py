@@ -11,8 +11,9 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from onnxlint.index import GraphRef, ModelIndex
+from onnxlint.index import GraphRef, ModelIndex, NodeRef
 from onnxlint.lsp.sourcemap import GraphEntry, NodeEntry, SourceMap, Token
 from onnxlint.modelfile.textedit import common_prefix, common_suffix
 
@@ -40,10 +41,12 @@ def _names(text: str, start: int, end: int) -> Iterator[tuple[str, int]]:
         yield m.group(k), m.start(k)
 
 
-@dataclass(frozen=True)
-class _Mapped:
+class _Mapped(NamedTuple):
     """What mapping one node (without subgraphs) found and read, kept for the next map of
-    an edited text (``map_text_source(previous=...)``): offsets into the masked text."""
+    an edited text (``map_text_source(previous=...)``): offsets into the masked text.
+
+    A named tuple, as ``Token``: an edit that moves the text after it makes one per node
+    there, and a frozen dataclass' ``__init__`` cost a third of mapping such an edit."""
 
     #: what the search depended on besides the text: graph, outputs, op, inputs
     key: tuple[object, ...]
@@ -75,12 +78,13 @@ class _TextMemo:
     header: _MappedHeader | None = None
 
 
-def _node_key(ref: object) -> tuple[object, ...] | None:
+def _node_key(ref: NodeRef) -> tuple[object, ...] | None:
     """What a node's mapping depends on besides the text; None: not reused (subgraphs)."""
-    if ref.subgraphs:  # type: ignore[attr-defined]
+    if ref.subgraphs:
         return None
-    # the index's tuples, read from protobuf once: no new strings per node and edit
-    return (ref.graph.path, ref._outputs, ref.node.op_type, ref.input_names)  # type: ignore[attr-defined]
+    # the index's tuples and its interned op type, read from protobuf once: no new strings
+    # per node and edit
+    return (ref.graph.path, ref._outputs, ref.op_type, ref._inputs)
 
 
 class _Reuse:
@@ -217,9 +221,11 @@ def map_text_source(
             found = smap.graphs.get(main.path)
             if found is not None:
                 header = _MappedHeader(hkey, read[0], cursor, found, tuple(smap.tokens))
+    all_tokens, entries, token_spans = smap.tokens, smap.nodes, smap.node_tokens
+    reused = reuse.node if reuse is not None else None
     for ref in index.nodes:
         g = ref.graph
-        if g.is_function and g.path not in graph_cursor:
+        if g.function is not None and g.path not in graph_cursor:
             fn = g.function
             assert fn is not None
             m = re.search(rf"(?m)^\s*{re.escape(fn.name)}\s*\(", masked[cursor:])
@@ -228,14 +234,15 @@ def map_text_source(
                 cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
         key = _node_key(ref)
-        if key is not None and reuse is not None:
-            was = reuse.node(ref.path, key, cursor)
+        if key is not None and reused is not None:
+            path = ref.path
+            was = reused(path, key, cursor)
             if was is not None:
-                smap.nodes[ref.path] = was.entry
-                start = len(smap.tokens)
-                smap.tokens.extend(was.tokens)
-                smap.node_tokens[ref.path] = (start, len(smap.tokens))
-                mapped[ref.path] = was
+                entries[path] = was.entry
+                start = len(all_tokens)
+                all_tokens.extend(was.tokens)
+                token_spans[path] = (start, len(all_tokens))
+                mapped[path] = was
                 cursor = was.after
                 continue
         outs = tuple(ref.node.output)
