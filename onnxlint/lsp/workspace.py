@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,6 +323,11 @@ def analyse(
         state.analyses = captured.get("analyses", {})  # what the next edit may take over
         if is_text:
             state.source = map_text_source(text, index, previous, span)
+        elif prior is not None and shared is not None and shared.edit is not None:
+            edit = shared.edit  # one node rewritten: the view is made from the previous one's
+            if index is edit.index and edit.index.main is index.nodes[edit.position].graph:
+                was = edit.prior.index.nodes[edit.position]
+                state.view_base = (weakref.ref(prior), was.path, was.index)
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
