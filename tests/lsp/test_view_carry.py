@@ -173,3 +173,32 @@ def test_a_failing_shortcut_renders_the_view_whole(
     after = _save(doc, edited, before)
     assert_same_view(after.source, render_graph_view(ModelIndex(edited)))
     assert len(rendered) == 2 and not after.notes
+
+
+def test_a_rewrite_after_a_metadata_only_one(tmp_path: Path, rendered: list[int]) -> None:
+    """A result carried over to new metadata (``carryover``) is the previous result of the
+    next one-node rewrite as any other: its analyses, findings and view are taken over,
+    and the result is a fresh lint's with the new metadata in the view's header."""
+    from onnxlint.walk import RuleFindings
+
+    model = onnx.parser.parse_model(TEXT)
+    doc = tmp_path / "m.onnx"
+    first = _save(doc, model, None)
+    assert first.source is not None
+    model.producer_name = "again"
+    stamped = _save(doc, model, first)
+    assert stamped.carried_over and stamped.source is not None
+    assert isinstance(stamped.analyses.get(RuleFindings), RuleFindings)
+    calls = len(rendered)
+    kept = [first, stamped]
+    state = stamped
+    for what in ("rename", "attribute", "operator"):
+        model = _edited(model, EDITS[what])
+        state = _save(doc, model, state)
+        kept.append(state)
+        assert not state.carried_over and state.view_base is not None, what
+        assert_same_view(state.source, render_graph_view(ModelIndex(model)))
+        fresh = analyse(path_to_uri(doc), doc, model.SerializeToString(), Settings())
+        assert state.report.to_dict() == fresh.report.to_dict(), what
+        assert dict(state.value_types.items()) == dict(fresh.value_types.items()), what
+    assert len(rendered) == calls
