@@ -101,7 +101,10 @@ def _take_over(
     shapes = prior.analyses.get(Shapes)
     if not isinstance(shapes, Shapes):
         return
-    carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main, names_only)
+    main = shared.index.main if shared.index is not None else None
+    carried = shapes_after_node_edit(
+        shapes, model, splice.was, splice.now, in_main, names_only, main
+    )
     if carried is None:
         return
     shared.analyses[Shapes] = carried
