@@ -180,6 +180,7 @@ def analyse(
     previous: SourceMap | None = None,
     prior: ModelState | None = None,
     data_hash: str | None = None,
+    buffer: str | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
@@ -189,6 +190,8 @@ def analyse(
     ``prior``: this binary model's latest result; when ``data`` differs from the bytes it
     was linted from in metadata only, it is carried over instead (``carryover``).
     ``data_hash``: the SHA-256 of ``data`` when the caller has it (not computed again).
+    ``buffer``: the editor buffer ``data`` is the UTF-8 encoding of, when the caller has
+    it (not decoded again).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -224,10 +227,12 @@ def analyse(
     shared: SharedModel | None = None
     span: tuple[int, int, int] | None = None  # where the text differs from ``previous``'s
     if is_text and data is not None:
-        try:
-            decoded: str | None = data.decode("utf-8")
-        except UnicodeDecodeError:
-            decoded = None  # the loader words the problem
+        decoded: str | None = buffer
+        if decoded is None:
+            try:
+                decoded = data.decode("utf-8")
+            except UnicodeDecodeError:
+                decoded = None  # the loader words the problem
         try:
             splice = spliced(prior, uri, path, data, config.limits, digest, decoded)
             if splice is not None and prior is not None:
