@@ -70,6 +70,13 @@ class Rule:
     #: nor an analysis. A lint after a one-node edit then takes over the other nodes'
     #: findings of the previous lint (``onnxlint.walk``)
     node_local: ClassVar[bool] = False
+    #: what the findings of ``check_node`` for a node read, when declared and not
+    #: ``node_local``: that node's entry, the index's structure, the configuration and these
+    #: analyses, whose facts name other nodes only by their path and operator (``node.path``,
+    #: ``node.op_type``, in a message). After a one-node edit that leaves the analyses as
+    #: they were and the node's operator as it was, each other node's findings are the
+    #: previous ones unless they hold the edited node's previous path (``onnxlint.walk``)
+    node_reads: ClassVar[tuple[Any, ...] | None] = None
     #: what the findings of ``check_model`` read, when declared: the index's structure (each
     #: node's inputs, outputs and bodies' captured names; each graph's inputs, outputs,
     #: initializers and value infos), the nodes' operators (op type, domain, schema), these

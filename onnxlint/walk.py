@@ -11,6 +11,10 @@ edit provably leaves that as it was:
   structure of the index only. ``ModelIndex.after_node_edit`` moved every other node's
   entry unchanged (the same inputs, outputs, label and graph tables), so each of those
   nodes' findings are the previous ones; the edited node is checked again.
+- ``Rule.node_reads``: ``check_node`` of a node reads that node, the structure and the
+  analyses named there, whose facts name other nodes by their path and operator only.
+  Taken over as ``model_reads`` below allows, but for a node whose previous findings of
+  the rule hold the edited node's previous path (when its path changed): checked again.
 - ``Rule.model_reads``: ``check_model`` reads the structure, the nodes' operators and
   the analyses named there. Taken over when the index was moved, the edited node kept
   its operator and schema, and each analysis named was taken over from the previous lint
@@ -80,6 +84,14 @@ class _Carry:
     now: NodeRef
     node_codes: frozenset[str]
     model_codes: frozenset[str]
+    #: rules whose ``check_node`` findings are taken over unless they name the edited node
+    named_codes: frozenset[str] = frozenset()
+
+    def names_edited(self, found: list[Diagnostic]) -> bool:
+        """Whether one of ``found`` may name the edited node by its previous path (its
+        path is the same: none does)."""
+        old = self.was.path
+        return old != self.now.path and any(old in repr(d) for d in found)
 
     def refers(self, where: Location) -> bool:
         """Whether ``where`` is the edited node's location in the previous lint."""
@@ -136,7 +148,12 @@ def _carry(ctx: LintContext, rules: Sequence[Rule], edit: NodeEdit | None) -> _C
         for r in rules
         if r.model_reads is not None and same_op and edit.taken.issuperset(r.model_reads)
     )
-    return _Carry(edit, was, now, node_codes, model_codes)
+    named_codes = frozenset(
+        r.code
+        for r in rules
+        if r.node_reads is not None and same_op and edit.taken.issuperset(r.node_reads)
+    )
+    return _Carry(edit, was, now, node_codes - named_codes, model_codes, named_codes)
 
 
 def run_rules(
@@ -174,6 +191,11 @@ def run_rules(
                 crashed(ctx, rule, exc, Location())
         if found is not None and len(diagnostics) > start:
             found.model[rule.code] = diagnostics[start:]
+    if carry is not None:
+        for rule in rules:  # what the rules taken over would have asked for
+            if rule.code in carry.named_codes and rule.node_reads is not None:
+                for analysis in rule.node_reads:
+                    ctx.analysis(analysis)
     _walk(ctx, rules, crashed, carry, found)
     if found is not None:
         found.crashed = any(d.code == "OL099" for d in diagnostics)
@@ -198,6 +220,8 @@ def _walk(
     if not by_op and not every:
         return
     local = carry.node_codes if carry is not None else frozenset()
+    named = carry.named_codes if carry is not None else frozenset()
+    taken = local | named
     edited = carry.edit.position if carry is not None else -1
     prior = carry.edit.prior.nodes if carry is not None else {}
     diagnostics = ctx.diagnostics
@@ -209,18 +233,21 @@ def _walk(
         bound = checks.get(key)
         if bound is None:
             every_check = [(r, r.check_node) for r in (*every, *by_op.get(key, ()))]
-            bound = checks[key] = (every_check, [c for c in every_check if c[0].code not in local])
+            bound = checks[key] = (every_check, [c for c in every_check if c[0].code not in taken])
         start = len(diagnostics)
-        if k == edited or not local:
+        if k == edited or not taken:
             run = bound[0]
         elif k in prior:
             run = []
             was = prior[k]
             for rule, check in bound[0]:  # in the rules' order, as a walk emits them
-                if rule.code in local:
-                    diagnostics += [d for d in was if d.code == rule.code]
-                else:
-                    _check(ctx, rule, check, node, crashed)
+                code = rule.code
+                if code in taken:
+                    mine = [d for d in was if d.code == code]
+                    if code in local or not carry or not carry.names_edited(mine):
+                        diagnostics += mine
+                        continue
+                _check(ctx, rule, check, node, crashed)
         else:
             run = bound[1]  # the rules taken over found nothing here
         for rule, check in run:

@@ -45,10 +45,11 @@ reuse (float[N,4] x, float[2,4] s) => (float[N,4] y, float[8] f, float[N,4] m, f
 """
 
 #: an unknown operator (OL204), an unknown domain (OL203), an undefined value (OL104),
-#: a deprecated operator (OL205), a size from runtime values (OL410), tensors whose data
-#: is short of their dims (OL109: an initializer, a Constant's value)
+#: a deprecated operator (OL205), sizes from runtime values (OL410: from a graph input,
+#: and two from a node the findings name), tensors whose data is short of their dims
+#: (OL109: an initializer, a Constant's value)
 OPSETS = """<ir_version: 8, opset_import: ["" : 17, "acme" : 1]>
-opsets (float[1,4] x, float[1,1,2,2] img, float[4] scales) => (float[1,4] y, float[1,4] z, float[1,4] v, float[1,1,4,4] up, float[4] kk) <float[4] short = {1.0, 2.0}> {
+opsets (float[1,4] x, float[1,1,2,2] img, float[4] scales) => (float[1,4] y, float[1,4] z, float[1,4] v, float[1,1,4,4] up, float[4] kk, int64[M] r, int64[K] r2) <float[4] short = {1.0, 2.0}> {
    [unknown] t = Foo (x)
    [acme] t2 = acme.Bar (x)
    [undef] y = Add (x, missing)
@@ -57,6 +58,12 @@ opsets (float[1,4] x, float[1,1,2,2] img, float[4] scales) => (float[1,4] y, flo
    [up] up = Upsample <mode: string = "nearest"> (img, scales)
    [badconst] k = Constant <value: tensor = float[4] {1.0, 2.0}> ()
    [sum] kk = Add (k, short)
+   [mx] mxv = ReduceMax <keepdims: int = 0> (x)
+   [toint] cnt = Cast <to: int = 7> (mxv)
+   [start] s0 = Constant <value: tensor = int64 {0}> ()
+   [step] s1 = Constant <value: tensor = int64 {1}> ()
+   [rng] r = Range (s0, cnt, s1)
+   [rng2] r2 = Range (s0, cnt, s1)
 }
 """
 
@@ -292,3 +299,37 @@ def test_a_binary_model_saved_with_one_node_renamed(
         state = analyse(uri, doc, after, Settings(), prior=state)
         assert len(checked["node"]) == len(NODE_LOCAL) and not checked["model"], name
         assert_fresh(state, analyse(uri, doc, after, Settings()), name)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "again"),
+    [
+        ("[mx]", "[maxed]", {"maxed", "rng", "rng2"}),
+        ("[rng]", "[range]", {"range"}),
+        ("[toint]", "[ti]", {"ti"}),
+        ("keepdims: int = 0>", "keepdims: int = 0, axes: ints = [0, 1]>", {"mx"}),
+    ],
+)
+def test_node_findings_naming_the_edited_node_are_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, again: set[str]
+) -> None:
+    """OL410 names the node where a runtime value starts (``node_reads``): after a rename
+    of that node, the nodes whose findings name it are checked again, and only those and
+    the edited node; an edit that keeps its path and operator checks the edited node only."""
+    from onnxlint.rules.control_flow import DataDependentShape
+
+    assert DataDependentShape.node_reads is not None
+    seen: list[str] = []
+    real = DataDependentShape.check_node
+
+    def spy(self: Rule, ctx: Any, node: Any) -> None:
+        seen.append(node.name)
+        real(self, ctx, node)
+
+    doc = tmp_path / "m.onnxtxt"
+    before = _lint(doc, OPSETS, Settings(), None)
+    monkeypatch.setattr(DataDependentShape, "check_node", spy)
+    edited = OPSETS.replace(old, new, 1)
+    after = _lint(doc, edited, Settings(), before)
+    assert set(seen) == again
+    assert_fresh(after, _lint(doc, edited, Settings(), None), new)
