@@ -121,10 +121,12 @@ class _Reuse:
             p = self.prefix
             self.lines = masked.count("\n", p, nl + 1 + self.shift) - old.count("\n", p, nl + 1)
 
-    def node(self, path: str, key: tuple[object, ...], cursor: int) -> _Mapped | None:
-        """The previous mapping of the node at ``path`` if it holds (shifted), else None."""
-        was = self.nodes.get(path)
-        if was is None or was.key != key:
+    def node(self, ref: NodeRef, cursor: int) -> _Mapped | None:
+        """The previous mapping of the node ``ref`` if it holds (shifted), else None."""
+        was = self.nodes.get(ref.path)
+        # ``_node_key(ref)`` for a node without a body (the caller's), made here: one call
+        # less per node of the text
+        if was is None or was.key != (ref.graph.path, ref._outputs, ref.op_type, ref._inputs):
             return None
         if was.cursor == cursor and was.reach <= self.prefix:
             return was
@@ -233,10 +235,9 @@ def map_text_source(
                 start = cursor + m.start()
                 cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
-        key = _node_key(ref)
-        if key is not None and reused is not None:
+        if reused is not None and not ref.subgraphs:  # a node with a body is mapped anew
             path = ref.path
-            was = reused(path, key, cursor)
+            was = reused(ref, cursor)
             if was is not None:
                 entries[path] = was.entry
                 start = len(all_tokens)
@@ -292,6 +293,7 @@ def map_text_source(
             if sub.proto is not None:
                 _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)
         cursor = m.end()
+        key = _node_key(ref)
         if key is not None:
             tokens = tuple(smap.tokens[first_token:])
             mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)
