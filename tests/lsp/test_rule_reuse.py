@@ -10,6 +10,7 @@ index), and what was taken over is what the declarations allow."""
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -333,3 +334,58 @@ def test_node_findings_naming_the_edited_node_are_made_again(
     after = _lint(doc, edited, Settings(), before)
     assert set(seen) == again
     assert_fresh(after, _lint(doc, edited, Settings(), None), new)
+
+
+UNARY = ("Relu", "Neg", "Sigmoid", "Tanh", "Abs")
+
+
+def _random_edit(text: str, rng: random.Random) -> str:
+    """One line of ``text`` edited at random: a node renamed (a new name, another node's,
+    a value's, none), an integer attribute changed, a unary operator swapped for another,
+    or an input replaced by another value."""
+    lines = text.split("\n")
+    body = [k for k, line in enumerate(lines) if re.match(r"\s+(\[[^\]]*\] )?\w+ = ", line)]
+    at = rng.choice(body)
+    line = lines[at]
+    names = re.findall(r"\[(\w+)\]", text)
+    values = re.findall(r"(\w+) = ", text)
+    kind = rng.randrange(4)
+    if kind == 0:
+        new = rng.choice([f"n{rng.randrange(1000)}", *names, *values, ""])
+        bare = re.sub(r"^(\s+)\[[^\]]*\] ", r"\1", line)
+        indent = len(bare) - len(bare.lstrip())
+        line = bare if not new else f"{bare[:indent]}[{new}] {bare[indent:]}"
+    elif kind == 1 and re.search(r": int = -?\d+", line):
+        line = re.sub(r": int = -?\d+", f": int = {rng.randrange(-2, 3)}", line, count=1)
+    elif kind == 2 and any(f"= {op} (" in line for op in UNARY):
+        op = next(op for op in UNARY if f"= {op} (" in line)
+        line = line.replace(f"= {op} (", f"= {rng.choice(UNARY)} (", 1)
+    elif "(" in line and ")" in line:
+        inside = line[line.rindex("(") + 1 : line.rindex(")")]
+        picked = [v.strip() for v in inside.split(",") if v.strip()]
+        if picked:
+            line = line.replace(rng.choice(picked), rng.choice(values), 1)
+    lines[at] = line
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_edit_chains_lint_as_fresh_lints(tmp_path: Path, seed: int) -> None:
+    """Chains of random one-line edits (many taken over, many declined: duplicate names,
+    undefined values, cycles, shapes changed), each linted from the result before it."""
+    rng = random.Random(seed)
+    for k, text in enumerate((SHAPES, OPSETS)):
+        doc = tmp_path / f"m{k}.onnxtxt"
+        state = _lint(doc, text, Settings(), None)
+        kept = [state]
+        for step in range(15):
+            current = state.source.text if state.source is not None else text
+            edited = _random_edit(current, rng)
+            state = _lint(doc, edited, Settings(), state)
+            kept.append(state)
+            fresh = _lint(doc, edited, Settings(), None)
+            what = f"seed {seed}, model {k}, step {step}"
+            assert state.report.to_dict() == fresh.report.to_dict(), what
+            assert dict(state.value_types.items()) == dict(fresh.value_types.items()), what
+            if state.report.fatal:
+                state = kept[-2]  # a text that does not parse: go on from the last good one
