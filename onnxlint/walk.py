@@ -59,7 +59,9 @@ class RuleFindings:
     model: dict[str, list[Diagnostic]] = field(default_factory=dict)
     #: the walk's findings of each node that had any, by its position in ``index.nodes``
     nodes: dict[int, list[Diagnostic]] = field(default_factory=dict)
-    #: whether a check crashed (OL099): a crash may not repeat, so nothing is taken over
+    #: whether a check crashed (OL099: a crash may not repeat), or a node's check gave a
+    #: finding under a code none of that node's rules has (findings are told apart by
+    #: code): nothing is taken over
     crashed: bool = False
 
 
@@ -198,7 +200,7 @@ def run_rules(
                     ctx.analysis(analysis)
     _walk(ctx, rules, crashed, carry, found)
     if found is not None:
-        found.crashed = any(d.code == "OL099" for d in diagnostics)
+        found.crashed = found.crashed or any(d.code == "OL099" for d in diagnostics)
     return found
 
 
@@ -256,7 +258,10 @@ def _walk(
             except Exception as exc:
                 crashed(ctx, rule, exc, node.location())
         if found is not None and len(diagnostics) > start:
-            found.nodes[k] = diagnostics[start:]
+            mine = found.nodes[k] = diagnostics[start:]
+            codes = {rule.code for rule, _ in bound[0]}
+            if any(d.code not in codes for d in mine):
+                found.crashed = True
 
 
 def _check(ctx: LintContext, rule: Rule, check: Any, node: NodeRef, crashed: Crashed) -> None:

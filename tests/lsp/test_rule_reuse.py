@@ -389,3 +389,30 @@ def test_random_edit_chains_lint_as_fresh_lints(tmp_path: Path, seed: int) -> No
             assert dict(state.value_types.items()) == dict(fresh.value_types.items()), what
             if state.report.fatal:
                 state = kept[-2]  # a text that does not parse: go on from the last good one
+
+
+def test_a_finding_under_another_rules_code_takes_nothing_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checked: dict[str, list[str]]
+) -> None:
+    """Findings are told apart by code: a check that gives one under a code none of the
+    node's rules has leaves the next lint nothing to take over."""
+    from onnxlint.diagnostics import Location
+    from onnxlint.rules.opset import UnknownDomain
+    from onnxlint.rules.structure import DeadNode
+
+    real = UnknownDomain.check_node
+
+    def foreign(self: Rule, ctx: Any, node: Any) -> None:
+        ctx.emit(DeadNode.make(Location(graph="main")))
+
+    doc = tmp_path / "m.onnxtxt"
+    monkeypatch.setattr(UnknownDomain, "check_node", foreign)
+    before = _lint(doc, SHAPES, Settings(), None)
+    assert before.analyses[RuleFindings].crashed
+    monkeypatch.setattr(UnknownDomain, "check_node", real)
+    checked["model"].clear()
+    checked["node"].clear()
+    edited = SHAPES.replace("[relu]", "[act]")
+    after = _lint(doc, edited, Settings(), before)
+    assert checked["model"] and len(checked["node"]) == len(NODE_LOCAL) * _nodes(SHAPES)
+    assert_fresh(after, _lint(doc, edited, Settings(), None), "a foreign code")
