@@ -100,7 +100,7 @@ def shapes_after_node_edit(
         return None
     if not names_only and (
         not in_main_graph
-        or not _infers_alike(model, types, was, now, main)
+        or not _infers_alike(model, types, was, now, main, prior.declared_types())
         or (prior.used_symbolic and not _symbolic_infers_alike(model, types, now))
     ):
         return None
@@ -168,10 +168,12 @@ def _infers_alike(
     was: onnx.NodeProto,
     now: onnx.NodeProto,
     main: GraphRef | None = None,
+    declared: dict[str, onnx.TypeProto] | None = None,
 ) -> bool:
     """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
     inference of the model with ``was``) as it is (:func:`shapes_after_node_edit`);
-    ``main``: the main graph of ``model``'s index, if known."""
+    ``main``: the main graph of ``model``'s index, if known; ``declared``: each value's
+    type in ``inferred`` (``Shapes.declared_types``), if known."""
     if not _same_values(was, now) or now.domain not in ("", "ai.onnx"):
         return False
     opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
@@ -181,8 +183,9 @@ def _infers_alike(
         return False
     if schema.has_data_propagation_function or not schema.has_type_and_shape_inference_function:
         return False
-    graph = inferred.graph
-    declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+    if declared is None:
+        graph = inferred.graph
+        declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
     weights = {t.name: t for t in model.graph.initializer}
     sparse = {t.values.name for t in model.graph.sparse_initializer}
     inputs = {name for name in now.input if name}
