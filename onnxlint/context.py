@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import onnx
 
@@ -14,6 +14,9 @@ from onnxlint.config import Config
 from onnxlint.diagnostics import Diagnostic
 from onnxlint.index import ModelIndex
 from onnxlint.modelfile.read import LoadedModel
+
+if TYPE_CHECKING:
+    from onnxlint.walk import NodeEdit, RuleFindings
 
 T = TypeVar("T")
 
@@ -32,6 +35,9 @@ class SharedModel:
     analyses: dict[Any, Any] = field(default_factory=dict)
     #: the configuration of the lints that share (EPs aside); set by the first one
     config_key: Config | None = None
+    #: the previous lint of this model before one node was edited, whose rule findings the
+    #: lint may take over (``onnxlint.walk``; the language server's re-lint)
+    edit: NodeEdit | None = None
 
     def accepts(self, config: Config) -> bool:
         """Whether a lint with ``config`` may share (the first lint's, EPs aside)."""
@@ -56,6 +62,8 @@ class LintContext:
     _analyses: dict[Any, Any] = field(default_factory=dict)
     #: the model-only analyses of a :class:`SharedModel` (None: this lint shares nothing)
     shared: dict[Any, Any] | None = None
+    #: what each rule found, when the lint keeps it (``engine.lint(keep_findings=True)``)
+    findings: RuleFindings | None = None
 
     @property
     def model(self) -> onnx.ModelProto:

@@ -24,9 +24,10 @@ from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
 from onnxlint.index import ModelIndex, input_dim_params
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
-from onnxlint.rule import ORT_GRAPH_CATEGORIES, Rule, all_rules, reads_ort
+from onnxlint.rule import ORT_GRAPH_CATEGORIES, Rule, all_rules
 from onnxlint.selection import glob_matches, is_enabled, unknown_selectors
 from onnxlint.suggest import did_you_mean
+from onnxlint.walk import run_rules
 
 #: a model to lint: a path, bytes, a ModelProto, or a model the caller already loaded
 #: through ``onnxlint.loader`` (its load findings and hash are used as they are)
@@ -216,6 +217,7 @@ def lint(
     partition_summary: bool = False,
     hash_proto: bool = True,
     shared: SharedModel | None = None,
+    keep_findings: bool = False,
 ) -> Report:
     """Lint one model; never raises for bad model input (it becomes diagnostics).
 
@@ -241,7 +243,11 @@ def lint(
     ``shared``: a :class:`~onnxlint.context.SharedModel` that several lints of one model
     with one configuration and different EPs go through (``source`` is then ignored: the
     model is its ``loaded``); the first computes the model-only analyses, the others
-    read them.
+    read them; its ``edit`` (the language server's one-node edit) lets the rules' run take
+    the previous lint's findings over where they provably stand (``onnxlint.walk``).
+
+    ``keep_findings``: keep what each rule found in ``LintContext.findings`` (for
+    ``observe``: the next lint of the model with one node edited).
     """
     config = config or Config()
     ep_names = list(eps if eps is not None else config.eps)
@@ -267,7 +273,7 @@ def lint(
     level1 = _start_level1(loaded, config, profiles) if plan.level1 else None
     try:
         if not loaded.fatal:
-            ctx = _run_rules(loaded, config, profiles, rules, shared)
+            ctx = _run_rules(loaded, config, profiles, rules, shared, keep_findings)
             loaded.release_wire()  # read by the checker only: not kept beside the model
             ctx.level1_prefetched = level1 is not None
             report.stats["nodes"] = len(ctx.index.nodes)
@@ -372,6 +378,7 @@ def _run_rules(
     profiles: list[Any],
     rules: list[Rule],
     shared: SharedModel | None = None,
+    keep_findings: bool = False,
 ) -> LintContext:
     assert loaded.model is not None
     if shared is None:
@@ -381,43 +388,9 @@ def _run_rules(
             shared.index = ModelIndex(loaded.model)
         ctx = LintContext(loaded, shared.index, config, eps=profiles, shared=shared.analyses)
     engine_rules = [r for r in rules if r.emitted_by == "engine"]
-    by_op: dict[tuple[str, str], list[Rule]] = {}
-    every: list[Rule] = []
-    for rule in engine_rules:
-        keys = rule.visit_keys()
-        if keys is None:
-            every.append(rule)
-        for key in dict.fromkeys(keys or ()):
-            by_op.setdefault(key, []).append(rule)
-    # the checks that wait for ORT's worker run last: it answers while the others run
-    first = [r for r in engine_rules if not reads_ort(r)]
-    for rule in first:
-        _guard(ctx, rule, rule.check_model, ctx)
-    if by_op or every:
-        # each op's checks, bound once: the walk calls them for every node of the model
-        checks: dict[tuple[str, str], list[tuple[Rule, Any]]] = {}
-        for node in ctx.index.nodes:
-            key = (node.domain, node.op_type)
-            found = checks.get(key)
-            if found is None:
-                found = checks[key] = [(r, r.check_node) for r in (*every, *by_op.get(key, ()))]
-            for rule, check in found:
-                try:
-                    check(ctx, node)
-                except Exception as exc:
-                    _crashed(ctx, rule, exc, node.location())
-    for rule in engine_rules:
-        if reads_ort(rule):
-            _guard(ctx, rule, rule.check_model, ctx)
+    edit = shared.edit if shared is not None else None
+    ctx.findings = run_rules(ctx, engine_rules, _crashed, edit, keep_findings)
     return ctx
-
-
-def _guard(ctx: LintContext, rule: Rule, fn: Any, *args: Any) -> None:
-    """A crashing rule becomes a diagnostic; the rest of the lint goes on."""
-    try:
-        fn(*args)
-    except Exception as exc:
-        _crashed(ctx, rule, exc, args[1].location() if len(args) > 1 else Location())
 
 
 def _crashed(ctx: LintContext, rule: Rule, exc: Exception, where: Location) -> None:

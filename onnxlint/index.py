@@ -348,17 +348,24 @@ class ModelIndex:
                 _read_tables(g, graph)  # some names repeat: read them as a fresh index does
             else:
                 g.initializers, g.value_info = inits, vis
+        at, label = edit if edit is not None else (-1, "")
+        nodes, everything = g.nodes, self.nodes
         for k, (old, n) in enumerate(zip(was.nodes, proto.node, strict=True)):
-            if edit is not None and k == edit[0]:
-                ref = _new_ref(n, g, k, edit[1])
-            else:
-                ref = old.moved(n, g)
-            self._link(g, ref)
+            ref = _new_ref(n, g, k, label) if k == at else old.moved(n, g)
+            nodes.append(ref)
+            everything.append(ref)
             if old.subgraphs:
                 for sub_name, sub in subgraphs(n):
                     sub_was = old.subgraphs[sub_name]
                     sub_ref = self._moved_graph(sub_was, sub, g.opsets, None, ref, g)
-                    self._captured(g, ref, sub_name, sub_ref, sub_was.captured)
+                    ref.subgraphs[sub_name] = sub_ref
+                    sub_ref.captured = sub_was.captured
+        # the same values with the same readers and writers (an edited node keeps its inputs
+        # and outputs): each entry is ``was``'s, its node at the same position here
+        g.producers = {name: nodes[p.index] for name, p in was.producers.items()}
+        g.consumers = {
+            name: [nodes[r.index] for r in readers] for name, readers in was.consumers.items()
+        }
         return g
 
     # -- queries ----------------------------------------------------------------------

@@ -68,6 +68,28 @@ class Rule:
     #: answers while they run. EP-support and partition rules, which read the assignment
     #: (ORT's level-1 graph), always run then (:func:`reads_ort`).
     waits_for_ort: ClassVar[bool] = False
+    #: what the findings of ``check_node`` for a node read: only that node's own entry (its
+    #: operator, schema, inputs, outputs, attributes, name and label), which names its graph
+    #: and the graphs around it define (producers, initializers, inputs), the index's
+    #: functions, the graph's opsets and the configuration: never another node's entry,
+    #: nor an analysis. A lint after a one-node edit then takes over the other nodes'
+    #: findings of the previous lint (``onnxlint.walk``)
+    node_local: ClassVar[bool] = False
+    #: what the findings of ``check_node`` for a node read, when declared and not
+    #: ``node_local``: that node's entry, the index's structure, the configuration and these
+    #: analyses, whose facts name other nodes only by their path and operator (``node.path``,
+    #: ``node.op_type``, in a message). After a one-node edit that leaves the analyses as
+    #: they were and the node's operator as it was, each other node's findings are the
+    #: previous ones unless they hold the edited node's previous path (``onnxlint.walk``)
+    node_reads: ClassVar[tuple[Any, ...] | None] = None
+    #: what the findings of ``check_model`` read, when declared: the index's structure (each
+    #: node's inputs, outputs and bodies' captured names; each graph's inputs, outputs,
+    #: initializers and value infos), the nodes' operators (op type, domain, schema), these
+    #: analyses and the configuration; a node appears in a finding only as its location
+    #: (``node.location()``, in ``location`` or ``related``). A lint after a one-node edit
+    #: that leaves all of them as they were takes the previous findings over, the edited
+    #: node's location made anew (``onnxlint.walk``). None: not declared (always run)
+    model_reads: ClassVar[tuple[Any, ...] | None] = None
 
     def __init__(self, options: dict[str, Any] | None = None) -> None:
         self.options = {**self.default_options, **(options or {})}

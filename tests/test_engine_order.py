@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import onnxlint
-from onnxlint import engine
+from onnxlint import walk
 from onnxlint.rule import Rule, all_rules, reads_ort
 from onnxlint.rules.opset import IrVersionTooNew, OpsetTooNew, UnknownDomain
 from onnxlint.rules.structure import UnusedInitializer
@@ -50,7 +50,7 @@ def test_the_same_findings_in_either_order(monkeypatch: pytest.MonkeyPatch) -> N
     bad = TEXT.replace('"" : 17', '"" : 99').replace("[second] y = Softmax(a)", "y = Foo(a)")
     expected = [d.to_dict() for d in onnxlint.lint(parse(bad), eps=["qnn"]).diagnostics]
     assert {d["code"] for d in expected} >= {"OL201", "OL204"}
-    monkeypatch.setattr(engine, "reads_ort", lambda rule: False)
+    monkeypatch.setattr(walk, "reads_ort", lambda rule: False)
     assert [d.to_dict() for d in onnxlint.lint(parse(bad), eps=["qnn"]).diagnostics] == expected
 
 

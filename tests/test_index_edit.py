@@ -72,8 +72,11 @@ def _graph(g: GraphRef) -> dict[str, Any]:
         ],
         "initializers": {k: id(v) for k, v in g.initializers.items()},
         "value_info": {k: id(v) for k, v in g.value_info.items()},
-        "producers": {k: v.path for k, v in g.producers.items()},
-        "consumers": {k: [v.path for v in vs] for k, vs in g.consumers.items()},
+        # each entry is the graph's own record of that node, not an equal one
+        "producers": {k: (v.path, v is g.nodes[v.index]) for k, v in g.producers.items()},
+        "consumers": {
+            k: [(v.path, v is g.nodes[v.index]) for v in vs] for k, vs in g.consumers.items()
+        },
         "labels": (dict(g.name_counts), g.synthetic),
     }
 

@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "onnxlint.loader",
             "onnxlint.engine",
+            "onnxlint.walk",
             "onnxlint.what_if",
             "onnxlint.baseline",
             "onnxlint.report_cache",

@@ -16,7 +16,14 @@ from onnxlint.analyses.checked import CheckerVerdict, node_passes
 from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.analyses.symbolic import passes_input_type
-from onnxlint.index import DEFAULT_DOMAIN, ModelIndex, norm_domain, resolve_schema, stored_graphs
+from onnxlint.index import (
+    DEFAULT_DOMAIN,
+    GraphRef,
+    ModelIndex,
+    norm_domain,
+    resolve_schema,
+    stored_graphs,
+)
 from onnxlint.tensors import node_has_external_data
 
 
@@ -63,11 +70,13 @@ def shapes_after_node_edit(
     now: onnx.NodeProto,
     in_main_graph: bool,
     names_only: bool,
+    main: GraphRef | None = None,
 ) -> Shapes | None:
     """The Shapes analysis of ``model``, which is the model ``prior`` analysed with one
     node, ``was``, replaced by ``now`` (``in_main_graph``: a node of the main graph;
     ``names_only``: :func:`~onnxlint.index.differs_in_names_only` of the two), when it is
-    provably ``prior``'s; None otherwise.
+    provably ``prior``'s; None otherwise. ``main``: the main graph of ``model``'s index,
+    when the caller has it (its nodes' outputs are read from it, not from protobuf).
 
     It is shown when inference read nothing that changed: the nodes differ in their name
     or doc string only (ONNX's and ORT's inference read names for their messages only: the
@@ -91,7 +100,7 @@ def shapes_after_node_edit(
         return None
     if not names_only and (
         not in_main_graph
-        or not _infers_alike(model, types, was, now)
+        or not _infers_alike(model, types, was, now, main, prior.declared_types())
         or (prior.used_symbolic and not _symbolic_infers_alike(model, types, now))
     ):
         return None
@@ -154,10 +163,17 @@ def _same_values(was: onnx.NodeProto, now: onnx.NodeProto) -> bool:
 
 
 def _infers_alike(
-    model: onnx.ModelProto, inferred: onnx.ModelProto, was: onnx.NodeProto, now: onnx.NodeProto
+    model: onnx.ModelProto,
+    inferred: onnx.ModelProto,
+    was: onnx.NodeProto,
+    now: onnx.NodeProto,
+    main: GraphRef | None = None,
+    declared: dict[str, onnx.TypeProto] | None = None,
 ) -> bool:
     """Whether ``now`` in place of ``was`` leaves every type of ``inferred`` (the whole
-    inference of the model with ``was``) as it is (:func:`shapes_after_node_edit`)."""
+    inference of the model with ``was``) as it is (:func:`shapes_after_node_edit`);
+    ``main``: the main graph of ``model``'s index, if known; ``declared``: each value's
+    type in ``inferred`` (``Shapes.declared_types``), if known."""
     if not _same_values(was, now) or now.domain not in ("", "ai.onnx"):
         return False
     opset = next((i.version for i in model.opset_import if i.domain in ("", "ai.onnx")), None)
@@ -167,12 +183,17 @@ def _infers_alike(
         return False
     if schema.has_data_propagation_function or not schema.has_type_and_shape_inference_function:
         return False
-    graph = inferred.graph
-    declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+    if declared is None:
+        graph = inferred.graph
+        declared = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
     weights = {t.name: t for t in model.graph.initializer}
     sparse = {t.values.name for t in model.graph.sparse_initializer}
     inputs = {name for name in now.input if name}
-    producers = {o: n for n in model.graph.node for o in n.output if o in inputs}
+    # each input's producer in the main graph, the last of several as protobuf lists them
+    if main is not None and main.proto is model.graph:
+        producers = {o: ref.node for ref in main.nodes for o in ref.output_names if o in inputs}
+    else:
+        producers = {o: n for n in model.graph.node for o in n.output if o in inputs}
     data: dict[str, onnx.TensorProto] = {}
     types: dict[str, onnx.TypeProto] = {}
     for name in inputs:

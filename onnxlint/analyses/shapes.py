@@ -427,6 +427,8 @@ class Shapes:
     """
 
     model_only = True  # the model and configuration alone: see context.SharedModel
+    #: ``declared_types``'s table, with the copy it was read from
+    _declared: tuple[onnx.ModelProto, dict[str, onnx.TypeProto]] | None = None
 
     def __init__(self, ctx: LintContext) -> None:
         self.errors: list[str] = []
@@ -525,12 +527,27 @@ class Shapes:
         self._inferred = None
         self._unpropagated = None
         self._types_from = types
+        self._declared = prior._declared  # of the same copy, if read
         return self
 
     def types_read(self) -> onnx.ModelProto | None:
         """The inferred copy this answer's table was read from, while it is held (None once
         handed out with ``take_inferred``)."""
         return getattr(self, "_inferred", None) or self._types_from
+
+    def declared_types(self) -> dict[str, onnx.TypeProto] | None:
+        """Each value's type in the copy ``types_read`` gives (its graph's inputs, value
+        infos and outputs; the last of a repeated name), read once per copy: the answers
+        taken over from this one keep it with the copy."""
+        types = self.types_read()
+        if types is None:
+            return None
+        found = self._declared
+        if found is None or found[0] is not types:
+            g = types.graph
+            found = (types, {v.name: v.type for v in (*g.input, *g.value_info, *g.output)})
+            self._declared = found
+        return found[1]
 
     def take_inferred(self, weights: bool = True) -> onnx.ModelProto | None:
         """The inferred copy of the model (the model itself when inference could not run),

@@ -309,6 +309,12 @@ def carry_over(
         real_path=prior.real_path,
         carried_over=True,
         metadata=edit.metadata,
+        # what the next rewrite with one node edited reads from this result (``edits``):
+        # the new bytes load as cleanly under the same limits (the string check above),
+        # and no analysis or rule reads the metadata
+        clean_limits=prior.clean_limits,
+        external=prior.external,
+        analyses=dict(prior.analyses),
     )
 
 

@@ -31,13 +31,52 @@ def carried_analyses(
     prior: ModelState, splice: textedit.Splice, config: Config, confirm_mode: str
 ) -> SharedModel | None:
     """The spliced model for the lint of the edited document, with its index built from
-    ``prior``'s (``ModelIndex.after_node_edit``) and the analyses of ``prior`` (same
+    ``prior``'s (``ModelIndex.after_node_edit``), the analyses of ``prior`` (same
     settings and configuration) that the edit provably leaves as they were
-    (``analyses.edits``); None: the lint reads and indexes the model itself.
+    (``analyses.edits``) and, when the index was built so, ``prior``'s rule findings for
+    the rules' run to take over (``onnxlint.walk``); None: the lint reads and indexes the
+    model itself.
 
     Analyses are taken over only for a lint without EPs or confirmation: the EP assignment
     reads the Shapes analysis's inferred copy of the model, which a result taken over does
     not have."""
+    from onnxlint.walk import NodeEdit, RuleFindings
+
+    model = splice.loaded.model
+    if model is None:
+        return None
+    in_main = not splice.site.steps and splice.site.function is None
+    shared = SharedModel(splice.loaded)
+    moved: ModelIndex | None = None
+    edited = -1
+    if in_main and prior.index is not None:
+        moved = shared.index = ModelIndex.after_node_edit(prior.index, model, splice.site.index)
+        if moved is not None:  # the edited node's place among all the index's nodes
+            edited = next((k for k, ref in enumerate(moved.nodes) if ref.node is splice.now), -1)
+    _take_over(prior, splice, config, confirm_mode, shared, in_main, edited)
+    found = prior.analyses.get(RuleFindings)
+    if (
+        moved is not None
+        and edited >= 0
+        and isinstance(found, RuleFindings)
+        and found.index is prior.index
+    ):
+        shared.edit = NodeEdit(found, moved, edited, frozenset(shared.analyses))
+    return shared
+
+
+def _take_over(
+    prior: ModelState,
+    splice: textedit.Splice,
+    config: Config,
+    confirm_mode: str,
+    shared: SharedModel,
+    in_main: bool,
+    edited: int,
+) -> None:
+    """Put into ``shared.analyses`` the analyses of ``prior`` that the edit leaves as they
+    were (``edited``: the edited node's position in ``shared.index``'s nodes, when that
+    index was moved from ``prior``'s; -1 otherwise)."""
     from onnxlint.analyses.checked import CheckerVerdict
     from onnxlint.analyses.dataflow import Dataflow
     from onnxlint.analyses.edits import (
@@ -48,12 +87,7 @@ def carried_analyses(
     from onnxlint.analyses.shapes import Shapes
 
     model = splice.loaded.model
-    if model is None:
-        return None
-    in_main = not splice.site.steps and splice.site.function is None
-    shared = SharedModel(splice.loaded)
-    if in_main and prior.index is not None:
-        shared.index = ModelIndex.after_node_edit(prior.index, model, splice.site.index)
+    assert model is not None
     names_only = differs_in_names_only(splice.was, splice.now)
     verdict = prior.analyses.get(CheckerVerdict)
     if isinstance(verdict, CheckerVerdict):  # the model's alone: whatever the EPs
@@ -63,23 +97,26 @@ def carried_analyses(
         if checked is not None:
             shared.analyses[CheckerVerdict] = checked
     if config.eps or config.ep_profiles or confirm_mode != "off" or prior.confirm_mode != "off":
-        return shared
+        return
     shapes = prior.analyses.get(Shapes)
     if not isinstance(shapes, Shapes):
-        return shared
-    carried = shapes_after_node_edit(shapes, model, splice.was, splice.now, in_main, names_only)
+        return
+    main = shared.index.main if shared.index is not None else None
+    carried = shapes_after_node_edit(
+        shapes, model, splice.was, splice.now, in_main, names_only, main
+    )
     if carried is None:
-        return shared
+        return
     shared.analyses[Shapes] = carried
     flow = prior.analyses.get(Dataflow)
     if isinstance(flow, Dataflow):
         # the lint's own index, built here instead of in the engine
         index = shared.index = shared.index or ModelIndex(model)
-        edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
+        if edited < 0:
+            edited = next((k for k, ref in enumerate(index.nodes) if ref.node is splice.now), -1)
         taken = dataflow_after_node_edit(flow, index, carried, edited, names_only)
         if taken is not None:
             shared.analyses[Dataflow] = taken
-    return shared
 
 
 def spliced(

@@ -8,6 +8,8 @@ elided); each node's line and each value token are recorded while it writes, in 
 
 from __future__ import annotations
 
+import bisect
+
 import onnx
 
 from onnxlint.index import DEFAULT_DOMAIN, GraphRef, ModelIndex, NodeRef
@@ -327,3 +329,55 @@ def render_graph_view(index: ModelIndex, metadata: onnx.ModelProto | None = None
     ``metadata``: the producer, domain and model version to show instead of the model's
     (a result carried over to new bytes: ``carryover``)."""
     return _GraphViewPrinter(index).model(index.model, metadata)
+
+
+def view_after_node_edit(
+    prior: SourceMap, was: str, position: int, index: ModelIndex
+) -> SourceMap | None:
+    """The graph view of ``index``'s model, made from ``prior``, the view of the model that
+    ``ModelIndex.after_node_edit`` moved ``index`` from, whose main-graph node ``position``
+    (at path ``was`` there) was edited: every other node has its entry and path as before,
+    neither node holds a body, and nothing else of the model differs. None: render it
+    (``render_graph_view``).
+
+    The printer writes each node without a body on a line of its own from that node's
+    entry alone (its name, outputs, operator, attributes, inputs and path), and every
+    other line from the graphs' headers and the other nodes: the view is ``prior``'s with
+    that one line, its tokens and its node's entry made anew."""
+    main = index.main
+    if not 0 <= position < len(main.nodes):
+        return None
+    ref = main.nodes[position]
+    old = prior.nodes.get(was)
+    if ref.subgraphs or old is None or old.graph != main.path or old.end_line != old.line:
+        return None
+    printer = _GraphViewPrinter(index)
+    printer.node(ref, 1)
+    w = printer.w
+    if w.lines or list(printer.smap.nodes) != [ref.path]:
+        return None
+    line = old.line
+    text = prior.text
+    start = 0
+    for _ in range(line):  # the line's offset: the printer keeps no line starts
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return None
+    end = text.find("\n", start)
+    if end < 0:
+        return None
+    entry = printer.smap.nodes[ref.path]
+    entry.line = entry.end_line = line
+    out = SourceMap(text=text[:start] + "".join(w.parts).rstrip() + text[end:])
+    out.outer = dict(prior.outer)
+    out.graphs = dict(prior.graphs)
+    out.nodes = {
+        (ref.path if path == was else path): (entry if path == was else e)
+        for path, e in prior.nodes.items()
+    }
+    tokens = prior.tokens
+    lo = bisect.bisect_left(tokens, line, key=lambda t: t.line)
+    hi = bisect.bisect_right(tokens, line, key=lambda t: t.line)
+    made = [t._replace(line=line) for t in printer.smap.tokens]
+    out.tokens = [*tokens[:lo], *made, *tokens[hi:]]
+    return out

@@ -263,12 +263,19 @@ class LintService:
 
         settings = self.settings
 
+        buffer: str | None = None  # ``text`` when ``data`` is its UTF-8 encoding
+
         def prepare() -> tuple[bytes | None, object, tuple[object, ...]]:
+            nonlocal buffer
             # file reads and the config lookup touch the disk: keep them off the loop too
             if text is not None:
-                # a client may send lone surrogates (JSON "\udcff"): kept as the invalid
-                # UTF-8 they stand for, so the loader reports OL006 instead of this raising
-                data: bytes | None = text.encode("utf-8", "surrogatepass")
+                try:
+                    data: bytes | None = text.encode("utf-8")
+                    buffer = text  # the analysis need not decode it again
+                except UnicodeEncodeError:
+                    # a client may send lone surrogates (JSON "\udcff"): kept as the invalid
+                    # UTF-8 they stand for, so the loader reports OL006 instead of this raising
+                    data = text.encode("utf-8", "surrogatepass")
             else:
                 assert path is not None
                 data = read_model_bytes(path, config_for(path, settings)[0].limits)
@@ -311,6 +318,7 @@ class LintService:
                         previous=previous,
                         prior=prior,
                         data_hash=what if isinstance(what, str) else None,
+                        buffer=buffer,
                     )
                 finally:
                     self.costs[uri] = time.monotonic() - t0  # the next debounce wait

@@ -67,6 +67,9 @@ class GraphEntry:
 
 #: token roles that define a value (``definition_of`` looks for these)
 _DEFINING_ROLES = frozenset({"output", "graph-input", "initializer"})
+#: how many tokens from the start ``SourceMap.definition_of`` reads before it builds the
+#: table of every definition
+DEFINITION_SCAN = 2048
 
 
 @dataclass
@@ -178,13 +181,23 @@ class SourceMap:
         return None
 
     def definition_of(self, name: str, graph: str) -> Token | None:
-        """Where ``name`` is defined as seen from ``graph``: here, else in an enclosing graph."""
-        defs = self._table("defs")
+        """Where ``name`` is defined as seen from ``graph``: here, else in an enclosing graph.
+
+        The first defining token of a graph's value, in token order; one among the first
+        ``DEFINITION_SCAN`` tokens (the main graph's inputs and initializers, where the
+        findings without a node sit) is found by reading them, before the table of every
+        token is built (each edit's map would build it for its publish)."""
         g: str | None = graph
+        head = self.tokens[:DEFINITION_SCAN]
         while g is not None:
-            tok = defs.get((g, name))
-            if tok is not None:
-                return tok
+            for tok in head:
+                if tok.name == name and tok.graph == g and tok.role in _DEFINING_ROLES:
+                    return tok
+            # every token read: none defines it here; else the table of them all says
+            whole = len(head) == len(self.tokens)
+            found: Token | None = None if whole else self._table("defs").get((g, name))
+            if found is not None:
+                return found
             g = self.outer.get(g)
         return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +15,7 @@ import onnx
 
 from onnxlint.index import ModelIndex
 from onnxlint.limits import Limits
-from onnxlint.lsp.printer import render_graph_view
+from onnxlint.lsp.printer import render_graph_view, view_after_node_edit
 from onnxlint.lsp.sourcemap import SourceMap
 from onnxlint.report import Report
 
@@ -68,6 +69,13 @@ class ModelState:
     #: the model's Shapes, Dataflow and checker verdict, by class, that the lint of its
     #: next edit may take over (``edits.carried_analyses``)
     analyses: dict[type, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: the previous result of a binary model saved again with one main-graph node edited
+    #: (its path there and its position), whose graph view this one's is made from when
+    #: that view has been rendered (``printer.view_after_node_edit``); weak: a result
+    #: never keeps the one before it alive
+    view_base: tuple[weakref.ref[ModelState], str, int] | None = field(
+        default=None, repr=False, compare=False
+    )
     _source: SourceMap | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     _causes: list[Any] | None = field(default=None, repr=False, compare=False)
@@ -124,7 +132,9 @@ class ModelState:
             if self.view_pending:
                 assert self.index is not None
                 try:
-                    self._source = render_graph_view(self.index, self.metadata)
+                    self._source = self._view_from_base() or render_graph_view(
+                        self.index, self.metadata
+                    )
                 except Exception as exc:  # a model the printer cannot handle: no view
                     self.notes.append(
                         f"graph view unavailable for {self.path or self.uri}: "
@@ -132,3 +142,15 @@ class ModelState:
                     )
                     self.index = None  # nothing left to render; features fall back
         return self._source
+
+    def _view_from_base(self) -> SourceMap | None:
+        """The graph view made from the previous result's (``view_base``), when that one
+        was rendered; None: render it."""
+        base, self.view_base = self.view_base, None
+        prior = base[0]() if base is not None else None
+        if base is None or prior is None or prior._source is None or self.index is None:
+            return None
+        try:
+            return view_after_node_edit(prior._source, base[1], base[2], self.index)
+        except Exception:  # a bug in a shortcut costs the shortcut, never the view
+            return None

@@ -11,8 +11,9 @@ import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from onnxlint.index import GraphRef, ModelIndex
+from onnxlint.index import GraphRef, ModelIndex, NodeRef
 from onnxlint.lsp.sourcemap import GraphEntry, NodeEntry, SourceMap, Token
 from onnxlint.modelfile.textedit import common_prefix, common_suffix
 
@@ -40,10 +41,12 @@ def _names(text: str, start: int, end: int) -> Iterator[tuple[str, int]]:
         yield m.group(k), m.start(k)
 
 
-@dataclass(frozen=True)
-class _Mapped:
+class _Mapped(NamedTuple):
     """What mapping one node (without subgraphs) found and read, kept for the next map of
-    an edited text (``map_text_source(previous=...)``): offsets into the masked text."""
+    an edited text (``map_text_source(previous=...)``): offsets into the masked text.
+
+    A named tuple, as ``Token``: an edit that moves the text after it makes one per node
+    there, and a frozen dataclass' ``__init__`` cost a third of mapping such an edit."""
 
     #: what the search depended on besides the text: graph, outputs, op, inputs
     key: tuple[object, ...]
@@ -75,12 +78,13 @@ class _TextMemo:
     header: _MappedHeader | None = None
 
 
-def _node_key(ref: object) -> tuple[object, ...] | None:
+def _node_key(ref: NodeRef) -> tuple[object, ...] | None:
     """What a node's mapping depends on besides the text; None: not reused (subgraphs)."""
-    if ref.subgraphs:  # type: ignore[attr-defined]
+    if ref.subgraphs:
         return None
-    # the index's tuples, read from protobuf once: no new strings per node and edit
-    return (ref.graph.path, ref._outputs, ref.node.op_type, ref.input_names)  # type: ignore[attr-defined]
+    # the index's tuples and its interned op type, read from protobuf once: no new strings
+    # per node and edit
+    return (ref.graph.path, ref._outputs, ref.op_type, ref._inputs)
 
 
 class _Reuse:
@@ -117,10 +121,12 @@ class _Reuse:
             p = self.prefix
             self.lines = masked.count("\n", p, nl + 1 + self.shift) - old.count("\n", p, nl + 1)
 
-    def node(self, path: str, key: tuple[object, ...], cursor: int) -> _Mapped | None:
-        """The previous mapping of the node at ``path`` if it holds (shifted), else None."""
-        was = self.nodes.get(path)
-        if was is None or was.key != key:
+    def node(self, ref: NodeRef, cursor: int) -> _Mapped | None:
+        """The previous mapping of the node ``ref`` if it holds (shifted), else None."""
+        was = self.nodes.get(ref.path)
+        # ``_node_key(ref)`` for a node without a body (the caller's), made here: one call
+        # less per node of the text
+        if was is None or was.key != (ref.graph.path, ref._outputs, ref.op_type, ref._inputs):
             return None
         if was.cursor == cursor and was.reach <= self.prefix:
             return was
@@ -217,9 +223,11 @@ def map_text_source(
             found = smap.graphs.get(main.path)
             if found is not None:
                 header = _MappedHeader(hkey, read[0], cursor, found, tuple(smap.tokens))
+    all_tokens, entries, token_spans = smap.tokens, smap.nodes, smap.node_tokens
+    reused = reuse.node if reuse is not None else None
     for ref in index.nodes:
         g = ref.graph
-        if g.is_function and g.path not in graph_cursor:
+        if g.function is not None and g.path not in graph_cursor:
             fn = g.function
             assert fn is not None
             m = re.search(rf"(?m)^\s*{re.escape(fn.name)}\s*\(", masked[cursor:])
@@ -227,15 +235,15 @@ def map_text_source(
                 start = cursor + m.start()
                 cursor = _map_graph_header(smap, masked, g, fn.name, start, pos)
             graph_cursor[g.path] = cursor
-        key = _node_key(ref)
-        if key is not None and reuse is not None:
-            was = reuse.node(ref.path, key, cursor)
+        if reused is not None and not ref.subgraphs:  # a node with a body is mapped anew
+            path = ref.path
+            was = reused(ref, cursor)
             if was is not None:
-                smap.nodes[ref.path] = was.entry
-                start = len(smap.tokens)
-                smap.tokens.extend(was.tokens)
-                smap.node_tokens[ref.path] = (start, len(smap.tokens))
-                mapped[ref.path] = was
+                entries[path] = was.entry
+                start = len(all_tokens)
+                all_tokens.extend(was.tokens)
+                token_spans[path] = (start, len(all_tokens))
+                mapped[path] = was
                 cursor = was.after
                 continue
         outs = tuple(ref.node.output)
@@ -285,6 +293,7 @@ def map_text_source(
             if sub.proto is not None:
                 _map_graph_header(smap, masked, sub, sub.proto.name, m.end(), pos)
         cursor = m.end()
+        key = _node_key(ref)
         if key is not None:
             tokens = tuple(smap.tokens[first_token:])
             mapped[ref.path] = _Mapped(key, searched_from, reach, cursor, entry, tokens)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,7 @@ def analyse(
     previous: SourceMap | None = None,
     prior: ModelState | None = None,
     data_hash: str | None = None,
+    buffer: str | None = None,
 ) -> ModelState:
     """Lint one model (binary or text) and build its maps; never raises for bad input.
 
@@ -188,6 +190,8 @@ def analyse(
     ``prior``: this binary model's latest result; when ``data`` differs from the bytes it
     was linted from in metadata only, it is carried over instead (``carryover``).
     ``data_hash``: the SHA-256 of ``data`` when the caller has it (not computed again).
+    ``buffer``: the editor buffer ``data`` is the UTF-8 encoding of, when the caller has
+    it (not decoded again).
 
     ``data`` is the document's bytes (an editor buffer, or the file as read by
     ``read_model_bytes``); None: the file is read by the loader, which reports a
@@ -223,10 +227,12 @@ def analyse(
     shared: SharedModel | None = None
     span: tuple[int, int, int] | None = None  # where the text differs from ``previous``'s
     if is_text and data is not None:
-        try:
-            decoded: str | None = data.decode("utf-8")
-        except UnicodeDecodeError:
-            decoded = None  # the loader words the problem
+        decoded: str | None = buffer
+        if decoded is None:
+            try:
+                decoded = data.decode("utf-8")
+            except UnicodeDecodeError:
+                decoded = None  # the loader words the problem
         try:
             splice = spliced(prior, uri, path, data, config.limits, digest, decoded)
             if splice is not None and prior is not None:
@@ -322,6 +328,11 @@ def analyse(
         state.analyses = captured.get("analyses", {})  # what the next edit may take over
         if is_text:
             state.source = map_text_source(text, index, previous, span)
+        elif prior is not None and shared is not None and shared.edit is not None:
+            edit = shared.edit  # one node rewritten: the view is made from the previous one's
+            if index is edit.index and edit.index.main is index.nodes[edit.position].graph:
+                was = edit.prior.index.nodes[edit.position]
+                state.view_base = (weakref.ref(prior), was.path, was.index)
     except Exception as exc:  # a model the index or text map cannot handle: diagnostics still show
         notes.append(f"graph view unavailable for {label}: {type(exc).__name__}: {exc}")
     return state
@@ -338,6 +349,7 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
         from onnxlint.analyses.checked import CheckerVerdict
         from onnxlint.analyses.dataflow import Dataflow
         from onnxlint.analyses.shapes import Shapes
+        from onnxlint.walk import RuleFindings
 
         box["index"] = ctx.index
         box["real_path"] = ctx.loaded.real_path
@@ -349,6 +361,8 @@ def _capture(box: dict[str, Any]) -> Callable[[Any, Report], None]:
             for cls in (Shapes, Dataflow, CheckerVerdict)
             if (found := ctx.computed(cls)) is not None
         }
+        if ctx.findings is not None:  # what the rules' run of the next edit may take over
+            box["analyses"][RuleFindings] = ctx.findings
 
     return observe
 
@@ -448,6 +462,7 @@ def _lint(
             partition_summary=True,
             what_if=False,
             shared=shared,
+            keep_findings=True,
         )
     except (engine.UsageError, ConfigError) as exc:  # type: ignore[attr-defined]
         notes.append(f"onnxlint settings rejected, linting with defaults: {exc}")

@@ -313,6 +313,7 @@ class DataDependentShape(Rule):
     """
 
     code = "OL410"
+    node_reads = (Dataflow,)  # its origins are named by path and operator
     name = "data-dependent-shape"
     category = Category.CONTROL_FLOW
     severity = Severity.WARNING

@@ -178,6 +178,7 @@ class FoldableShapeComputation(Rule):
     """
 
     code = "OL801"
+    model_reads = (Dataflow, Shapes)  # through foldable_chains
     name = "foldable-shape-computation"
     category = Category.EXPORT_HYGIENE
     severity = Severity.WARNING
@@ -234,6 +235,7 @@ class FoldableConstantComputation(Rule):
     """
 
     code = "OL802"
+    model_reads = (Dataflow, Shapes)  # through foldable_chains
     name = "foldable-constant-computation"
     category = Category.EXPORT_HYGIENE
     # ORT folds these itself at session creation (default optimizations): worth knowing,

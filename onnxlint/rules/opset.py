@@ -218,6 +218,7 @@ class UnknownDomain(Rule):
     """
 
     code = "OL203"
+    node_local = True  # its domain, its graph's opsets and the model's functions
     name = "unknown-domain"
     category = Category.OPSET
     severity = Severity.WARNING
@@ -271,6 +272,7 @@ class UnknownOperator(Rule):
     """
 
     code = "OL204"
+    node_local = True  # its operator, schema and graph's opsets
     name = "unknown-operator"
     category = Category.OPSET
     severity = Severity.ERROR
@@ -373,6 +375,7 @@ class DeprecatedOperator(Rule):
     """
 
     code = "OL205"
+    node_local = True  # its schema and graph's opsets
     name = "deprecated-operator"
     category = Category.OPSET
     severity = Severity.WARNING

@@ -424,6 +424,7 @@ class UnknownShapeOrigin(Rule):
     """
 
     code = "OL303"
+    model_reads = (Shapes, Dataflow)  # and the graph inputs' dims (the fix)
     name = "unknown-shape-origin"
     category = Category.SHAPES
     severity = Severity.INFO

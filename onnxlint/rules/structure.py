@@ -151,6 +151,7 @@ class UndefinedValue(Rule):
     """
 
     code = "OL104"
+    node_local = True  # its inputs, and which names its graphs define
     name = "undefined-value"
     category = Category.STRUCTURE
     severity = Severity.ERROR
@@ -304,6 +305,7 @@ class DeadNode(Rule):
     """
 
     code = "OL107"
+    model_reads = ()  # which node reads which value: the index's structure alone
     name = "dead-node"
     category = Category.STRUCTURE
     severity = Severity.WARNING
@@ -370,6 +372,7 @@ class GraphCycle(Rule):
     """
 
     code = "OL108"
+    model_reads = ()  # which node reads which value: the index's structure alone
     name = "graph-cycle"
     category = Category.STRUCTURE
     severity = Severity.ERROR
@@ -465,6 +468,9 @@ class TensorDataSize(Rule):
     """
 
     code = "OL109"
+    node_local = True  # a node's tensor attributes
+    model_reads = ()  # the initializers
+    visits = ("*",)
     status = "preview"
     since = "0.2.0"
     name = "tensor-data-size"
@@ -506,23 +512,24 @@ g (float[1,4] x) => (float[1,4] y) <float[4] w = {1.0, 2.0, 3.0, 4.0}> {
                             stored=stored,
                         )
                     )
-            for n in g.nodes:
-                for attr in n.node.attribute:
-                    tensors = [attr.t] if attr.HasField("t") else []
-                    tensors += list(attr.tensors)
-                    for sp in [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []:
-                        tensors.append(sp.values)
-                    for tensor in tensors:
-                        mismatch = data_mismatch(tensor)
-                        if mismatch is not None:
-                            declared, stored = mismatch
-                            ctx.emit(
-                                self.make(
-                                    n.location(),
-                                    "attribute",
-                                    attribute=attr.name,
-                                    declared=declared,
-                                    stored=stored,
-                                )
-                            )
-                            break
+
+    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
+        for attr in node.node.attribute:
+            tensors = [attr.t] if attr.HasField("t") else []
+            tensors += list(attr.tensors)
+            for sp in [attr.sparse_tensor] if attr.HasField("sparse_tensor") else []:
+                tensors.append(sp.values)
+            for tensor in tensors:
+                mismatch = data_mismatch(tensor)
+                if mismatch is not None:
+                    declared, stored = mismatch
+                    ctx.emit(
+                        self.make(
+                            node.location(),
+                            "attribute",
+                            attribute=attr.name,
+                            declared=declared,
+                            stored=stored,
+                        )
+                    )
+                    break
