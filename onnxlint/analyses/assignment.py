@@ -44,7 +44,7 @@ from onnxlint.analyses.capability import NodeFacts, Verdict, evaluate, node_coun
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
 from onnxlint.analyses.function_inlining import expand_unclaimed_function_ops, inline_functions
 from onnxlint.analyses.fusions import apply_fusions
-from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment
+from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
 from onnxlint.analyses.node_facts import node_facts
 from onnxlint.analyses.session_types import (
@@ -105,6 +105,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
     exact, by_class = _memos(eps, cap)
+    first = _FirstClaimers(eps)
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -117,7 +118,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
                 node=n,
                 facts=facts,
                 verdicts=verdicts,
-                first_claimer=CPU_EP,
+                first_claimer=first(verdicts, (), static_cf),
                 in_body_refused_by=static_cf,
             )
     apply_fusions(lg, result)
@@ -125,8 +126,31 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     for p in eps:
         if p.cpu_preferred_shape_nodes:
             apply_cpu_preference(lg, result, p)
-    _fill_first_claimer(result, eps)
+    _fill_first_claimer(result, first)
     return result
+
+
+class _FirstClaimers:
+    """``level_assignment.first_claimer`` for one EP list, once per distinct verdicts tuple
+    (most nodes of a large graph share theirs through the verdict memos) and withdrawals."""
+
+    def __init__(self, eps: Sequence[Profile]) -> None:
+        self.eps = tuple(p.ep for p in eps)
+        #: (id of the verdicts, withdrawals) -> (the verdicts, held so the id stays theirs, EP)
+        self.memo: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], str]] = {}
+
+    def __call__(
+        self,
+        verdicts: tuple[Verdict, ...],
+        cpu_preferred_by: tuple[str, ...],
+        in_body_refused_by: tuple[str, ...],
+    ) -> str:
+        key = (id(verdicts), cpu_preferred_by, in_body_refused_by)
+        hit = self.memo.get(key)
+        if hit is None or hit[0] is not verdicts:
+            ep = first_claimer(self.eps, verdicts, cpu_preferred_by, in_body_refused_by)
+            hit = self.memo[key] = (verdicts, ep)
+        return hit[1]
 
 
 _Exact = dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]]
@@ -272,13 +296,15 @@ def _apply_requantized_failures(lg: LevelGraph, result: LevelAssignment) -> None
         result.nodes[na.path] = replace(na, verdicts=verdicts)
 
 
-def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None:
+def _fill_first_claimer(result: LevelAssignment, first: _FirstClaimers) -> None:
+    """The first claimer again for the nodes whose verdicts or withdrawals changed after
+    they were made (fusions, failures after claim, CPU preference): only those are copied."""
     from dataclasses import replace
 
     for path, na in list(result.nodes.items()):
-        first = next((p.ep for p in eps if na.claims(p.ep)), CPU_EP)
-        if first != na.first_claimer:  # most nodes of a graph no EP claims keep the default
-            result.nodes[path] = replace(na, first_claimer=first)
+        ep = first(na.verdicts, na.cpu_preferred_by, na.in_body_refused_by)
+        if ep != na.first_claimer:
+            result.nodes[path] = replace(na, first_claimer=ep)
 
 
 class ExportedGraph:

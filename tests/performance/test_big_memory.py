@@ -1,0 +1,90 @@
+"""What a lint keeps in memory per node and per inference pass (issue 19, 100k nodes with
+every EP): shared objects where equal values repeat, one parsed copy of the model at a
+time. Checked by identity and by type, never by timing or by RSS."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import onnx
+import pytest
+
+from onnxlint.analyses import shapes as shapes_module
+from onnxlint.analyses.assignment import Assignment
+from onnxlint.analyses.level_assignment import NodeAssignment
+from onnxlint.analyses.node_facts import slot_set
+from onnxlint.analyses.shapes import Shapes
+from onnxlint.ep_names import CPU_EP
+from tests.conftest import parse
+from tests.performance.test_big_inference import _context, _models
+from tests.performance.test_stages import MODEL as DYNAMIC
+
+#: nodes of different facts (op, inputs) with some equal slot sets (none absent, none constant)
+PLAIN = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x, float[2,4] b) => (float[2,4] y) {
+    r = Relu(x)
+    s = Add(r, b)
+    t = Sigmoid(s)
+    y = Mul(t, b)
+}
+"""
+
+EPS = ["qnn", "openvino", "cuda", "coreml"]
+
+
+def test_slot_sets_are_one_object_per_value() -> None:
+    assert slot_set((0, 2)) == frozenset({0, 2})
+    assert slot_set((0, 2)) is slot_set((0, 2))
+    assert slot_set(()) is slot_set(())
+
+
+def test_node_facts_share_their_slot_sets() -> None:
+    la = _context(parse(PLAIN), EPS).analysis(Assignment).exported
+    facts = [na.facts for na in la]
+    assert len({id(f) for f in facts}) == len(facts) == 4  # four different nodes
+    for name in ("absent_inputs", "constant_inputs", "dequantized_inputs"):
+        assert len({id(getattr(f, name)) for f in facts}) == 1, name
+
+
+@pytest.mark.parametrize("name", ["plain", *_models()])
+def test_the_first_claimer_is_set_once_and_is_the_first_confirmed_claim(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made with each node (most share their verdicts: one answer per verdicts tuple), and
+    copied afterwards only for a node a later step changed; the same EP as the first profile
+    whose claim ``NodeAssignment.claims`` confirms."""
+    model = parse(PLAIN) if name == "plain" else _models()[name]
+    copies: list[Any] = []
+    real = dataclasses.replace
+
+    def counted(obj: Any, **changes: Any) -> Any:
+        if isinstance(obj, NodeAssignment) and set(changes) == {"first_claimer"}:
+            copies.append(obj)
+        return real(obj, **changes)
+
+    monkeypatch.setattr(dataclasses, "replace", counted)
+    assignment = _context(model, EPS).analysis(Assignment)
+    la = assignment.exported
+    assert la.nodes
+    for na in la:
+        expected = next((p.ep for p in la.profiles if na.claims(p.ep)), CPU_EP)
+        assert na.first_claimer == expected, na.path
+    if name == "plain":  # no fusion, no CPU preference, no failure after claim
+        assert copies == []
+
+
+def test_the_kept_first_pass_waits_serialised_while_the_second_runs() -> None:
+    """With an EP the Shapes analysis keeps the first inference pass for the session types;
+    it is held as bytes (not a third parsed copy beside the second pass's answer) and
+    handed out parsed, as ONNX's first pass answers."""
+    model = parse(DYNAMIC)
+    shapes = _context(model, ["qnn"]).analysis(Shapes)
+    assert isinstance(shapes._unpropagated, bytes)
+    kept = shapes.take_unpropagated()
+    assert isinstance(kept, onnx.ModelProto)
+    alone, errors = shapes_module._infer(model, data_prop=False)
+    assert errors == []
+    assert kept.SerializeToString(deterministic=True) == alone.SerializeToString(deterministic=True)
+    assert shapes.take_unpropagated() is None
