@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from onnxlint.analyses.level_graph import LevelGraph
@@ -100,18 +101,26 @@ def _selector_types_match(
     return bias is None or bias == "int32"
 
 
-def greedy_groups(
+@dataclass(frozen=True, slots=True)
+class UnitGraph:
+    """The graph :func:`greedy_groups` sweeps: units (a QDQ unit, or one node) with their
+    members, the unit-level edges with multiplicity (as ORT counts input edges) and the
+    roots in graph order. It depends on the graph and the units only, not on what an EP
+    claims: EPs without units on one graph share one (:func:`unit_graph`)."""
+
+    members_of: dict[str, list[str]]
+    in_degree: dict[str, int]
+    out_edges: dict[str, list[str]]
+    roots: list[str]
+
+
+def unit_graph(
     g: GraphRef,
     order: Sequence[NodeRef],
-    supported: set[str],
     units: Mapping[str, list[str]] | None = None,
     edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
-) -> list[list[str]]:
-    """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
-
-    ``order`` is the graph's topological order; ``supported`` the node paths
-    the EP may take; ``units`` maps a unit's target node to its members.
-    """
+) -> UnitGraph:
+    """The :class:`UnitGraph` of ``g`` (``order`` its topological order) for ``units``."""
     units = units or {}
     unit_of: dict[str, str] = {}
     for target, members in units.items():
@@ -130,6 +139,11 @@ def greedy_groups(
     in_degree: dict[str, int] = {}
     out_edges: dict[str, list[str]] = {}
     for u, members in members_of.items():
+        if len(members) == 1:  # a node alone: no edge inside it
+            m = members[0]
+            in_degree[u] = sum(1 for p in preds[m] if p != m)
+            out_edges[u] = [unit_of[s] for s in succs[m] if s != m]
+            continue
         mset = set(members)
         in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
         out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
@@ -142,6 +156,28 @@ def greedy_groups(
         seen_units.add(u)
         if in_degree[u] == 0:
             roots.append(u)
+    return UnitGraph(members_of, in_degree, out_edges, roots)
+
+
+def greedy_groups(
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    supported: set[str],
+    units: Mapping[str, list[str]] | None = None,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
+    prepared: UnitGraph | None = None,
+) -> list[list[str]]:
+    """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
+
+    ``order`` is the graph's topological order; ``supported`` the node paths
+    the EP may take; ``units`` maps a unit's target node to its members; ``prepared``:
+    the :func:`unit_graph` of these (then ``units`` and ``edges`` are not read), which the
+    sweep does not change.
+    """
+    ug = prepared if prepared is not None else unit_graph(g, order, units, edges)
+    members_of, out_edges = ug.members_of, ug.out_edges
+    in_degree = dict(ug.in_degree)  # counted down by the sweep
+    roots = ug.roots
     to_process: deque[str] = deque(roots)
     next_group: deque[str] = deque()
     groups: list[list[str]] = []

@@ -5,17 +5,21 @@ time. Checked by identity and by type, never by timing or by RSS."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Any
 
 import onnx
 import pytest
 
+from onnxlint.analyses import partition, partition_units
 from onnxlint.analyses import shapes as shapes_module
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.level_assignment import NodeAssignment
+from onnxlint.analyses.level_graph import EXPORTED
 from onnxlint.analyses.node_facts import slot_set
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.ep_names import CPU_EP
+from onnxlint.index import ModelIndex, node_edges, topological_order
 from tests.conftest import parse
 from tests.performance.test_big_inference import _context, _models
 from tests.performance.test_stages import MODEL as DYNAMIC
@@ -88,3 +92,66 @@ def test_the_kept_first_pass_waits_serialised_while_the_second_runs() -> None:
     assert errors == []
     assert kept.SerializeToString(deterministic=True) == alone.SerializeToString(deterministic=True)
     assert shapes.take_unpropagated() is None
+
+
+def test_eps_without_units_share_one_sweep_graph_per_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ORT's greedy grouping runs once per EP over each graph; the graph it sweeps (units,
+    unit edges, roots) is the same for every EP without QDQ units: made once per graph."""
+    made: list[str] = []
+    real = partition_units.unit_graph
+
+    def counted(g: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(g.path)
+        return real(g, *args, **kwargs)
+
+    monkeypatch.setattr(partition_units, "unit_graph", counted)
+    monkeypatch.setattr(partition, "unit_graph", counted)
+    ctx = _context(parse(PLAIN), EPS)
+    plan = ctx.analysis(partition.Partitions).plan(EXPORTED)
+    assert plan is not None and plan.partitions
+    assert made == ["main"]
+
+
+def test_a_shared_sweep_graph_groups_as_a_fresh_one() -> None:
+    """Random claims over a graph with branches: the same groups from the prepared graph as
+    from one built for the call, and the prepared graph unchanged by the sweeps."""
+    text = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x) => (float[2,4] y) {
+    a = Relu(x)
+    b = Sigmoid(a)
+    c = Tanh(a)
+    d = Add(b, c)
+    e = Mul(d, a)
+    f = Neg(e)
+    h = Abs(c)
+    y = Sub(f, h)
+}
+"""
+    index = ModelIndex(parse(text))
+    g = index.graphs[0]
+    order = topological_order(g, g.nodes)
+    edges = node_edges(g, order)
+    prepared = partition_units.unit_graph(g, order, None, edges)
+    before = (dict(prepared.in_degree), {k: list(v) for k, v in prepared.out_edges.items()})
+    rng = random.Random(19)
+    paths = [n.path for n in order]
+    for _ in range(200):
+        claimed = {p for p in paths if rng.random() < 0.6}
+        fresh = partition_units.greedy_groups(g, order, claimed, edges=edges)
+        shared = partition_units.greedy_groups(g, order, claimed, prepared=prepared)
+        assert shared == fresh
+    assert (prepared.in_degree, prepared.out_edges) == before
+
+
+def test_crossings_of_one_value_type_share_one_byte_count() -> None:
+    ctx = _context(parse(PLAIN), ["qnn", "coreml", "xnnpack"])
+    plan = ctx.analysis(partition.Partitions).plan(EXPORTED)
+    assert plan is not None
+    by_type: dict[tuple[Any, ...], set[int]] = {}
+    for c in plan.crossings:
+        by_type.setdefault((c.dtype, c.shape), set()).add(id(c.bytes))
+    assert plan.crossings
+    assert all(len(ids) == 1 for ids in by_type.values()), by_type
