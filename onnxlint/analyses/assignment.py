@@ -52,6 +52,7 @@ from onnxlint.analyses.session_types import (
     session_types_differ,
 )
 from onnxlint.ep_names import CPU_EP
+from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.rewrites import override_dims
 
 if TYPE_CHECKING:
@@ -333,6 +334,7 @@ class ExportedGraph:
                 first = shapes.take_unpropagated()
                 shapes.take_inferred(weights=False)  # not read: not kept either
                 inferred, left = infer_session_types_without_weights(model, first)
+                del first  # the level graph reads its types from ``inferred`` alone
             else:
                 inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
         self.graph = build_level_graph(
@@ -343,6 +345,9 @@ class ExportedGraph:
             source_index=ctx.index if inferred is not None else None,
             weights_left_out=left,
         )
+        if inferred is not None and len(ctx.index.nodes) >= TRIM_MIN_NODES:
+            del inferred  # read: the level graph keeps the types, not the copy
+            release_freed()
 
 
 class Assignment:

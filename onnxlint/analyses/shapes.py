@@ -35,6 +35,7 @@ import onnx
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
 from onnxlint.analyses.symbolic import infer_and_store, lookup, symbolic_unavailable
 from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
+from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
 
@@ -348,12 +349,8 @@ def _infer_passes(
     (``session_types_differ`` holds). The two answers are one object when no second
     pass ran."""
     inferred, errors, left, kept = _infer_passes_serialized(model, keep_unpropagated)
-    return (
-        inferred,
-        errors,
-        left,
-        onnx.ModelProto.FromString(kept) if isinstance(kept, bytes) else kept,
-    )
+    first = onnx.ModelProto.FromString(kept) if isinstance(kept, bytes) else kept
+    return inferred, errors, left, first
 
 
 def _infer_passes_serialized(
@@ -463,6 +460,8 @@ class Shapes:
             origin=ctx.loaded.content_hash,
             config=ctx.config,
         )
+        if len(ctx.index.nodes) >= TRIM_MIN_NODES:
+            release_freed()  # what the inference passes held in C++ and their copies let go
         if ctx.config.assume_dims:
             self._assume(ctx.config.assume_dims)
 

@@ -5,13 +5,16 @@ time. Checked by identity and by type, never by timing or by RSS."""
 from __future__ import annotations
 
 import dataclasses
+import platform
 import random
+import sys
 from typing import Any
 
 import onnx
 import pytest
 
-from onnxlint.analyses import partition, partition_units
+from onnxlint import heap
+from onnxlint.analyses import assignment, partition, partition_units
 from onnxlint.analyses import shapes as shapes_module
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.level_assignment import NodeAssignment
@@ -155,3 +158,27 @@ def test_crossings_of_one_value_type_share_one_byte_count() -> None:
         by_type.setdefault((c.dtype, c.shape), set()).add(id(c.bytes))
     assert plan.crossings
     assert all(len(ids) == 1 for ids in by_type.values()), by_type
+
+
+def test_the_c_allocator_is_asked_to_give_freed_memory_back() -> None:
+    """glibc keeps what a process frees for its own later ``malloc`` calls; on Linux with
+    glibc (the CI's and the benchmark's) ``malloc_trim`` is found and runs."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("malloc_trim is glibc's")
+    assert heap.release_freed() is True
+
+
+@pytest.mark.parametrize("nodes_at_least, trims", [(0, 2), (10**9, 0)])
+def test_a_large_lint_trims_after_inference_and_after_the_exported_types(
+    monkeypatch: pytest.MonkeyPatch, nodes_at_least: int, trims: int
+) -> None:
+    """Once after the Shapes analysis let its inference passes go, once after the exported
+    level read the session types' copy; not for a model under ``TRIM_MIN_NODES``."""
+    calls: list[str] = []
+    monkeypatch.setattr(shapes_module, "TRIM_MIN_NODES", nodes_at_least)
+    monkeypatch.setattr(assignment, "TRIM_MIN_NODES", nodes_at_least)
+    monkeypatch.setattr(shapes_module, "release_freed", lambda: calls.append("shapes"))
+    monkeypatch.setattr(assignment, "release_freed", lambda: calls.append("exported"))
+    ctx = _context(parse(DYNAMIC), ["qnn"])
+    assert ctx.analysis(Assignment).exported.nodes
+    assert calls == ["shapes", "exported"][:trims]
