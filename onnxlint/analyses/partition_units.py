@@ -106,8 +106,9 @@ class UnitGraph:
     """The graph :func:`greedy_groups` sweeps: units (a QDQ unit, or one node) with their
     members, the unit-level edges with multiplicity (as ORT counts input edges) and the
     roots in graph order. It depends on the graph and the units only, not on what an EP
-    claims: EPs without units on one graph share one (:func:`unit_graph`)."""
+    claims: EPs without units on one graph share one (:func:`unit_graph`). Read only."""
 
+    #: the members of each unit that is not one node alone (most units of most graphs are)
     members_of: dict[str, list[str]]
     in_degree: dict[str, int]
     out_edges: dict[str, list[str]]
@@ -121,7 +122,13 @@ def unit_graph(
     edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
 ) -> UnitGraph:
     """The :class:`UnitGraph` of ``g`` (``order`` its topological order) for ``units``."""
-    units = units or {}
+    preds, succs = edges or node_edges(g, order)
+    if not units:
+        # each node its own unit: the node edges are the unit edges (``node_edges`` keeps no
+        # edge from a node to itself), the successor lists read as they are
+        paths = [n.path for n in order]
+        degrees = {p: len(preds[p]) for p in paths}
+        return UnitGraph({}, degrees, succs, [p for p in paths if not degrees[p]])
     unit_of: dict[str, str] = {}
     for target, members in units.items():
         for m in members:
@@ -134,16 +141,10 @@ def unit_graph(
     for target, members in units.items():
         members_of[target] = list(members)
 
-    preds, succs = edges or node_edges(g, order)
     # unit-level edges with multiplicity, as ORT counts input edges
     in_degree: dict[str, int] = {}
     out_edges: dict[str, list[str]] = {}
     for u, members in members_of.items():
-        if len(members) == 1:  # a node alone: no edge inside it
-            m = members[0]
-            in_degree[u] = sum(1 for p in preds[m] if p != m)
-            out_edges[u] = [unit_of[s] for s in succs[m] if s != m]
-            continue
         mset = set(members)
         in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
         out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
@@ -156,7 +157,8 @@ def unit_graph(
         seen_units.add(u)
         if in_degree[u] == 0:
             roots.append(u)
-    return UnitGraph(members_of, in_degree, out_edges, roots)
+    several = {u: members for u, members in members_of.items() if members != [u]}
+    return UnitGraph(several, in_degree, out_edges, roots)
 
 
 def greedy_groups(
@@ -191,12 +193,16 @@ def greedy_groups(
             to_process, next_group = next_group, deque()
             continue
         u = to_process.popleft()
-        ok = all(m in supported for m in members_of[u])
+        members = members_of.get(u)
+        ok = u in supported if members is None else all(m in supported for m in members)
         if not ok and u in border:
             next_group.append(u)
             continue
         if ok:
-            group.extend(members_of[u])
+            if members is None:
+                group.append(u)
+            else:
+                group.extend(members)
             border.discard(u)
         for d in out_edges[u]:
             if ok:

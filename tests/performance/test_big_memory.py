@@ -8,6 +8,7 @@ import dataclasses
 import platform
 import random
 import sys
+from collections import deque
 from typing import Any
 
 import onnx
@@ -117,10 +118,62 @@ def test_eps_without_units_share_one_sweep_graph_per_graph(
     assert made == ["main"]
 
 
-def test_a_shared_sweep_graph_groups_as_a_fresh_one() -> None:
-    """Random claims over a graph with branches: the same groups from the prepared graph as
-    from one built for the call, and the prepared graph unchanged by the sweeps."""
-    text = """\
+def _reference_groups(
+    order: list[Any],
+    supported: set[str],
+    units: dict[str, list[str]],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+) -> list[list[str]]:
+    """The greedy grouping as it was written before the sweep graph was shared (a member
+    list per unit, unit edges rebuilt per call): the reference the shared one must equal."""
+    unit_of: dict[str, str] = {m: t for t, members in units.items() for m in members}
+    for n in order:
+        unit_of.setdefault(n.path, n.path)
+    members_of: dict[str, list[str]] = {}
+    for n in order:
+        members_of.setdefault(unit_of[n.path], []).append(n.path)
+    for target, members in units.items():
+        members_of[target] = list(members)
+    preds, succs = edges
+    in_degree: dict[str, int] = {}
+    out_edges: dict[str, list[str]] = {}
+    for u, members in members_of.items():
+        mset = set(members)
+        in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
+        out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
+    roots = list(dict.fromkeys(unit_of[n.path] for n in order if in_degree[unit_of[n.path]] == 0))
+    to_process, next_group = deque(roots), deque[str]()
+    groups: list[list[str]] = []
+    group: list[str] = []
+    border: set[str] = set()
+    while to_process or next_group:
+        if not to_process:
+            if group:
+                groups.append(group)
+            group, border = [], set()
+            to_process, next_group = next_group, deque()
+            continue
+        u = to_process.popleft()
+        ok = all(m in supported for m in members_of[u])
+        if not ok and u in border:
+            next_group.append(u)
+            continue
+        if ok:
+            group.extend(members_of[u])
+            border.discard(u)
+        for d in out_edges[u]:
+            if ok:
+                border.add(d)
+            in_degree[d] -= 1
+            if in_degree[d] == 0:
+                to_process.append(d)
+    if group:
+        groups.append(group)
+    return groups
+
+
+#: a graph with branches, a value read twice by one node, and chains to make units of
+BRANCHY = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2,4] x) => (float[2,4] y) {
     a = Relu(x)
@@ -130,23 +183,39 @@ g (float[2,4] x) => (float[2,4] y) {
     e = Mul(d, a)
     f = Neg(e)
     h = Abs(c)
-    y = Sub(f, h)
+    k = Add(h, h)
+    m = Exp(k)
+    y = Sub(f, m)
 }
 """
-    index = ModelIndex(parse(text))
+
+
+@pytest.mark.parametrize("with_units", [False, True])
+def test_a_shared_sweep_graph_groups_as_the_reference(with_units: bool) -> None:
+    """Random claims (and random units of consecutive nodes): the same groups from a
+    prepared sweep graph, reused across calls, as from the grouping written per call, and
+    the prepared graph unchanged by the sweeps."""
+    index = ModelIndex(parse(BRANCHY))
     g = index.graphs[0]
     order = topological_order(g, g.nodes)
     edges = node_edges(g, order)
-    prepared = partition_units.unit_graph(g, order, None, edges)
-    before = (dict(prepared.in_degree), {k: list(v) for k, v in prepared.out_edges.items()})
-    rng = random.Random(19)
     paths = [n.path for n in order]
-    for _ in range(200):
-        claimed = {p for p in paths if rng.random() < 0.6}
-        fresh = partition_units.greedy_groups(g, order, claimed, edges=edges)
-        shared = partition_units.greedy_groups(g, order, claimed, prepared=prepared)
-        assert shared == fresh
-    assert (prepared.in_degree, prepared.out_edges) == before
+    rng = random.Random(19)
+    for _ in range(40):
+        units: dict[str, list[str]] = {}
+        if with_units:
+            start = rng.randrange(len(paths) - 2)
+            members = paths[start : start + rng.randint(1, 3)]
+            units[members[-1]] = members
+        prepared = partition_units.unit_graph(g, order, units, edges)
+        before = (dict(prepared.in_degree), {k: list(v) for k, v in prepared.out_edges.items()})
+        for _ in range(10):
+            claimed = {p for p in paths if rng.random() < 0.6}
+            expected = _reference_groups(order, claimed, units, edges)
+            assert partition_units.greedy_groups(g, order, claimed, units, edges) == expected
+            shared = partition_units.greedy_groups(g, order, claimed, prepared=prepared)
+            assert shared == expected
+        assert (prepared.in_degree, prepared.out_edges) == before
 
 
 def test_crossings_of_one_value_type_share_one_byte_count() -> None:
