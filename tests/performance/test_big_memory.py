@@ -22,6 +22,8 @@ from onnxlint.analyses.level_assignment import NodeAssignment
 from onnxlint.analyses.level_graph import EXPORTED
 from onnxlint.analyses.node_facts import slot_set
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.config import Config
+from onnxlint.engine import resolve_eps
 from onnxlint.ep_names import CPU_EP
 from onnxlint.index import ModelIndex, node_edges, topological_order
 from tests.conftest import parse
@@ -251,3 +253,37 @@ def test_a_large_lint_trims_after_inference_and_after_the_exported_types(
     ctx = _context(parse(DYNAMIC), ["qnn"])
     assert ctx.analysis(Assignment).exported.nodes
     assert calls == ["shapes", "exported"][:trims]
+
+
+def test_verdicts_asked_again_with_the_same_answer_share_one_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two nodes of one class (their facts differ in a symbolic dim's name only): the EP
+    whose reason names a symbol is asked again for the second; an equal answer is the
+    first's object, and the nodes share one tuple of verdicts."""
+    from onnxlint.analyses.capability import NodeFacts, Verdict
+
+    profiles = resolve_eps(["qnn", "cpu"], Config())
+
+    def evaluate(p: Any, facts: NodeFacts) -> Verdict:
+        claimed = p.ep == CPU_EP
+        reason = f"{p.label} {'claims' if claimed else 'needs a static N'}"
+        return Verdict(ep=p.ep, profile=p.id, claimed=claimed, kind="shape", reason=reason)
+
+    monkeypatch.setattr(assignment, "evaluate", evaluate)
+    exact: dict[Any, Any] = {}
+    by_class: dict[Any, Any] = {}
+    shared = assignment._SharedVerdicts()
+    got = [
+        assignment._verdicts(
+            profiles,
+            NodeFacts("Relu", input_shapes=(("N", dim),), output_shapes=(("N", dim),)),
+            0,
+            exact,
+            by_class,
+            shared,
+        )[0]
+        for dim in ("a", "b", "c")
+    ]
+    assert len(exact) == 3 and len(by_class) == 1  # three nodes, one class
+    assert got[0] is got[1] is got[2]
