@@ -390,8 +390,14 @@ def _run_rules(
             every.append(rule)
         for key in dict.fromkeys(keys or ()):
             by_op.setdefault(key, []).append(rule)
+    from onnxlint.analyses.checked import CheckerVerdict
+
     for rule in engine_rules:
         _guard(ctx, rule, rule.check_model, ctx)
+        if loaded.wire is not None and ctx.computed(CheckerVerdict) is not None:
+            # the file's bytes, read by the checker only: not held through the inference
+            # passes and the per-node analyses beside the model parsed from them
+            loaded.release_wire()
     if by_op or every:
         # each op's checks, bound once: the walk calls them for every node of the model
         checks: dict[tuple[str, str], list[tuple[Rule, Any]]] = {}
