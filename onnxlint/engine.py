@@ -389,8 +389,18 @@ def _run_rules(
         ctx = LintContext(loaded, shared.index, config, eps=profiles, shared=shared.analyses)
     engine_rules = [r for r in rules if r.emitted_by == "engine"]
     edit = shared.edit if shared is not None else None
-    ctx.findings = run_rules(ctx, engine_rules, _crashed, edit, keep_findings)
+    ctx.findings = run_rules(ctx, engine_rules, _crashed, edit, keep_findings, _release_wire)
     return ctx
+
+
+def _release_wire(ctx: LintContext) -> None:
+    """After a model check: once the checker's verdict exists, the file's bytes (read by
+    the checker only) are let go, not held through the inference passes and the per-node
+    analyses beside the model parsed from them."""
+    from onnxlint.analyses.checked import CheckerVerdict
+
+    if ctx.loaded.wire is not None and ctx.computed(CheckerVerdict) is not None:
+        ctx.loaded.release_wire()
 
 
 def _crashed(ctx: LintContext, rule: Rule, exc: Exception, where: Location) -> None:

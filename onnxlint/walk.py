@@ -165,10 +165,13 @@ def run_rules(
     crashed: Crashed,
     edit: NodeEdit | None = None,
     keep: bool = False,
+    settle: Callable[[LintContext], None] | None = None,
 ) -> RuleFindings | None:
     """Run ``rules`` on ``ctx``'s model (their findings go to ``ctx.diagnostics``), taking
     over what ``edit`` allows; with ``keep``, return what each rule found (for the next
-    edit). A crashing check becomes ``crashed``'s finding; the rest of the lint goes on."""
+    edit). A crashing check becomes ``crashed``'s finding; the rest of the lint goes on.
+    ``settle`` is called after each model check (the engine lets go of what no later
+    check reads)."""
     carry = _carry(ctx, rules, edit)
     found = (
         RuleFindings(
@@ -180,14 +183,14 @@ def run_rules(
     diagnostics = ctx.diagnostics
     # the model checks that wait for ORT's worker (its limits, the level-1 graph under the
     # EP assignment) run after every other check: the worker answers while those run
-    _model_checks(ctx, [r for r in rules if not reads_ort(r)], crashed, carry, found)
+    _model_checks(ctx, [r for r in rules if not reads_ort(r)], crashed, carry, found, settle)
     if carry is not None:
         for rule in rules:  # what the rules taken over would have asked for
             if rule.code in carry.named_codes and rule.node_reads is not None:
                 for analysis in rule.node_reads:
                     ctx.analysis(analysis)
     _walk(ctx, rules, crashed, carry, found)
-    _model_checks(ctx, [r for r in rules if reads_ort(r)], crashed, carry, found)
+    _model_checks(ctx, [r for r in rules if reads_ort(r)], crashed, carry, found, settle)
     if found is not None:
         found.crashed = found.crashed or any(d.code == "OL099" for d in diagnostics)
     return found
@@ -199,6 +202,7 @@ def _model_checks(
     crashed: Crashed,
     carry: _Carry | None,
     found: RuleFindings | None,
+    settle: Callable[[LintContext], None] | None,
 ) -> None:
     """Each rule's ``check_model``, or its findings taken over from ``carry``."""
     diagnostics = ctx.diagnostics
@@ -218,6 +222,8 @@ def _model_checks(
                 crashed(ctx, rule, exc, Location())
         if found is not None and len(diagnostics) > start:
             found.model[rule.code] = diagnostics[start:]
+        if settle is not None:
+            settle(ctx)
 
 
 def _walk(

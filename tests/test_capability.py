@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -564,7 +565,7 @@ def test_openvino_refuses_lone_only_in_model_ops_in_tiny_models() -> None:
     v = verdict("openvino", m)
     assert (v.claimed, v.kind) == (False, "constraint"), v.reason
     f = facts_from_model(m)
-    big = NodeFacts(**{**f.__dict__, "graph_node_count": 10})
+    big = replace(f, graph_node_count=10)
     assert evaluate(profiles.load_profile("openvino"), big).claimed
 
 
@@ -656,7 +657,7 @@ def test_qnn_takes_float64_inside_a_graph_but_not_on_its_boundary() -> None:
         output_shapes=((2, 3),),
     )
     assert evaluate(qnn, inner).claimed
-    edge = NodeFacts(**{**inner.__dict__, "graph_inputs": frozenset({0, 1})})
+    edge = replace(inner, graph_inputs=frozenset({0, 1}))
     v = evaluate(qnn, edge)
     assert (v.claimed, v.kind) == (False, "dtype")
     assert "graph input" in v.reason

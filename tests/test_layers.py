@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.config",
             "onnxlint.lintdeps",
             "onnxlint.distinfo",
+            "onnxlint.heap",
         ),
     ),
     (

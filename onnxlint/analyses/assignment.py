@@ -44,7 +44,7 @@ from onnxlint.analyses.capability import NodeFacts, Verdict, evaluate, node_coun
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
 from onnxlint.analyses.function_inlining import expand_unclaimed_function_ops, inline_functions
 from onnxlint.analyses.fusions import apply_fusions
-from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment
+from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
 from onnxlint.analyses.node_facts import node_facts
 from onnxlint.analyses.session_types import (
@@ -52,6 +52,7 @@ from onnxlint.analyses.session_types import (
     session_types_differ,
 )
 from onnxlint.ep_names import CPU_EP
+from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.rewrites import override_dims
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
     exact, by_class = _memos(eps, cap)
+    first = _FirstClaimers(eps)
+    shared = _SharedVerdicts()
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
@@ -112,12 +115,12 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            verdicts, facts = _verdicts(eps, facts, cap, exact, by_class)
+            verdicts, facts = _verdicts(eps, facts, cap, exact, by_class, shared)
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
                 verdicts=verdicts,
-                first_claimer=CPU_EP,
+                first_claimer=first(verdicts, (), static_cf),
                 in_body_refused_by=static_cf,
             )
     apply_fusions(lg, result)
@@ -125,8 +128,31 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     for p in eps:
         if p.cpu_preferred_shape_nodes:
             apply_cpu_preference(lg, result, p)
-    _fill_first_claimer(result, eps)
+    _fill_first_claimer(result, first)
     return result
+
+
+class _FirstClaimers:
+    """``level_assignment.first_claimer`` for one EP list, once per distinct verdicts tuple
+    (most nodes of a large graph share theirs through the verdict memos) and withdrawals."""
+
+    def __init__(self, eps: Sequence[Profile]) -> None:
+        self.eps = tuple(p.ep for p in eps)
+        #: (id of the verdicts, withdrawals) -> (the verdicts, held so the id stays theirs, EP)
+        self.memo: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], str]] = {}
+
+    def __call__(
+        self,
+        verdicts: tuple[Verdict, ...],
+        cpu_preferred_by: tuple[str, ...],
+        in_body_refused_by: tuple[str, ...],
+    ) -> str:
+        key = (id(verdicts), cpu_preferred_by, in_body_refused_by)
+        hit = self.memo.get(key)
+        if hit is None or hit[0] is not verdicts:
+            ep = first_claimer(self.eps, verdicts, cpu_preferred_by, in_body_refused_by)
+            hit = self.memo[key] = (verdicts, ep)
+        return hit[1]
 
 
 _Exact = dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]]
@@ -178,15 +204,37 @@ def _drop_superseded(cap: int, eps: Sequence[Profile]) -> None:
         del _KEPT[next(iter(_KEPT))]
 
 
+class _SharedVerdicts:
+    """One object per distinct verdict an EP is asked again for, and per distinct tuple of
+    verdicts, in one assignment. Re-asked because its reason may name a node's own
+    symbolic dim, the answer is most often the same text (a dim every node has): on a
+    100k-node graph with every EP, 111k verdicts and 45k tuples held 552 and 78 values."""
+
+    def __init__(self) -> None:
+        self.verdicts: dict[Verdict, Verdict] = {}
+        #: the ids of a tuple's verdicts -> that tuple (which holds them: the ids stay theirs)
+        self.tuples: dict[tuple[int, ...], tuple[Verdict, ...]] = {}
+
+    def one(self, verdict: Verdict) -> Verdict:
+        return self.verdicts.setdefault(verdict, verdict)
+
+    def all(self, verdicts: tuple[Verdict, ...]) -> tuple[Verdict, ...]:
+        """``verdicts``, each already shared, as the one tuple of them."""
+        return self.tuples.setdefault(tuple(map(id, verdicts)), verdicts)
+
+
 def _verdicts(
     eps: Sequence[Profile],
     facts: NodeFacts,
     cap: int,
     exact: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]],
     by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]],
+    shared: _SharedVerdicts | None = None,
 ) -> tuple[tuple[Verdict, ...], NodeFacts]:
     """Every EP's verdict for ``facts`` through the two memos; also the facts object to keep
-    (an equal one already kept, so that identical nodes share it)."""
+    (an equal one already kept, so that identical nodes share it). ``shared``: the verdicts
+    evaluated here are the objects already made for equal ones."""
+    share = shared if shared is not None else _SharedVerdicts()
 
     def ask(p: Profile) -> Verdict:
         return _epcontext_verdict(p, facts) or evaluate(p, facts)
@@ -201,7 +249,7 @@ def _verdicts(
     ckey = facts.key(cap, symbols=False)
     known = by_class.get(ckey)
     if known is None:
-        verdicts = tuple(ask(p) for p in eps)
+        verdicts = share.all(tuple(share.one(ask(p)) for p in eps))
         symbols = symbols_of(facts)
         names = tuple(
             bool(symbols)
@@ -210,7 +258,11 @@ def _verdicts(
         )
         by_class[ckey] = (verdicts, names)
     else:
-        verdicts = tuple(ask(p) if named else v for p, v, named in zip(eps, *known, strict=True))
+        verdicts = share.all(
+            tuple(
+                share.one(ask(p)) if named else v for p, v, named in zip(eps, *known, strict=True)
+            )
+        )
     exact[key] = (facts, verdicts)
     return verdicts, facts
 
@@ -272,13 +324,15 @@ def _apply_requantized_failures(lg: LevelGraph, result: LevelAssignment) -> None
         result.nodes[na.path] = replace(na, verdicts=verdicts)
 
 
-def _fill_first_claimer(result: LevelAssignment, eps: Sequence[Profile]) -> None:
+def _fill_first_claimer(result: LevelAssignment, first: _FirstClaimers) -> None:
+    """The first claimer again for the nodes whose verdicts or withdrawals changed after
+    they were made (fusions, failures after claim, CPU preference): only those are copied."""
     from dataclasses import replace
 
     for path, na in list(result.nodes.items()):
-        first = next((p.ep for p in eps if na.claims(p.ep)), CPU_EP)
-        if first != na.first_claimer:  # most nodes of a graph no EP claims keep the default
-            result.nodes[path] = replace(na, first_claimer=first)
+        ep = first(na.verdicts, na.cpu_preferred_by, na.in_body_refused_by)
+        if ep != na.first_claimer:
+            result.nodes[path] = replace(na, first_claimer=ep)
 
 
 class ExportedGraph:
@@ -307,6 +361,7 @@ class ExportedGraph:
                 first = shapes.take_unpropagated()
                 shapes.take_inferred(weights=False)  # not read: not kept either
                 inferred, left = infer_session_types_without_weights(model, first)
+                del first  # the level graph reads its types from ``inferred`` alone
             else:
                 inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
         self.graph = build_level_graph(
@@ -317,6 +372,9 @@ class ExportedGraph:
             source_index=ctx.index if inferred is not None else None,
             weights_left_out=left,
         )
+        if inferred is not None and len(ctx.index.nodes) >= TRIM_MIN_NODES:
+            del inferred  # read: the level graph keeps the types, not the copy
+            release_freed()
 
 
 class Assignment:

@@ -15,7 +15,7 @@ from typing import Any
 BYTES_CAP = 1 << 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ByteCount:
     """A sum of monomials ``coefficient * dim_a * dim_b``; exact when there are no dims.
 

@@ -44,7 +44,7 @@ Shape = tuple[Dim, ...] | None
 VerdictKind = Literal["supported", "op", "revision", "dtype", "constraint", "domain", "shape"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeFacts:
     """What the evaluator needs to know about one node; all of it plain data.
 

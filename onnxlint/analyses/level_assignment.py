@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from onnxlint.analyses.capability import NodeFacts, Verdict
 from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.ep_names import CPU_EP
 from onnxlint.index import NodeRef
 
 if TYPE_CHECKING:
@@ -45,6 +46,26 @@ class NodeAssignment:
         if v is None or not v.claimed:
             return False
         return ep not in self.cpu_preferred_by and ep not in self.in_body_refused_by
+
+
+def first_claimer(
+    eps: tuple[str, ...],
+    verdicts: tuple[Verdict, ...],
+    cpu_preferred_by: tuple[str, ...] = (),
+    in_body_refused_by: tuple[str, ...] = (),
+) -> str:
+    """The first EP of ``eps`` (priority order) whose claim :meth:`NodeAssignment.claims`
+    would confirm for a node with these verdicts, CPU when none."""
+    for ep in eps:
+        v = next((v for v in verdicts if v.ep == ep), None)
+        if (
+            v is not None
+            and v.claimed
+            and ep not in cpu_preferred_by
+            and ep not in in_body_refused_by
+        ):
+            return ep
+    return CPU_EP
 
 
 @dataclass(eq=False)

@@ -85,6 +85,22 @@ def _dequantized_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
     )
 
 
+#: one frozenset object per distinct set of slot positions: the facts of a large graph keep
+#: six such sets each, nearly all of them the same few (empty, {0}, {1}...)
+_SLOT_SETS: dict[tuple[int, ...], frozenset[int]] = {}
+_SLOT_SETS_LIMIT = 10_000
+
+
+def slot_set(slots: tuple[int, ...]) -> frozenset[int]:
+    """``frozenset(slots)``, the same object for equal ``slots`` (sorted positions)."""
+    got = _SLOT_SETS.get(slots)
+    if got is None:
+        if len(_SLOT_SETS) >= _SLOT_SETS_LIMIT:
+            _SLOT_SETS.clear()
+        got = _SLOT_SETS[slots] = frozenset(slots)
+    return got
+
+
 def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
@@ -102,17 +118,19 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         output_type_params=_type_params(node.schema, "outputs", len(outs)),
         input_shapes=tuple(v.shape for v in ins),
         output_shapes=tuple(v.shape for v in outs),
-        constant_inputs=frozenset(
-            i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n)
+        constant_inputs=slot_set(
+            tuple(i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n))
         ),
-        dequantized_inputs=frozenset(
-            i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n)
+        dequantized_inputs=slot_set(
+            tuple(i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n))
         ),
-        graph_inputs=frozenset(
-            i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n)
+        graph_inputs=slot_set(
+            tuple(i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n))
         ),
-        graph_outputs=frozenset(i for i, n in enumerate(node.outputs) if n and n in g.outputs),
-        absent_inputs=frozenset(i for i, n in enumerate(node.inputs) if not n),
+        graph_outputs=slot_set(
+            tuple(i for i, n in enumerate(node.outputs) if n and n in g.outputs)
+        ),
+        absent_inputs=slot_set(tuple(i for i, n in enumerate(node.inputs) if not n)),
         attributes=attrs,
         graph_node_count=graph_node_count,
     )

@@ -49,12 +49,19 @@ from onnxlint.analyses.partition_reasons import (
     tensor_dtypes,
     unfusable_group,
 )
-from onnxlint.analyses.partition_units import greedy_groups, ov_clusters, qdq_units
+from onnxlint.analyses.partition_units import (
+    UnitGraph,
+    greedy_groups,
+    ov_clusters,
+    qdq_units,
+    unit_graph,
+)
 from onnxlint.ep_names import CPU_EP, short_ep
-from onnxlint.index import GraphRef, node_edges
+from onnxlint.index import GraphRef, NodeRef, node_edges
 from onnxlint.tensors import inline_scalar_int
 
 if TYPE_CHECKING:
+    from onnxlint.analyses.value_types import ValueType
     from onnxlint.context import LintContext
     from onnxlint.profiles import Profile
 
@@ -94,6 +101,8 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         order = lg.order(g)
         # the node edges of a graph are the same for every EP: built once, not once per EP
         edges = node_edges(g, order)
+        # so is the sweep's graph of single nodes (no QDQ units): made once, when first needed
+        alone: list[UnitGraph] = []
         by_path = {n.path: n for n in order}
         unassigned = set(by_path)
         for profile in la.profiles:
@@ -112,7 +121,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             if not claimed:
                 continue
             if ep == CPU_EP or profile.kind != "compiling":
-                groups = greedy_groups(g, order, claimed, edges=edges)
+                groups = greedy_groups(
+                    g, order, claimed, prepared=_nodes_alone(alone, g, order, edges)
+                )
             elif _uses_ov_clustering(profile):
                 groups, released = ov_clusters(lg, g, order, claimed, profile, edges)
                 for p, why in released.items():
@@ -133,6 +144,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                     claimed,
                     units,
                     node_edges(g, order, captured=False) if blind else edges,
+                    prepared=_nodes_alone(alone, g, order, edges)
+                    if not units and not blind
+                    else None,
                 )
                 unfusable = unfusable_group(found, edges) if blind else None
                 if unfusable is not None:
@@ -167,13 +181,28 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             rest = [p for p in (n.path for n in order) if p in unassigned]
             for p in rest:
                 plan.node_ep[p] = CPU_EP
-            for grp in greedy_groups(g, order, set(rest), edges=edges):
+            for grp in greedy_groups(
+                g, order, set(rest), prepared=_nodes_alone(alone, g, order, edges)
+            ):
                 groups_all.append((CPU_EP, g, grp))
     _number_partitions(plan, lg, groups_all)
     _crossings(plan, lg, assume)
     constant_only(plan, la)
     boundary_failures(plan, la)
     return plan
+
+
+def _nodes_alone(
+    made: list[UnitGraph],
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+) -> UnitGraph:
+    """The :class:`UnitGraph` of ``g``'s nodes one by one, kept in ``made`` (the graph's own
+    list) for the next EP that groups them without QDQ units."""
+    if not made:
+        made.append(unit_graph(g, order, None, edges))
+    return made[0]
 
 
 def _compiled_with_parent(
@@ -280,6 +309,15 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
             moved[p.id].append(count)
 
     by_path = {n.path: n for n in lg.index.nodes}
+    # the count of a value type (a count never changes): one object per distinct type
+    counts: dict[ValueType, ByteCount] = {}
+
+    def count(vt: ValueType) -> ByteCount:
+        got = counts.get(vt)
+        if got is None:
+            got = counts[vt] = ByteCount.of(vt.dtype, vt.shape, assume)
+        return got
+
     for g in lg.graphs():
         nodes = lg.nodes(g)
         if not nodes:
@@ -323,7 +361,7 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
                 dst_eps=dst_eps,
                 dtype=vt.dtype,
                 shape=vt.shape,
-                bytes=ByteCount.of(vt.dtype, vt.shape, assume),
+                bytes=count(vt),
                 kind=kind,
                 repeat=note,
             )
@@ -337,7 +375,7 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
             src = part_of.get(prod.path) if prod is not None else None
             if src is not None and name not in seen_out[src.id]:
                 vt = lg.value_type(g, name)
-                add_output(src, name, ByteCount.of(vt.dtype, vt.shape, assume))
+                add_output(src, name, count(vt))
     for p in plan.partitions:
         if len(moved[p.id]) > 1:
             p.bytes = ByteCount.total(moved[p.id])

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 DEFAULT_ISLAND_MAX_NODES = 3
 
 
-@dataclass
+@dataclass(slots=True)
 class Crossing:
     """A tensor that leaves one partition (or the graph inputs) and enters another."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from onnxlint.analyses.level_graph import LevelGraph
@@ -100,19 +101,34 @@ def _selector_types_match(
     return bias is None or bias == "int32"
 
 
-def greedy_groups(
+@dataclass(frozen=True, slots=True)
+class UnitGraph:
+    """The graph :func:`greedy_groups` sweeps: units (a QDQ unit, or one node) with their
+    members, the unit-level edges with multiplicity (as ORT counts input edges) and the
+    roots in graph order. It depends on the graph and the units only, not on what an EP
+    claims: EPs without units on one graph share one (:func:`unit_graph`). Read only."""
+
+    #: the members of each unit that is not one node alone (most units of most graphs are)
+    members_of: dict[str, list[str]]
+    in_degree: dict[str, int]
+    out_edges: dict[str, list[str]]
+    roots: list[str]
+
+
+def unit_graph(
     g: GraphRef,
     order: Sequence[NodeRef],
-    supported: set[str],
     units: Mapping[str, list[str]] | None = None,
     edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
-) -> list[list[str]]:
-    """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
-
-    ``order`` is the graph's topological order; ``supported`` the node paths
-    the EP may take; ``units`` maps a unit's target node to its members.
-    """
-    units = units or {}
+) -> UnitGraph:
+    """The :class:`UnitGraph` of ``g`` (``order`` its topological order) for ``units``."""
+    preds, succs = edges or node_edges(g, order)
+    if not units:
+        # each node its own unit: the node edges are the unit edges (``node_edges`` keeps no
+        # edge from a node to itself), the successor lists read as they are
+        paths = [n.path for n in order]
+        degrees = {p: len(preds[p]) for p in paths}
+        return UnitGraph({}, degrees, succs, [p for p in paths if not degrees[p]])
     unit_of: dict[str, str] = {}
     for target, members in units.items():
         for m in members:
@@ -125,7 +141,6 @@ def greedy_groups(
     for target, members in units.items():
         members_of[target] = list(members)
 
-    preds, succs = edges or node_edges(g, order)
     # unit-level edges with multiplicity, as ORT counts input edges
     in_degree: dict[str, int] = {}
     out_edges: dict[str, list[str]] = {}
@@ -142,6 +157,29 @@ def greedy_groups(
         seen_units.add(u)
         if in_degree[u] == 0:
             roots.append(u)
+    several = {u: members for u, members in members_of.items() if members != [u]}
+    return UnitGraph(several, in_degree, out_edges, roots)
+
+
+def greedy_groups(
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    supported: set[str],
+    units: Mapping[str, list[str]] | None = None,
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
+    prepared: UnitGraph | None = None,
+) -> list[list[str]]:
+    """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
+
+    ``order`` is the graph's topological order; ``supported`` the node paths
+    the EP may take; ``units`` maps a unit's target node to its members; ``prepared``:
+    the :func:`unit_graph` of these (then ``units`` and ``edges`` are not read), which the
+    sweep does not change.
+    """
+    ug = prepared if prepared is not None else unit_graph(g, order, units, edges)
+    members_of, out_edges = ug.members_of, ug.out_edges
+    in_degree = dict(ug.in_degree)  # counted down by the sweep
+    roots = ug.roots
     to_process: deque[str] = deque(roots)
     next_group: deque[str] = deque()
     groups: list[list[str]] = []
@@ -155,12 +193,16 @@ def greedy_groups(
             to_process, next_group = next_group, deque()
             continue
         u = to_process.popleft()
-        ok = all(m in supported for m in members_of[u])
+        members = members_of.get(u)
+        ok = u in supported if members is None else all(m in supported for m in members)
         if not ok and u in border:
             next_group.append(u)
             continue
         if ok:
-            group.extend(members_of[u])
+            if members is None:
+                group.append(u)
+            else:
+                group.extend(members)
             border.discard(u)
         for d in out_edges[u]:
             if ok:

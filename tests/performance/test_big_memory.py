@@ -1,0 +1,311 @@
+"""What a lint keeps in memory per node and per inference pass (issue 19, 100k nodes with
+every EP): shared objects where equal values repeat, one parsed copy of the model at a
+time. Checked by identity and by type, never by timing or by RSS."""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import random
+import sys
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+
+from onnxlint import heap
+from onnxlint.analyses import assignment, partition, partition_units
+from onnxlint.analyses import shapes as shapes_module
+from onnxlint.analyses.assignment import Assignment
+from onnxlint.analyses.level_assignment import NodeAssignment
+from onnxlint.analyses.level_graph import EXPORTED
+from onnxlint.analyses.node_facts import slot_set
+from onnxlint.analyses.shapes import Shapes
+from onnxlint.config import Config
+from onnxlint.engine import lint, resolve_eps
+from onnxlint.ep_names import CPU_EP
+from onnxlint.index import ModelIndex, node_edges, topological_order
+from tests.conftest import parse
+from tests.performance.test_big_inference import _context, _models
+from tests.performance.test_stages import MODEL as DYNAMIC
+
+#: nodes of different facts (op, inputs) with some equal slot sets (none absent, none constant)
+PLAIN = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x, float[2,4] b) => (float[2,4] y) {
+    r = Relu(x)
+    s = Add(r, b)
+    t = Sigmoid(s)
+    y = Mul(t, b)
+}
+"""
+
+EPS = ["qnn", "openvino", "cuda", "coreml"]
+
+
+def test_slot_sets_are_one_object_per_value() -> None:
+    assert slot_set((0, 2)) == frozenset({0, 2})
+    assert slot_set((0, 2)) is slot_set((0, 2))
+    assert slot_set(()) is slot_set(())
+
+
+def test_node_facts_share_their_slot_sets() -> None:
+    la = _context(parse(PLAIN), EPS).analysis(Assignment).exported
+    facts = [na.facts for na in la]
+    assert len({id(f) for f in facts}) == len(facts) == 4  # four different nodes
+    for name in ("absent_inputs", "constant_inputs", "dequantized_inputs"):
+        assert len({id(getattr(f, name)) for f in facts}) == 1, name
+
+
+@pytest.mark.parametrize("name", ["plain", *_models()])
+def test_the_first_claimer_is_set_once_and_is_the_first_confirmed_claim(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made with each node (most share their verdicts: one answer per verdicts tuple), and
+    copied afterwards only for a node a later step changed; the same EP as the first profile
+    whose claim ``NodeAssignment.claims`` confirms."""
+    model = parse(PLAIN) if name == "plain" else _models()[name]
+    copies: list[Any] = []
+    real = dataclasses.replace
+
+    def counted(obj: Any, **changes: Any) -> Any:
+        if isinstance(obj, NodeAssignment) and set(changes) == {"first_claimer"}:
+            copies.append(obj)
+        return real(obj, **changes)
+
+    monkeypatch.setattr(dataclasses, "replace", counted)
+    assignment = _context(model, EPS).analysis(Assignment)
+    la = assignment.exported
+    assert la.nodes
+    for na in la:
+        expected = next((p.ep for p in la.profiles if na.claims(p.ep)), CPU_EP)
+        assert na.first_claimer == expected, na.path
+    if name == "plain":  # no fusion, no CPU preference, no failure after claim
+        assert copies == []
+
+
+def test_the_kept_first_pass_waits_serialised_while_the_second_runs() -> None:
+    """With an EP the Shapes analysis keeps the first inference pass for the session types;
+    it is held as bytes (not a third parsed copy beside the second pass's answer) and
+    handed out parsed, as ONNX's first pass answers."""
+    model = parse(DYNAMIC)
+    shapes = _context(model, ["qnn"]).analysis(Shapes)
+    assert isinstance(shapes._unpropagated, bytes)
+    kept = shapes.take_unpropagated()
+    assert isinstance(kept, onnx.ModelProto)
+    alone, errors = shapes_module._infer(model, data_prop=False)
+    assert errors == []
+    assert kept.SerializeToString(deterministic=True) == alone.SerializeToString(deterministic=True)
+    assert shapes.take_unpropagated() is None
+
+
+def test_eps_without_units_share_one_sweep_graph_per_graph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ORT's greedy grouping runs once per EP over each graph; the graph it sweeps (units,
+    unit edges, roots) is the same for every EP without QDQ units: made once per graph."""
+    made: list[str] = []
+    real = partition_units.unit_graph
+
+    def counted(g: Any, *args: Any, **kwargs: Any) -> Any:
+        made.append(g.path)
+        return real(g, *args, **kwargs)
+
+    monkeypatch.setattr(partition_units, "unit_graph", counted)
+    monkeypatch.setattr(partition, "unit_graph", counted)
+    ctx = _context(parse(PLAIN), EPS)
+    plan = ctx.analysis(partition.Partitions).plan(EXPORTED)
+    assert plan is not None and plan.partitions
+    assert made == ["main"]
+
+
+def _reference_groups(
+    order: list[Any],
+    supported: set[str],
+    units: dict[str, list[str]],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+) -> list[list[str]]:
+    """The greedy grouping as it was written before the sweep graph was shared (a member
+    list per unit, unit edges rebuilt per call): the reference the shared one must equal."""
+    unit_of: dict[str, str] = {m: t for t, members in units.items() for m in members}
+    for n in order:
+        unit_of.setdefault(n.path, n.path)
+    members_of: dict[str, list[str]] = {}
+    for n in order:
+        members_of.setdefault(unit_of[n.path], []).append(n.path)
+    for target, members in units.items():
+        members_of[target] = list(members)
+    preds, succs = edges
+    in_degree: dict[str, int] = {}
+    out_edges: dict[str, list[str]] = {}
+    for u, members in members_of.items():
+        mset = set(members)
+        in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
+        out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
+    roots = list(dict.fromkeys(unit_of[n.path] for n in order if in_degree[unit_of[n.path]] == 0))
+    to_process, next_group = deque(roots), deque[str]()
+    groups: list[list[str]] = []
+    group: list[str] = []
+    border: set[str] = set()
+    while to_process or next_group:
+        if not to_process:
+            if group:
+                groups.append(group)
+            group, border = [], set()
+            to_process, next_group = next_group, deque()
+            continue
+        u = to_process.popleft()
+        ok = all(m in supported for m in members_of[u])
+        if not ok and u in border:
+            next_group.append(u)
+            continue
+        if ok:
+            group.extend(members_of[u])
+            border.discard(u)
+        for d in out_edges[u]:
+            if ok:
+                border.add(d)
+            in_degree[d] -= 1
+            if in_degree[d] == 0:
+                to_process.append(d)
+    if group:
+        groups.append(group)
+    return groups
+
+
+#: a graph with branches, a value read twice by one node, and chains to make units of
+BRANCHY = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x) => (float[2,4] y) {
+    a = Relu(x)
+    b = Sigmoid(a)
+    c = Tanh(a)
+    d = Add(b, c)
+    e = Mul(d, a)
+    f = Neg(e)
+    h = Abs(c)
+    k = Add(h, h)
+    m = Exp(k)
+    y = Sub(f, m)
+}
+"""
+
+
+@pytest.mark.parametrize("with_units", [False, True])
+def test_a_shared_sweep_graph_groups_as_the_reference(with_units: bool) -> None:
+    """Random claims (and random units of consecutive nodes): the same groups from a
+    prepared sweep graph, reused across calls, as from the grouping written per call, and
+    the prepared graph unchanged by the sweeps."""
+    index = ModelIndex(parse(BRANCHY))
+    g = index.graphs[0]
+    order = topological_order(g, g.nodes)
+    edges = node_edges(g, order)
+    paths = [n.path for n in order]
+    rng = random.Random(19)
+    for _ in range(40):
+        units: dict[str, list[str]] = {}
+        if with_units:
+            start = rng.randrange(len(paths) - 2)
+            members = paths[start : start + rng.randint(1, 3)]
+            units[members[-1]] = members
+        prepared = partition_units.unit_graph(g, order, units, edges)
+        before = (dict(prepared.in_degree), {k: list(v) for k, v in prepared.out_edges.items()})
+        for _ in range(10):
+            claimed = {p for p in paths if rng.random() < 0.6}
+            expected = _reference_groups(order, claimed, units, edges)
+            assert partition_units.greedy_groups(g, order, claimed, units, edges) == expected
+            shared = partition_units.greedy_groups(g, order, claimed, prepared=prepared)
+            assert shared == expected
+        assert (prepared.in_degree, prepared.out_edges) == before
+
+
+def test_crossings_of_one_value_type_share_one_byte_count() -> None:
+    ctx = _context(parse(PLAIN), ["qnn", "coreml", "xnnpack"])
+    plan = ctx.analysis(partition.Partitions).plan(EXPORTED)
+    assert plan is not None
+    by_type: dict[tuple[Any, ...], set[int]] = {}
+    for c in plan.crossings:
+        by_type.setdefault((c.dtype, c.shape), set()).add(id(c.bytes))
+    assert plan.crossings
+    assert all(len(ids) == 1 for ids in by_type.values()), by_type
+
+
+def test_the_c_allocator_is_asked_to_give_freed_memory_back() -> None:
+    """glibc keeps what a process frees for its own later ``malloc`` calls; on Linux with
+    glibc (the CI's and the benchmark's) ``malloc_trim`` is found and runs."""
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        pytest.skip("malloc_trim is glibc's")
+    assert heap.release_freed() is True
+
+
+@pytest.mark.parametrize("nodes_at_least, trims", [(0, 2), (10**9, 0)])
+def test_a_large_lint_trims_after_inference_and_after_the_exported_types(
+    monkeypatch: pytest.MonkeyPatch, nodes_at_least: int, trims: int
+) -> None:
+    """Once after the Shapes analysis let its inference passes go, once after the exported
+    level read the session types' copy; not for a model under ``TRIM_MIN_NODES``."""
+    calls: list[str] = []
+    monkeypatch.setattr(shapes_module, "TRIM_MIN_NODES", nodes_at_least)
+    monkeypatch.setattr(assignment, "TRIM_MIN_NODES", nodes_at_least)
+    monkeypatch.setattr(shapes_module, "release_freed", lambda: calls.append("shapes"))
+    monkeypatch.setattr(assignment, "release_freed", lambda: calls.append("exported"))
+    ctx = _context(parse(DYNAMIC), ["qnn"])
+    assert ctx.analysis(Assignment).exported.nodes
+    assert calls == ["shapes", "exported"][:trims]
+
+
+def test_verdicts_asked_again_with_the_same_answer_share_one_object(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two nodes of one class (their facts differ in a symbolic dim's name only): the EP
+    whose reason names a symbol is asked again for the second; an equal answer is the
+    first's object, and the nodes share one tuple of verdicts."""
+    from onnxlint.analyses.capability import NodeFacts, Verdict
+
+    profiles = resolve_eps(["qnn", "cpu"], Config())
+
+    def evaluate(p: Any, facts: NodeFacts) -> Verdict:
+        claimed = p.ep == CPU_EP
+        reason = f"{p.label} {'claims' if claimed else 'needs a static N'}"
+        return Verdict(ep=p.ep, profile=p.id, claimed=claimed, kind="shape", reason=reason)
+
+    monkeypatch.setattr(assignment, "evaluate", evaluate)
+    exact: dict[Any, Any] = {}
+    by_class: dict[Any, Any] = {}
+    shared = assignment._SharedVerdicts()
+    got = [
+        assignment._verdicts(
+            profiles,
+            NodeFacts("Relu", input_shapes=(("N", dim),), output_shapes=(("N", dim),)),
+            0,
+            exact,
+            by_class,
+            shared,
+        )[0]
+        for dim in ("a", "b", "c")
+    ]
+    assert len(exact) == 3 and len(by_class) == 1  # three nodes, one class
+    assert got[0] is got[1] is got[2]
+
+
+def test_the_file_bytes_are_let_go_once_the_checker_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader keeps a binary model's bytes for the checker (no second serialisation);
+    once its verdict is made they are dropped, not held through the Shapes analysis's
+    inference passes (on BERT-base, 435 MB beside the parsed model)."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(parse(DYNAMIC).SerializeToString())
+    held: list[bool] = []
+    real = Shapes.__init__
+
+    def seen(self: Shapes, ctx: Any) -> None:
+        held.append(ctx.loaded.wire is not None)
+        real(self, ctx)
+
+    monkeypatch.setattr(Shapes, "__init__", seen)
+    report = lint(path, eps=["qnn"], config=Config(), what_if=False)
+    assert not report.fatal
+    assert held == [False]
