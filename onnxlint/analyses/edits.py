@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import onnx
 
+from onnxlint.analyses import shapes as shapes_module
 from onnxlint.analyses.checked import CheckerVerdict, node_passes
 from onnxlint.analyses.dataflow import _RANDOM_OPS, Dataflow, moved_facts
 from onnxlint.analyses.shapes import Shapes
@@ -104,7 +105,34 @@ def shapes_after_node_edit(
         or (prior.used_symbolic and not _symbolic_infers_alike(model, types, now))
     ):
         return None
-    return Shapes.taken_over(prior, types)
+    same, sized = _size_after_edit(prior.sized, was, now)
+    if not same:
+        return None
+    taken = Shapes.taken_over(prior, types)
+    taken.sized = sized
+    return taken
+
+
+#: an edited model whose size, estimated from the node's bytes, lands this close to the
+#: symbolic inference's limit is analysed afresh: the length prefixes of the node and of
+#: the graph around it change by a few bytes each edit, which the estimate leaves out
+SIZE_SLACK = 1 << 20
+
+
+def _size_after_edit(
+    sized: int | None, was: onnx.NodeProto, now: onnx.NodeProto
+) -> tuple[bool, int | None]:
+    """Whether the edited model's size decides as ``sized`` did (the model's size before
+    the edit, when it decided whether ORT's symbolic inference ran; None: it was not
+    asked), and that size. Not when it lands within :data:`SIZE_SLACK` of the limit or
+    across it."""
+    if sized is None:
+        return True, None
+    limit = shapes_module.SYMBOLIC_MAX_BYTES
+    after = sized + now.ByteSize() - was.ByteSize()
+    if abs(after - limit) <= SIZE_SLACK or (after > limit) != (sized > limit):
+        return False, None
+    return True, after
 
 
 def dataflow_after_node_edit(

@@ -24,12 +24,19 @@ inferred by ONNX and are not covered.
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import onnx
+
+from onnxlint.analyses.static_types import (
+    Dim,
+    ValueType,
+    dtype_name,
+    is_generated_dim,
+    types_from_json,
+    types_to_json,
+    value_type_of,
+)
 
 # ORT's symbolic inference has its own module; tools and tests import its names from here
 from onnxlint.analyses.symbolic import _symbolic_class as _symbolic_class
@@ -53,116 +60,10 @@ __all__ = [
     "value_type_of",
 ]
 
-Dim = int | str | None
-
 #: ORT's symbolic inference is skipped above these sizes: it is pure Python and
 #: can take minutes on large graphs, for dims that rarely change a verdict.
 SYMBOLIC_MAX_NODES = 5_000
 SYMBOLIC_MAX_BYTES = 512 * 1024 * 1024
-
-# ``unk__12`` (ONNX data propagation, ORT), ``Reshape_3_o0__d1`` (ORT), ``_d0`` style
-_GENERATED_DIM = re.compile(r"^(unk__\d+|.*_o\d+__d\d+|\?)$")
-
-
-def is_generated_dim(name: str) -> bool:
-    """Whether a ``dim_param`` was invented by an inferencer rather than named by the exporter."""
-    return bool(_GENERATED_DIM.match(name))
-
-
-@functools.lru_cache(maxsize=64)
-def dtype_name(elem_type: int) -> str | None:
-    """``onnx.TensorProto.FLOAT16`` -> ``"float16"``; None for UNDEFINED or unknown codes.
-
-    Cached: one string per type, not one per value of a large graph."""
-    if not elem_type:
-        return None
-    try:
-        return onnx.TensorProto.DataType.Name(elem_type).lower()
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class ValueType:
-    """What is known statically about one value.
-
-    ``dtype`` is the lowercased ``TensorProto.DataType`` name (``"float"``,
-    ``"int64"``...), None when unknown. ``shape`` is None when even the rank is
-    unknown; each dim is an int (static), a str (symbolic) or None (unknown).
-    ``kind`` is ``"tensor"``, ``"sequence"``, ``"map"``, ``"optional"``,
-    ``"sparse_tensor"`` or ``"unknown"``; only tensors have shapes here.
-    """
-
-    dtype: str | None
-    shape: tuple[Dim, ...] | None
-    kind: str = "tensor"
-
-    @property
-    def is_static(self) -> bool:
-        """Rank and every dim are known integers."""
-        return self.shape is not None and all(isinstance(d, int) for d in self.shape)
-
-    @property
-    def rank(self) -> int | None:
-        return None if self.shape is None else len(self.shape)
-
-    @property
-    def has_unknown(self) -> bool:
-        """Unknown rank or at least one dim nobody can name (not even symbolically)."""
-        return self.shape is None or None in self.shape
-
-    @property
-    def symbolic_dims(self) -> tuple[tuple[int, str], ...]:
-        """(position, name) of every symbolic dim."""
-        if self.shape is None:
-            return ()
-        return tuple((i, d) for i, d in enumerate(self.shape) if isinstance(d, str))
-
-    def describe(self) -> str:
-        dims = (
-            "?" if self.shape is None else "[" + ", ".join(_dim_text(d) for d in self.shape) + "]"
-        )
-        return f"{self.dtype or '?'}{dims}"
-
-
-def _dim_text(d: Dim) -> str:
-    return "?" if d is None else str(d)
-
-
-def _dims(shape: onnx.TensorShapeProto) -> tuple[Dim, ...]:
-    out: list[Dim] = []
-    for d in shape.dim:
-        which = d.WhichOneof("value")
-        if which == "dim_value" and d.dim_value >= 0:
-            out.append(int(d.dim_value))
-        elif which == "dim_param" and d.dim_param and not is_generated_dim(d.dim_param):
-            out.append(d.dim_param)
-        else:
-            out.append(None)
-    return tuple(out)
-
-
-def value_type_of(tp: onnx.TypeProto) -> ValueType:
-    """The :class:`ValueType` a ``TypeProto`` declares."""
-    which = tp.WhichOneof("value")
-    if which == "tensor_type":
-        tt = tp.tensor_type
-        shape = _dims(tt.shape) if tt.HasField("shape") else None
-        return ValueType(dtype_name(tt.elem_type), shape)
-    if which == "sparse_tensor_type":
-        st = tp.sparse_tensor_type
-        shape = _dims(st.shape) if st.HasField("shape") else None
-        return ValueType(dtype_name(st.elem_type), shape, "sparse_tensor")
-    if which == "sequence_type":
-        elem = value_type_of(tp.sequence_type.elem_type)
-        return ValueType(elem.dtype, None, "sequence")
-    if which == "map_type":
-        return ValueType(None, None, "map")
-    if which == "optional_type":
-        elem = value_type_of(tp.optional_type.elem_type)
-        return ValueType(elem.dtype, elem.shape, "optional")
-    return ValueType(None, None, "unknown")
-
 
 #: ops whose output sizes nobody can infer statically: ORT would only invent names for them
 _UNFILLABLE = frozenset({"NonZero", "Unique", "NonMaxSuppression", "Compress", "StringSplit"})
@@ -379,39 +280,6 @@ def _infer_passes_serialized(
     return inferred, errors, left, kept
 
 
-def _types_to_json(table: dict[str, ValueType]) -> list[list[Any]]:
-    """A types table as the symbolic cache keeps it (``analyses.symbolic_cache``)."""
-    return [
-        [name, vt.dtype, None if vt.shape is None else list(vt.shape), vt.kind]
-        for name, vt in table.items()
-    ]
-
-
-def _types_from_json(data: Any) -> dict[str, ValueType] | None:
-    """The table :func:`_types_to_json` wrote; None when ``data`` is not one."""
-    if not isinstance(data, list):
-        return None
-    table: dict[str, ValueType] = {}
-    seen: dict[ValueType, ValueType] = {}
-    for row in data:
-        if not (isinstance(row, list) and len(row) == 4):
-            return None
-        name, dtype, shape, kind = row
-        dims_ok = shape is None or (
-            isinstance(shape, list) and all(d is None or type(d) in (int, str) for d in shape)
-        )
-        if not (
-            isinstance(name, str)
-            and (dtype is None or isinstance(dtype, str))
-            and isinstance(kind, str)
-            and dims_ok
-        ):
-            return None
-        vt = ValueType(dtype, None if shape is None else tuple(shape), kind)
-        table[name] = seen.setdefault(vt, vt)  # one object per type, as collect_value_types
-    return table
-
-
 def _session_types_wanted(ctx: LintContext) -> bool:
     """Whether this lint's EP assignment may infer the session types of the model itself
     (``analyses.assignment``, when the model computes shapes from values): then the Shapes
@@ -445,6 +313,9 @@ class Shapes:
     model_only = True  # the model and configuration alone: see context.SharedModel
     #: ``declared_types``'s table, with the copy it was read from
     _declared: tuple[onnx.ModelProto, dict[str, onnx.TypeProto]] | None = None
+    #: the model's serialised size when it decided whether ORT's symbolic inference runs
+    #: (``SYMBOLIC_MAX_BYTES``); None when the size was not asked
+    sized: int | None = None
 
     def __init__(self, ctx: LintContext) -> None:
         self.errors: list[str] = []
@@ -509,18 +380,16 @@ class Shapes:
         if gaps and symbolic_could_help(inferred, table, set(gaps)):
             if node_count > SYMBOLIC_MAX_NODES:
                 self.symbolic_skipped = f"{node_count} nodes (limit {SYMBOLIC_MAX_NODES})"
-            elif serialized_size(model) > SYMBOLIC_MAX_BYTES:
+            elif self._measured(model) > SYMBOLIC_MAX_BYTES:
                 self.symbolic_skipped = "model too large"
             elif (
-                found := lookup(
-                    inferred, origin, "types", _types_from_json, config, left=self._left
-                )
+                found := lookup(inferred, origin, "types", types_from_json, config, left=self._left)
             ).answer is None and (missing := symbolic_unavailable()) is not None:
                 self.symbolic_unavailable = missing
             else:
                 # ORT's tool reads initializer values (the ones it folds) from the weights
                 ort_table = infer_and_store(
-                    inferred, self._left, found, collect_value_types, _types_to_json
+                    inferred, self._left, found, collect_value_types, types_to_json
                 )
                 if ort_table is not None:
                     self.used_symbolic = True
@@ -530,6 +399,11 @@ class Shapes:
                             theirs = ort_table[name]
                             table[name] = theirs if mine is None else _merge(mine, theirs)
         self._table = table
+
+    def _measured(self, model: onnx.ModelProto) -> int:
+        """The model's serialised size, kept (``sized``) for an edit's take-over."""
+        self.sized = serialized_size(model)
+        return self.sized
 
     @classmethod
     def taken_over(cls, prior: Shapes, types: onnx.ModelProto) -> Shapes:
@@ -541,6 +415,7 @@ class Shapes:
         self.errors = []
         self.used_symbolic = prior.used_symbolic
         self.symbolic_skipped = prior.symbolic_skipped
+        self.sized = prior.sized  # the caller sets the edited model's
         self.symbolic_unavailable = None
         self._table = prior._table  # never changed once built
         self._left = {}

@@ -140,3 +140,31 @@ def test_an_edit_where_ort_filled_gaps_is_taken_over_as_the_file_says(
     assert isinstance(mine, Shapes) and isinstance(theirs, Shapes)
     assert mine._table == theirs._table, what
     assert mine.used_symbolic and theirs.used_symbolic
+
+
+@pytest.mark.parametrize("room", [1, 1000], ids=["across", "close"])
+def test_an_edit_near_the_symbolic_size_limit_is_analysed_afresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, room: int
+) -> None:
+    """The model's size decides whether ORT's symbolic inference runs
+    (``SYMBOLIC_MAX_BYTES``): a rename whose model lands across the limit, or within
+    ``edits.SIZE_SLACK`` of it, is not taken over, and the result is a fresh lint's; far
+    from it, it is."""
+    from onnxlint.analyses import shapes as shapes_module
+
+    _tool_source()
+    doc = tmp_path / "m.onnxtxt"
+    before = _lint(doc, TEXT, None)
+    sized = before.analyses[Shapes].sized
+    assert isinstance(sized, int)
+    edited = TEXT.replace("[soft]", "[softer]", 1)  # two bytes more
+    computed = count_shapes(monkeypatch)
+    far = _lint(doc, edited, before)
+    assert computed == [] and far.analyses[Shapes].sized == sized + 2  # taken over
+    monkeypatch.setattr(shapes_module, "SYMBOLIC_MAX_BYTES", sized + room)
+    after = _lint(doc, edited, before)
+    assert len(computed) == 1
+    fresh = _lint(doc, edited, None)
+    assert after.report.to_dict() == fresh.report.to_dict()
+    assert after.analyses[Shapes]._table == fresh.analyses[Shapes]._table
+    assert after.analyses[Shapes].used_symbolic is (room > 2)
