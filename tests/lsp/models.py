@@ -57,3 +57,18 @@ def count_shapes(monkeypatch: Any) -> list[bool]:
 
     monkeypatch.setattr(Shapes, "_compute", compute)
     return computed
+
+
+def lint_edit(doc: Path, text: str, settings: Any, prior: Any = None) -> Any:
+    """The language server's analysis of ``text`` as the document ``doc``, from ``prior``
+    (the previous state of that document, whose edit the server may take over) or afresh."""
+    from onnxlint.lsp.workspace import analyse, path_to_uri
+
+    return analyse(
+        path_to_uri(doc),
+        doc,
+        text.encode(),
+        settings,
+        previous=prior.source if prior is not None else None,
+        prior=prior,
+    )

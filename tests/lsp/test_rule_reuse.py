@@ -23,6 +23,7 @@ from onnxlint.lsp.settings import Settings
 from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
 from onnxlint.rule import Rule, all_rules
 from onnxlint.walk import RuleFindings, _Carry
+from tests.lsp.models import lint_edit
 from tests.test_index_edit import signature
 
 #: dead nodes (OL107), a node out of order (OL108), a shape lost at a custom op (OL303,
@@ -99,14 +100,8 @@ EDITS = [
 
 
 def _lint(doc: Path, text: str, settings: Settings, prior: ModelState | None) -> ModelState:
-    return analyse(
-        path_to_uri(doc),
-        doc,
-        text.encode(),
-        settings,
-        previous=prior.source if prior is not None else None,
-        prior=prior,
-    )
+    state: ModelState = lint_edit(doc, text, settings, prior)
+    return state
 
 
 def assert_fresh(state: ModelState, fresh: ModelState, what: str) -> None:

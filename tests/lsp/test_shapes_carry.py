@@ -18,7 +18,8 @@ from onnxlint.analyses.dataflow import Dataflow
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.index import ModelIndex
 from onnxlint.lsp.settings import Settings
-from onnxlint.lsp.workspace import ModelState, analyse, path_to_uri
+from onnxlint.lsp.workspace import ModelState
+from tests.lsp.models import lint_edit
 from tests.test_index_edit import signature
 
 TEXT = """<ir_version: 8, opset_import: ["" : 17]>
@@ -74,14 +75,8 @@ EDITS = [
 
 
 def _lint(doc: Path, text: str, settings: Settings, prior: ModelState | None) -> ModelState:
-    return analyse(
-        path_to_uri(doc),
-        doc,
-        text.encode(),
-        settings,
-        previous=prior.source if prior is not None else None,
-        prior=prior,
-    )
+    state: ModelState = lint_edit(doc, text, settings, prior)
+    return state
 
 
 def _table(state: ModelState) -> dict[str, Any]:
