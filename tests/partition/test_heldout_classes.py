@@ -1,0 +1,86 @@
+"""Disagreement classes found by the second held-out batch of real-world models
+(benchmarks/realworld/README.md, "Held-out architectures"), each with a small model.
+
+Every class has a prediction test (no EP needed) and, marked ``ort_qnn``, the same
+models checked against the real EP. Measured with onnxruntime 1.32.0 +
+onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator, ``soc_model=60``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint.ep_names import CPU_EP
+
+from .conftest import check_real, partitions
+
+QNN = "QNNExecutionProvider"
+
+# ---------------------------------------------------------------------------
+# Resize: QNN HTP takes every interpolation mode, cubic included (hf-yolos-ts-op16's
+# position-embedding interpolation ran on QNN); what it refuses is a Resize whose output
+# shape ORT does not know when it partitions: sizes computed at run time, here by an
+# Identity that only a default-level session removes.
+
+
+def resize_model(mode: str, via: str, transform: str = "half_pixel") -> onnx.ModelProto:
+    """Relu -> Resize of a [1, 3, 8, 8] input to [1, 3, 16, 16], the target given as
+    constant ``sizes``, constant ``scales`` or sizes passed through an Identity."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="pre")]
+    inits = []
+    if via == "scales":
+        inits.append(numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"))
+        inputs = ["r", "", "sc"]
+    else:
+        sizes = "sz0" if via == "sizes_identity" else "sz"
+        inits.append(numpy_helper.from_array(np.array([1, 3, 16, 16], np.int64), sizes))
+        if via == "sizes_identity":
+            nodes.append(helper.make_node("Identity", ["sz0"], ["sz"], name="ident"))
+        inputs = ["r", "", "", "sz"]
+    nodes.append(
+        helper.make_node(
+            "Resize",
+            inputs,
+            ["y"],
+            name="resize",
+            mode=mode,
+            coordinate_transformation_mode=transform,
+        )
+    )
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
+
+
+#: (mode, target, transform) -> Resize on QNN at (optimizations disabled, level 1)
+RESIZE_CASES = {
+    ("cubic", "sizes", "half_pixel"): (True, True),
+    ("cubic", "scales", "half_pixel"): (True, True),
+    ("cubic", "sizes", "align_corners"): (True, True),
+    ("cubic", "sizes", "asymmetric"): (True, True),
+    ("cubic", "sizes", "pytorch_half_pixel"): (True, True),
+    ("cubic", "sizes_identity", "half_pixel"): (False, True),
+    ("linear", "sizes_identity", "half_pixel"): (False, True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESIZE_CASES), ids="-".join)
+def test_resize_modes_on_qnn(case: tuple[str, str, str]) -> None:
+    parts = partitions(resize_model(*case), ["qnn"])
+    for level, expected in zip(("exported", "optimized"), RESIZE_CASES[case], strict=True):
+        plan = parts.plan(level)
+        assert plan is not None
+        assert plan.node_ep["main/resize"] == (QNN if expected else CPU_EP), (case, level)
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_resize_modes_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {"-".join(c): resize_model(*c) for c in RESIZE_CASES})
