@@ -84,3 +84,45 @@ def test_resize_modes_on_qnn(case: tuple[str, str, str]) -> None:
 def test_resize_modes_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     check_real("qnn", sys.executable, {"-".join(c): resize_model(*c) for c in RESIZE_CASES})
+
+
+# ---------------------------------------------------------------------------
+# Empty Slice: QNN cannot add a Slice whose output has a zero-sized dimension ("Failed to
+# add node"): hf-phi3-ts-op11 with its dims fixed slices q[..., rotary_dim:] where the
+# rotary dimension is the whole head, and concatenates the empty rest back. The Concat
+# reading the empty tensor from the CPU stays on QNN.
+
+
+def slice_model(start: int) -> onnx.ModelProto:
+    """Relu -> Slice(axis 2, start:) -> Concat with the Relu's output, on [1, 8, 16]."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [
+        numpy_helper.from_array(np.array([start], np.int64), "starts"),
+        numpy_helper.from_array(np.array([100], np.int64), "ends"),
+        numpy_helper.from_array(np.array([2], np.int64), "axes"),
+    ]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="pre"),
+        helper.make_node("Slice", ["r", "starts", "ends", "axes"], ["s"], name="slice"),
+        helper.make_node("Concat", ["r", "s"], ["y"], name="concat", axis=2),
+    ]
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize(("start", "on_qnn"), [(16, False), (8, True)])
+def test_empty_slice_on_qnn(start: int, on_qnn: bool) -> None:
+    parts = partitions(slice_model(start), ["qnn"])
+    for level in ("exported", "optimized"):
+        plan = parts.plan(level)
+        assert plan is not None
+        assert plan.node_ep["main/slice"] == (QNN if on_qnn else CPU_EP), (start, level)
+        assert plan.node_ep["main/concat"] == QNN
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_empty_slice_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {f"slice_{s}": slice_model(s) for s in (16, 8)})
