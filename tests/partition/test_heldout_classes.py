@@ -15,9 +15,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxlint import lint
 from onnxlint.ep_names import CPU_EP
 
-from .conftest import check_real, partitions
+from .conftest import check_real, partitions, real_sessions
 
 QNN = "QNNExecutionProvider"
 
@@ -32,7 +33,9 @@ def resize_model(mode: str, via: str, transform: str = "half_pixel") -> onnx.Mod
     """Relu -> Resize of a [1, 3, 8, 8] input to [1, 3, 16, 16], the target given as
     constant ``sizes``, constant ``scales`` or sizes passed through an Identity."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    # a shape declared on the graph output would tell ORT the Resize's output shape
+    shape = None if via == "sizes_identity" else [1, 3, 16, 16]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="pre")]
     inits = []
     if via == "scales":
@@ -96,7 +99,7 @@ def test_resize_modes_on_real_qnn() -> None:
 def slice_model(start: int) -> onnx.ModelProto:
     """Relu -> Slice(axis 2, start:) -> Concat with the Relu's output, on [1, 8, 16]."""
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])
-    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 32 - start])
     inits = [
         numpy_helper.from_array(np.array([start], np.int64), "starts"),
         numpy_helper.from_array(np.array([100], np.int64), "ends"),
@@ -126,3 +129,64 @@ def test_empty_slice_on_qnn(start: int, on_qnn: bool) -> None:
 def test_empty_slice_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     check_real("qnn", sys.executable, {f"slice_{s}": slice_model(s) for s in (16, 8)})
+
+
+# ---------------------------------------------------------------------------
+# An int64 Transpose at both boundaries of a QNN partition: the held-out Mixtral (and
+# Qwen2-MoE with its dims fixed) transposes its int64 expert mask (OneHot on the CPU) for
+# a CPU Gather, and the session fails with "Failed to compose Qnn graph" (the Cast back
+# to int64 after the Transpose cannot be added). OL513 says so; the same Transpose after
+# an Add in the partition, or an int64 Add alone, loads (an Identity before it does not
+# help a default-level session: ORT removes it).
+
+
+def int64_transpose_model(middle: str) -> onnx.ModelProto:
+    """OneHot (CPU) -> ``middle`` -> NonZero (CPU), on an int64 [4, 2] input."""
+    x = helper.make_tensor_value_info("x", TensorProto.INT64, [4, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, [3, "nonzero"])
+    inits = [
+        numpy_helper.from_array(np.array(8, np.int64), "depth"),
+        numpy_helper.from_array(np.array([0, 1], np.int64), "values"),
+    ]
+    nodes = [helper.make_node("OneHot", ["x", "depth", "values"], ["oh"], name="onehot")]
+    if middle == "transpose":
+        nodes.append(helper.make_node("Transpose", ["oh"], ["t"], name="mid", perm=[2, 1, 0]))
+    elif middle == "add_transpose":
+        nodes.append(helper.make_node("Add", ["oh", "oh"], ["a"], name="add"))
+        nodes.append(helper.make_node("Transpose", ["a"], ["t"], name="mid", perm=[2, 1, 0]))
+    else:
+        nodes.append(helper.make_node("Add", ["oh", "oh"], ["t"], name="mid"))
+    nodes.append(helper.make_node("NonZero", ["t"], ["y"], name="nz"))
+    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+#: middle -> whether the QNN session fails
+INT64_TRANSPOSE_CASES = {"transpose": True, "add_transpose": False, "add": False}
+
+
+@pytest.mark.parametrize(("middle", "fails"), sorted(INT64_TRANSPOSE_CASES.items()))
+def test_int64_transpose_at_both_boundaries_fails_on_qnn(middle: str, fails: bool) -> None:
+    found = [
+        d for d in lint(int64_transpose_model(middle), eps=["qnn"]).diagnostics if d.code == "OL513"
+    ]
+    assert bool(found) is fails
+    if fails:
+        assert found[0].location.node_name == "mid"
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_int64_transpose_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    real = real_sessions(
+        "qnn",
+        sys.executable,
+        {m: int64_transpose_model(m) for m in INT64_TRANSPOSE_CASES},
+    )
+    for middle, fails in INT64_TRANSPOSE_CASES.items():
+        for level in ("disabled", "basic"):
+            r = real[f"{middle}|{level}"]
+            assert (not r.get("ok")) is fails, (middle, level, r)
+            if fails:
+                assert "Failed to compose Qnn graph" in str(r.get("error"))
