@@ -149,20 +149,36 @@ def int64_transpose_model(middle: str) -> onnx.ModelProto:
         numpy_helper.from_array(np.array([0, 1], np.int64), "values"),
     ]
     nodes = [helper.make_node("OneHot", ["x", "depth", "values"], ["oh"], name="onehot")]
-    if middle == "transpose":
+    if middle in ("transpose", "transpose_shape"):
         nodes.append(helper.make_node("Transpose", ["oh"], ["t"], name="mid", perm=[2, 1, 0]))
     elif middle == "add_transpose":
         nodes.append(helper.make_node("Add", ["oh", "oh"], ["a"], name="add"))
         nodes.append(helper.make_node("Transpose", ["a"], ["t"], name="mid", perm=[2, 1, 0]))
     else:
         nodes.append(helper.make_node("Add", ["oh", "oh"], ["t"], name="mid"))
-    nodes.append(helper.make_node("NonZero", ["t"], ["y"], name="nz"))
-    graph = helper.make_graph(nodes, "g", [x], [y], inits)
+    if middle == "transpose_shape":
+        # the tensor leaves only for a Shape: ORT rewrites Shape(Transpose(x)) as a Gather
+        # of Shape(x), and the Transpose's output is not read outside the partition
+        nodes.append(helper.make_node("Shape", ["t"], ["s"], name="shape"))
+        nodes.append(helper.make_node("Add", ["t", "t"], ["d"], name="inside"))
+        nodes.append(helper.make_node("Concat", ["s", "s"], ["c"], name="concat", axis=0))
+        nodes.append(helper.make_node("NonZero", ["c"], ["y"], name="nz"))
+        y = helper.make_tensor_value_info("y", TensorProto.INT64, [1, "nonzero"])
+        outputs = [y, helper.make_tensor_value_info("d", TensorProto.INT64, [8, 2, 4])]
+    else:
+        nodes.append(helper.make_node("NonZero", ["t"], ["y"], name="nz"))
+        outputs = [y]
+    graph = helper.make_graph(nodes, "g", [x], outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
 #: middle -> whether the QNN session fails
-INT64_TRANSPOSE_CASES = {"transpose": True, "add_transpose": False, "add": False}
+INT64_TRANSPOSE_CASES = {
+    "transpose": True,
+    "add_transpose": False,
+    "add": False,
+    "transpose_shape": False,
+}
 
 
 @pytest.mark.parametrize(("middle", "fails"), sorted(INT64_TRANSPOSE_CASES.items()))
