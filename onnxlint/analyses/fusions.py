@@ -10,8 +10,9 @@ from onnxlint.index import NodeRef
 def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
     """The EPs whose profile lists ``fusion`` in ``fusions``.
 
-    ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .) into Gelu and so
-    takes an Erf it refuses alone. ``dynamic_quantize_matmul_integer``: the EP claims a
+    ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) and two Muls (by x and by
+    0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
+    refuses alone. ``dynamic_quantize_matmul_integer``: the EP claims a
     DynamicQuantizeLinear together with the MatMulIntegers reading its output (constant
     weights, every shape static) although it claims neither op alone. QNN HTP, measured
     with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60): ORT's
@@ -133,23 +134,38 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
 
 
 def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
-    """The other nodes of Div(x, c) -> Erf -> Add(., 1) -> Mul(x, .), or [] when no match."""
+    """The other nodes of the Gelu that ``erf`` is the middle of, or [] when no match.
+
+    The forms QNN HTP fuses, measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0
+    (HTP simulator, soc_model 60) on both graph levels; ``x`` is the Div's first input,
+    and the constants' values (sqrt 2, 1, 0.5) are not what decides it:
+
+    - ``Div(x, c) -> Erf -> Add -> Mul(., p)`` where ``p = Mul(x, .)``: the half taken
+      first (the TorchScript exporter's usual order);
+    - ``... -> Add -> Mul(x, .) -> Mul``: the half taken last;
+    - ``... -> Add -> Mul(., c) -> Mul(x, .)``: the dynamo exporter's order.
+
+    ``Mul(x, Add)`` with no second Mul is not fused: its Erf stays on the CPU.
+    """
     g = erf.graph
     div = g.producers.get(erf.inputs[0]) if erf.inputs else None
-    if div is None or div.op_type != "Div":
+    if div is None or div.op_type != "Div" or not div.inputs:
         return []
     x = div.inputs[0]
     adds = g.consumers.get(erf.outputs[0], [])
     if len(adds) != 1 or adds[0].op_type != "Add":
         return []
-    for mul in g.consumers.get(adds[0].outputs[0], []):
+    add = adds[0]
+    for mul in g.consumers.get(add.outputs[0], []):
         if mul.op_type != "Mul":
             continue
-        if x in mul.inputs:
-            return [div, adds[0], mul]
-        # x * 0.5 computed first: Mul(Mul(x, 0.5), add)
-        for name in mul.inputs:
+        for name in mul.inputs:  # the half taken first: Mul(Mul(x, 0.5), add)
             p = g.producers.get(name)
-            if p is not None and p.op_type == "Mul" and x in p.inputs:
-                return [div, adds[0], mul, p]
+            if p is not None and p is not add and p.op_type == "Mul" and x in p.inputs:
+                return [div, add, mul, p]
+        after = g.consumers.get(mul.outputs[0], []) if mul.outputs else []
+        if len(after) != 1 or after[0].op_type != "Mul":
+            continue
+        if x in mul.inputs or x in after[0].inputs:  # the half last, or the dynamo order
+            return [div, add, mul, after[0]]
     return []

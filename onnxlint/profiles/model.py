@@ -226,13 +226,16 @@ class FinalizeFailure:
 @dataclass(frozen=True)
 class BoundaryTensorFailure:
     """A tensor of ``dtype`` and ``rank`` entering (``direction`` "input") or leaving
-    ("output") one of the EP's partitions, which the EP then fails to compile."""
+    ("output") one of the EP's partitions, which the EP then fails to compile; "through":
+    a node that reads a tensor entering the partition writes one of ``dtype`` leaving it.
+    ``rank`` None: any rank; ``op``: only where the node at the boundary is that op."""
 
     dtype: str
-    rank: int
+    rank: int | None
     direction: str
     reason: str
     provenance: str | None = None
+    op: str | None = None
 
 
 @dataclass(frozen=True)

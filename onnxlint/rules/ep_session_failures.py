@@ -160,7 +160,8 @@ class EpPartitionFailsToCompile(_SessionFailure):
         ``Mul(x)``, ``Mul(weight)``, as the dynamo exporter writes ``torch.rsqrt``),
         reports the first node of each such chain that falls whole into one predicted
         partition of the EP, on either graph level. From ``partitioning.
-        boundary_tensor_failures`` (QNN HTP: int64 tensors of rank 5) it also reports the
+        boundary_tensor_failures`` (QNN HTP: int64 tensors of rank 5; an int64 Transpose
+        that both reads the partition's input and writes its output) it also reports the
         node of a predicted partition that such a tensor enters or leaves.
 
     Why it matters:
@@ -168,13 +169,17 @@ class EpPartitionFailsToCompile(_SessionFailure):
         falls back; the backend then fails to compile (finalize) the partition, and session
         creation fails (QNN: "Failed to finalize QNN graph ... QNN_COMMON_ERROR_MEM_ALLOC").
         QNN computes int64 as int32 and casts at the partition's boundary; a rank-5 int64
-        output crashes the process (SIGSEGV) while finalizing, a rank-5 int64 input fails it.
+        output crashes the process (SIGSEGV) while finalizing, a rank-5 int64 input fails it,
+        and the cast back after an int64 Transpose alone at the boundary cannot be added
+        ("Failed to compose Qnn graph").
 
     Fix:
         Write the pattern in a form the backend compiles: for the RMSNorm, divide by the
         square root (``x / sqrt(mean(x^2) + eps)``) instead of multiplying by its
         reciprocal, or use ``RMSNormalization`` (opset 23) where the EP supports it. For a
-        rank-5 int64 tensor, keep the int64 computation on CPU or give it rank 4 or less.
+        rank-5 int64 tensor, keep the int64 computation on CPU or give it rank 4 or less;
+        for the int64 Transpose, keep it with its consumer on one side (transpose after
+        the CPU node, or cast to int32 first).
 
     Execution providers:
         QNN (HTP backend), measured.
