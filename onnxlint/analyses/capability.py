@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint
+from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint, shown_dim
 from onnxlint.analyses.op_revisions import compress_opsets, opsets_for, revision_of
 from onnxlint.profiles import Constraint, OpRange, OpSupport, Profile
 
@@ -120,6 +120,9 @@ class NodeFacts:
         dimensions count as 1: shape constraints only ask about ranks, zero-sized,
         symbolic and unknown dimensions, and messages name only the non-static ones.
         So the thousands of MatMul/Add nodes of a large graph share one evaluation per EP.
+        A symbolic dimension counts as the text a message shows for it
+        (:func:`~onnxlint.analyses.constraints.shown_dim`): the names shape inference makes
+        up (unk__17, unk__18) are all "?", so do not set nodes apart.
         ``node_count_cap``: the largest ``graph_nodes_at_most`` of the profiles asked
         (see :func:`node_count_cap`); graph sizes above it count as one.
         ``symbols=False``: symbolic dimensions count as one name. No check compares
@@ -174,7 +177,9 @@ def _shape_classes(shapes: tuple[Shape, ...], symbols: bool = True) -> tuple[Sha
         None
         if s is None
         else tuple(
-            1 if type(d) is int and d > 0 else (d if symbols or type(d) is not str else "?")
+            1
+            if type(d) is int and d > 0
+            else ((shown_dim(d) if symbols else "?") if type(d) is str else d)
             for d in s
         )
         for s in shapes
