@@ -19,6 +19,7 @@ an EP that needs a static shape refuses a tensor whose shape nobody knows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -173,16 +174,24 @@ def node_count_cap(profiles: Sequence[Profile]) -> int:
 
 
 def _shape_classes(shapes: tuple[Shape, ...], symbols: bool = True) -> tuple[Shape, ...]:
+    if symbols:
+        return tuple(None if s is None else _shape_class(s) for s in shapes)
     return tuple(
         None
         if s is None
-        else tuple(
-            1
-            if type(d) is int and d > 0
-            else ((shown_dim(d) if symbols else "?") if type(d) is str else d)
-            for d in s
-        )
+        else tuple(1 if type(d) is int and d > 0 else ("?" if type(d) is str else d) for d in s)
         for s in shapes
+    )
+
+
+# a value's shape is keyed by its producer and by each consumer, most often one after the
+# other in graph order: a small cache answers those repeats (the key of every node of a
+# large graph reads three to four shapes)
+@functools.lru_cache(maxsize=4096)
+def _shape_class(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """A shape as ``NodeFacts.key`` counts it (symbolic dims by their shown text)."""
+    return tuple(
+        1 if type(d) is int and d > 0 else (shown_dim(d) if type(d) is str else d) for d in shape
     )
 
 
