@@ -514,12 +514,16 @@ def _finish(
             ]
             if ignored and not is_enabled(d.code, name, category, ["ALL"], ignored, aliases):
                 continue
+        # one copy with every change: a large model's findings nearly all take two
+        changes: dict[str, Any] = {}
         if d.code in overrides:
-            d = replace(d, severity=overrides[d.code])
+            changes["severity"] = overrides[d.code]
         if label is not None and d.path is None:
-            d = replace(d, path=label)
+            changes["path"] = label
         if d.ep and ep_ids and d.ep in ep_ids and ep_ids[d.ep] != d.ep:
-            d = replace(d, ep=ep_ids[d.ep])
+            changes["ep"] = ep_ids[d.ep]
+        if changes:
+            d = replace(d, **changes)
         dedup_key = (d.code, d.location, d.ep, d.message)
         if dedup_key in seen:
             continue

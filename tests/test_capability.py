@@ -732,6 +732,32 @@ def test_static_dim_values_never_change_a_verdict(profile_id: str) -> None:
         assert evaluate(profile, small) == evaluate(profile, large), (op, rank)
 
 
+@pytest.mark.parametrize("profile_id", ["qnn-htp", "nnapi", "vitisai", "cpu"])
+def test_generated_dim_names_never_change_a_verdict(profile_id: str) -> None:
+    """``NodeFacts.key`` counts every name shape inference made up (unk__12) as one: the
+    evaluator shows them all as "?"; a name the model gave (batch) stays a key of its own."""
+    import dataclasses
+
+    profile = profiles.get_profile(profile_id)
+    for op, rank in (("Conv", 4), ("MatMul", 3), ("Softmax", 2), ("Reshape", 3)):
+        first = NodeFacts(
+            op_type=op,
+            opset=17,
+            input_dtypes=("float",),
+            output_dtypes=("float",),
+            input_shapes=(("unk__1", *(8,) * (rank - 1)),),
+            output_shapes=(("unk__2", "unk__3", *(8,) * (rank - 2)),),
+        )
+        other = dataclasses.replace(
+            first,
+            input_shapes=(("unk__70", *(8,) * (rank - 1)),),
+            output_shapes=(("unk__71", "unk__9", *(8,) * (rank - 2)),),
+        )
+        named = dataclasses.replace(first, input_shapes=(("batch", *(8,) * (rank - 1)),))
+        assert first.key() == other.key() != named.key()
+        assert evaluate(profile, first) == evaluate(profile, other), (op, rank)
+
+
 def test_graph_sizes_above_every_profiles_limit_share_one_key() -> None:
     """Bodies of different sizes share evaluations; sizes a profile asks about do not."""
     import dataclasses

@@ -19,11 +19,12 @@ an EP that needs a static shape refuses a tensor whose shape nobody knows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint
+from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint, shown_dim
 from onnxlint.analyses.op_revisions import compress_opsets, opsets_for, revision_of
 from onnxlint.profiles import Constraint, OpRange, OpSupport, Profile
 
@@ -120,6 +121,9 @@ class NodeFacts:
         dimensions count as 1: shape constraints only ask about ranks, zero-sized,
         symbolic and unknown dimensions, and messages name only the non-static ones.
         So the thousands of MatMul/Add nodes of a large graph share one evaluation per EP.
+        A symbolic dimension counts as the text a message shows for it
+        (:func:`~onnxlint.analyses.constraints.shown_dim`): the names shape inference makes
+        up (unk__17, unk__18) are all "?", so do not set nodes apart.
         ``node_count_cap``: the largest ``graph_nodes_at_most`` of the profiles asked
         (see :func:`node_count_cap`); graph sizes above it count as one.
         ``symbols=False``: symbolic dimensions count as one name. No check compares
@@ -170,14 +174,24 @@ def node_count_cap(profiles: Sequence[Profile]) -> int:
 
 
 def _shape_classes(shapes: tuple[Shape, ...], symbols: bool = True) -> tuple[Shape, ...]:
+    if symbols:
+        return tuple(None if s is None else _shape_class(s) for s in shapes)
     return tuple(
         None
         if s is None
-        else tuple(
-            1 if type(d) is int and d > 0 else (d if symbols or type(d) is not str else "?")
-            for d in s
-        )
+        else tuple(1 if type(d) is int and d > 0 else ("?" if type(d) is str else d) for d in s)
         for s in shapes
+    )
+
+
+# a value's shape is keyed by its producer and by each consumer, most often one after the
+# other in graph order: a small cache answers those repeats (the key of every node of a
+# large graph reads three to four shapes)
+@functools.lru_cache(maxsize=4096)
+def _shape_class(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """A shape as ``NodeFacts.key`` counts it (symbolic dims by their shown text)."""
+    return tuple(
+        1 if type(d) is int and d > 0 else (shown_dim(d) if type(d) is str else d) for d in shape
     )
 
 

@@ -9,7 +9,7 @@ from onnxlint.diagnostics import GENERATED_DIM
 from onnxlint.profiles import Constraint
 
 if TYPE_CHECKING:
-    from onnxlint.analyses.capability import NodeFacts, Shape
+    from onnxlint.analyses.capability import Dim, NodeFacts, Shape
 
 #: constraint kinds about shapes: a refusal by one of them is a ``shape`` verdict
 SHAPE_KINDS = frozenset({"max_rank", "min_rank", "static_shape", "known_shape", "no_zero_dims"})
@@ -24,6 +24,14 @@ def _slots(c: Constraint, facts: NodeFacts) -> tuple[list[int], list[int]]:
 def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
     shapes = facts.input_shapes if io == "input" else facts.output_shapes
     return shapes[i] if i < len(shapes) else None
+
+
+def shown_dim(d: Dim) -> str:
+    """A dynamic dimension as a message names it. The only place a check reads a symbolic
+    dim's name: ``NodeFacts.key`` keys symbolic dims by this text, so nodes whose dims
+    shape inference named one by one (unk__17, unk__18) share one evaluation."""
+    # a name shape inference made up (unk__12) means nothing to the user
+    return "?" if d is None or GENERATED_DIM.match(str(d)) else str(d)
 
 
 @dataclass(frozen=True)
@@ -72,10 +80,7 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
                     return Problem(f"{io} {i} has an unknown shape", io, i)
                 bad = [d for d in shape if not (isinstance(d, int) and d >= 0)]
                 if bad:
-                    # a name shape inference made up (unk__12) means nothing to the user
-                    shown = [
-                        "?" if d is None or GENERATED_DIM.match(str(d)) else str(d) for d in bad
-                    ]
+                    shown = [shown_dim(d) for d in bad]
                     dims = ", ".join(shown)
                     when = " (computed at run time)" if "?" in shown else ""
                     return Problem(f"{io} {i} has dynamic dimension(s) {dims}{when}", io, i)

@@ -245,11 +245,18 @@ def build_level_graph(
         # the lint's own index (the model as written): types come from the inferred copy,
         # walked graph by graph in the index's order
         seen: dict[ValueType, ValueType] = {}  # one object per distinct type
+        # a type read once per distinct serialized TypeProto (its bytes are all vi_type
+        # reads): most values of a large graph repeat a handful of types
+        by_bytes: dict[bytes, ValueType] = {}
         for g, proto in zip(index.graphs, _graph_protos(inferred), strict=True):
             if isinstance(proto, onnx.GraphProto):  # function signatures carry no types
                 for vi in (*proto.input, *proto.output, *proto.value_info):
-                    vt = vi_type(vi)
-                    lg.types.setdefault((g.path, vi.name), seen.setdefault(vt, vt))
+                    key = vi.type.SerializeToString()
+                    vt = by_bytes.get(key)
+                    if vt is None:
+                        vt = vi_type(vi)
+                        vt = by_bytes[key] = seen.setdefault(vt, vt)
+                    lg.types.setdefault((g.path, vi.name), vt)
     else:
         for g in index.graphs:
             for name, vi in g.value_info.items():

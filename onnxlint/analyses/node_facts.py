@@ -101,36 +101,52 @@ def slot_set(slots: tuple[int, ...]) -> frozenset[int]:
     return got
 
 
+#: the type of an absent slot (read, never changed: ValueType is frozen)
+_ABSENT = ValueType()
+
+
 def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
-    ins = [lg.value_type(g, n) if n else ValueType() for n in node.inputs]
-    outs = [lg.value_type(g, n) if n else ValueType() for n in node.outputs]
-    attrs = {a.name: _attr_plain(a) for a in node.node.attribute}
+    # one pass over the inputs for the four slot sets: this runs for every node of the graph
+    value_type = lg.value_type
+    ins: list[ValueType] = []
+    constant: list[int] = []
+    dequantized: list[int] = []
+    graph_inputs: list[int] = []
+    absent: list[int] = []
+    for i, n in enumerate(node.input_names):
+        if not n:
+            ins.append(_ABSENT)
+            absent.append(i)
+            continue
+        ins.append(value_type(g, n))
+        if lg.is_initializer(g, n):
+            constant.append(i)
+        if _dequantized_constant(lg, g, n):
+            dequantized.append(i)
+        if lg.is_graph_input(g, n):
+            graph_inputs.append(i)
+    out_names = node.output_names
+    outs = [value_type(g, n) if n else _ABSENT for n in out_names]
+    attribute = node.node.attribute
+    attrs = {a.name: _attr_plain(a) for a in attribute} if attribute else {}
     return NodeFacts(
         op_type=node.op_type,
         domain=node.domain,
         since_version=node.since_version,
         opset=node.opset,
-        input_dtypes=tuple(v.dtype for v in ins),
-        output_dtypes=tuple(v.dtype for v in outs),
+        input_dtypes=tuple([v.dtype for v in ins]),
+        output_dtypes=tuple([v.dtype for v in outs]),
         input_type_params=_type_params(node.schema, "inputs", len(ins)),
         output_type_params=_type_params(node.schema, "outputs", len(outs)),
-        input_shapes=tuple(v.shape for v in ins),
-        output_shapes=tuple(v.shape for v in outs),
-        constant_inputs=slot_set(
-            tuple(i for i, n in enumerate(node.inputs) if n and lg.is_initializer(g, n))
-        ),
-        dequantized_inputs=slot_set(
-            tuple(i for i, n in enumerate(node.inputs) if n and _dequantized_constant(lg, g, n))
-        ),
-        graph_inputs=slot_set(
-            tuple(i for i, n in enumerate(node.inputs) if n and lg.is_graph_input(g, n))
-        ),
-        graph_outputs=slot_set(
-            tuple(i for i, n in enumerate(node.outputs) if n and n in g.outputs)
-        ),
-        absent_inputs=slot_set(tuple(i for i, n in enumerate(node.inputs) if not n)),
+        input_shapes=tuple([v.shape for v in ins]),
+        output_shapes=tuple([v.shape for v in outs]),
+        constant_inputs=slot_set(tuple(constant)),
+        dequantized_inputs=slot_set(tuple(dequantized)),
+        graph_inputs=slot_set(tuple(graph_inputs)),
+        graph_outputs=slot_set(tuple([i for i, n in enumerate(out_names) if n and n in g.outputs])),
+        absent_inputs=slot_set(tuple(absent)),
         attributes=attrs,
         graph_node_count=graph_node_count,
     )

@@ -105,14 +105,19 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         alone: list[UnitGraph] = []
         by_path = {n.path: n for n in order}
         unassigned = set(by_path)
+        # the few nodes some EP's CPU preference moves, in graph order (read once per EP)
+        preferred = [
+            (n.path, na.cpu_preferred_by)
+            for n in order
+            if (na := la.get(n.path)) is not None and na.cpu_preferred_by
+        ]
         for profile in la.profiles:
             ep = profile.ep
             claimed = {p for p in unassigned if (na := la.get(p)) is not None and na.claims(ep)}
             # in graph order, as everything written into the plan: a set's order would
             # follow string hashing and differ from run to run in the JSON report
-            for p in (n.path for n in order if n.path in unassigned):
-                na = la.get(p)
-                if na is not None and ep in na.cpu_preferred_by:
+            for p, by in preferred:
+                if p in unassigned and ep in by:
                     plan.released.setdefault(
                         p,
                         f"ORT moves this shape computation from {short_ep(ep)} to CPU "

@@ -194,6 +194,17 @@ class PartitionPlan:
         self.__dict__["_crossing_bytes"] = (len(self.crossings), total)
         return total
 
+    def _crossing_description(self) -> str:
+        """``crossing_bytes().describe()``, once per total: every EP's verdict line shows it,
+        and a large graph's total has thousands of symbolic terms to sort and print."""
+        total = self.crossing_bytes()
+        cached = self.__dict__.get("_crossing_text")
+        if cached is not None and cached[0] is total:
+            return str(cached[1])
+        text = total.describe()
+        self.__dict__["_crossing_text"] = (total, text)
+        return text
+
     def verdict_line(self, ep: str, island_max_nodes: int = DEFAULT_ISLAND_MAX_NODES) -> str:
         """``QNN: 3 partitions, 97% of nodes, 2 CPU islands, 1.2 MiB crossing per inference``."""
         total = len(self.node_ep)
@@ -202,7 +213,7 @@ class PartitionPlan:
         pct = (100.0 * on / total) if total else 0.0
         pct_text = f"{pct:.0f}%" if pct >= 1 or on == 0 else "<1%"
         islands = len(self.islands(island_max_nodes))
-        crossing = self.crossing_bytes()
+        crossing = self._crossing_description()
         moved = (
             "crossing"
             if any(self.memory.get(e) == "device" for e in self.accelerators)
@@ -211,7 +222,7 @@ class PartitionPlan:
         return (
             f"{short_ep(ep)}: {parts} partition{'s' if parts != 1 else ''}, "
             f"{pct_text} of nodes ({on}/{total}), {islands} CPU island{'s' if islands != 1 else ''}, "
-            f"{crossing.describe()} {moved} per inference"
+            f"{crossing} {moved} per inference"
         )
 
     def to_dict(self) -> dict[str, Any]:
