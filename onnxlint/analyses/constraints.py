@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from onnxlint.analyses.einsum_forms import forms_of
 from onnxlint.diagnostics import GENERATED_DIM
 from onnxlint.profiles import Constraint
 
@@ -128,7 +129,20 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
             return Problem(f"{name}={value!r}")
         return None
+    if c.kind == "einsum_equation":
+        return _einsum_problem(c, facts)
     return None  # unknown kinds are rejected by the schema
+
+
+def _einsum_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """The node's ``equation`` has none of the forms ``c.allowed`` names (an unknown or
+    absent equation never refuses)."""
+    equation = _plain(facts.attributes.get("equation"))
+    if not isinstance(equation, str):
+        return None
+    if set(forms_of(equation)) & set(c.allowed or ()):
+        return None
+    return Problem(f"equation={equation!r}")
 
 
 def _plain(v: Any) -> Any:

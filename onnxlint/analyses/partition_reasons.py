@@ -57,8 +57,40 @@ def refused_units(
                 for slot, types in rule.input_types.items()
             ):
                 continue
+            if rule.accepted_types:
+                seen = _unit_types(n, units[target], dtypes)
+                if any(
+                    # an unknown type never refuses on its own
+                    all(slot not in seen or seen[slot] in types for slot, types in row.items())
+                    for row in rule.accepted_types
+                ):
+                    continue
+                named = {slot for row in rule.accepted_types for slot in row}
+                shown = ", ".join(f"input {i}: {t}" for i, t in sorted(seen.items()) if i in named)
+                out[target] = (
+                    f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit ({shown}): "
+                    f"{rule.reason}"
+                )
+                break
             out[target] = f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit: {rule.reason}"
             break
+    return out
+
+
+def _unit_types(
+    n: NodeRef, members: Sequence[str], dtypes: Mapping[str, str | None]
+) -> dict[int, str]:
+    """Per input slot of a unit's target: the type its DQ dequantizes, or the tensor's
+    own element type where no DQ of the unit feeds it (unknown types left out)."""
+    out: dict[int, str] = {}
+    for slot, name in enumerate(n.inputs):
+        if not name:
+            continue
+        dq = n.graph.producers.get(name)
+        fed_by_dq = dq is not None and dq.path in members
+        t = dequantized_type(n, slot, members, dtypes) if fed_by_dq else dtypes.get(name)
+        if t is not None:
+            out[slot] = t
     return out
 
 

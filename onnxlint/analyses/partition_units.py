@@ -27,6 +27,11 @@ _INT32_BIAS_OPS = frozenset(
     {"Conv", "ConvTranspose", "Gemm", "InstanceNormalization", "LayerNormalization"}
 )
 
+#: ops whose QDQ selector needs at least this many DequantizeLinear inputs (onnxruntime-qnn
+#: qnn_ep_utils.cc, OrtBatchNormalizationNodeGroupSelector: 3 to 5, whichever slots they
+#: feed); with fewer the unit does not form
+_LEAST_DQS: dict[str, int] = {"BatchNormalization": 3}
+
 
 def qdq_units(
     g: GraphRef, nodes: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None = None
@@ -38,7 +43,8 @@ def qdq_units(
     (ORT's QDQ selectors, simplified). ``dtypes`` (tensor name -> element type)
     enables the selectors' type checks: the first DQ's quantized type must be the
     Q's output type, and a bias DQ of the ops in ``_INT32_BIAS_OPS`` must be int32.
-    Nodes outside any unit are their own unit.
+    An op of ``_LEAST_DQS`` needs that many DQ inputs. Nodes outside any unit are their
+    own unit.
     """
     paths = {n.path for n in nodes}
     outputs = set(g.outputs)
@@ -64,7 +70,7 @@ def qdq_units(
                 and p not in dqs
             ):
                 dqs.append(p)
-        if not dqs:
+        if not dqs or not _enough_dqs(n, dqs):
             continue
         qs: list[NodeRef] = []
         ok = True
@@ -82,6 +88,10 @@ def qdq_units(
         units[n.path] = members
         taken.update(members)
     return units
+
+
+def _enough_dqs(n: NodeRef, dqs: Sequence[NodeRef]) -> bool:
+    return len(dqs) >= _LEAST_DQS.get(n.op_type, 1)
 
 
 def _selector_types_match(

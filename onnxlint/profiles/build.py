@@ -247,6 +247,10 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     input_types={int(k): frozenset(v) for k, v in u["input_types"].items()},
                     reason=u["reason"],
                     provenance=u.get("provenance"),
+                    accepted_types=tuple(
+                        {int(k): frozenset(v) for k, v in row.items()}
+                        for row in u.get("accepted_types", [])
+                    ),
                 )
                 for u in part.get("refused_qdq_units", [])
             ),

@@ -178,12 +178,18 @@ class RankLosingOp:
 @dataclass(frozen=True)
 class RefusedQdqUnit:
     """A QDQ node unit the EP refuses whole: target ``op`` whose DQ on each slot of
-    ``input_types`` dequantizes one of the listed element types."""
+    ``input_types`` dequantizes one of the listed element types. With ``accepted_types``
+    (a table of the type combinations the EP takes), only a unit that matches none of its
+    rows is refused; there a slot's type is what its DQ dequantizes, or the element type
+    of the tensor itself when no DQ of the unit feeds it."""
 
     op: str
     input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
     reason: str = ""
     provenance: str | None = None
+    accepted_types: tuple[Mapping[int, frozenset[str]], ...] = field(
+        default=(), hash=False, compare=False
+    )
 
 
 @dataclass(frozen=True)
