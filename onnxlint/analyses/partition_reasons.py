@@ -57,6 +57,7 @@ def refused_units(
                 for slot, types in rule.input_types.items()
             ):
                 continue
+            types_shown = ""
             if rule.accepted_types:
                 seen = _unit_types(n, units[target], dtypes)
                 if any(
@@ -67,12 +68,11 @@ def refused_units(
                     continue
                 named = {slot for row in rule.accepted_types for slot in row}
                 shown = ", ".join(f"input {i}: {t}" for i, t in sorted(seen.items()) if i in named)
-                out[target] = (
-                    f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit ({shown}): "
-                    f"{rule.reason}"
-                )
-                break
-            out[target] = f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit: {rule.reason}"
+                types_shown = f" ({shown})"
+            out[target] = (
+                f"{short_ep(profile.ep)} refuses this QDQ {n.op_type} unit{types_shown}: "
+                f"{rule.reason}"
+            )
             break
     return out
 
@@ -257,26 +257,23 @@ def boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
             continue
         members = set(part.nodes)
         entering = set(part.inputs)
-        for direction, names in (
-            ("input", part.inputs),
-            ("output", part.outputs),
-            ("through", part.outputs),
-        ):
+        for side, names in (("input", part.inputs), ("output", part.outputs)):
             for name in names:
-                vt = la.graph.value_type(g, name)
-                node = _boundary_node(
-                    g, name, "input" if direction == "input" else "output", members
-                )
-                if node is None or (
-                    direction == "through"
-                    and (
-                        not entering.intersection(node.inputs) or _shape_read_only(g, name, members)
-                    )
-                ):
+                node = _boundary_node(g, name, side, members)
+                if node is None:
                     continue
+                directions = [side]
+                if (
+                    side == "output"
+                    and entering.intersection(node.inputs)
+                    and not _shape_read_only(g, name, members)
+                ):
+                    directions.append("through")
+                vt = la.graph.value_type(g, name)
                 rule = next(
                     (
                         r
+                        for direction in directions
                         for r in rules[part.ep]
                         if r.direction == direction
                         and r.dtype == vt.dtype
@@ -292,7 +289,7 @@ def boundary_failures(plan: PartitionPlan, la: LevelAssignment) -> None:
                     "input": "receives",
                     "output": "produces",
                     "through": f"passes through its {node.op_type}, which produces",
-                }[direction]
+                }[rule.direction]
                 plan.finalize_failures.setdefault(
                     node.path,
                     f"{short_ep(part.ep)} fails to compile partition {part.id}, which "
