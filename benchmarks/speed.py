@@ -17,7 +17,10 @@ falls on every tool alike; medians are compared as ratios within the run:
   (``onnxlint-base``, ``onnxlint-base-warm``), for before/after ratios in one run;
 - a folder of the light models and one-node models (``corpus.folder_corpus``) linted
   serially and with ``-j 2``, cold and warm (analysis caches filled, no reports kept:
-  the work ``-j`` shares out), and serially with every report kept (``unchanged``).
+  the work ``-j`` shares out), and serially with every report kept (``unchanged``);
+- with ``--real-folder DIR``: the same on a folder of 100 real-world models (an even
+  spread of the real-world corpus that ``benchmarks/realworld/build.py`` exports, which
+  needs torch and transformers and so is not built by the suite itself).
 
 The models: the onnx wheel's light models and the 12-layer BERT-base of the corpus.
 The results (``results.{json,md}``) record the versions of Python, onnx,
@@ -244,6 +247,9 @@ def run(
                 checkpoint(results())
         if not args.quick and args.folder_repeat > 0:
             ms += _folder(args, roots, caches, log)
+            if args.real_folder is not None:
+                real = spread(args.real_folder, args.real_folder_count, work / "realworld")
+                ms += _folder(args, roots, caches, log, real, "realworld")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return results()
@@ -263,24 +269,43 @@ def _folder(
     roots: dict[str, Path],
     caches: dict[str, Path],
     log: Callable[[str], None],
+    folder: Path | None = None,
+    name: str | None = None,
 ) -> list[Measurement]:
-    folder = corpus.folder_corpus(args.cache)
+    """``folder`` (default: the corpus's folder of light and one-node models) linted
+    serially and with ``-j 2``, cold and warm, by every tool."""
+    folder = folder or corpus.folder_corpus(args.cache)
     n = len(list(folder.glob("*.onnx")))
+    label = f"{name or 'folder'}_{n}"
     cmds: dict[str, list[str]] = {}
     for tool, root in roots.items():
         for jobs in (1, 2):
             cmds[f"{tool}-j{jobs}"] = lint_cmd(folder, root, None, "-j", str(jobs))
         # warm too for the baseline, so that a before/after of -j is a ratio in one run;
         # without reports kept: with them, nothing is left for -j to share out
-        warm = block_reports(caches[tool].with_name(f"{caches[tool].name}-folder"))
+        warm = block_reports(caches[tool].with_name(f"{caches[tool].name}-{label}"))
         run_child(lint_cmd(folder, root, warm), 1800)  # fill the caches
         for jobs in (1, 2):
             cmds[f"{tool}-warm-j{jobs}"] = lint_cmd(folder, root, warm, "-j", str(jobs))
-        if tool == CURRENT:
+        if tool == CURRENT and name is None:
             kept = caches[tool].with_name(f"{caches[tool].name}-unchanged")
             run_child(lint_cmd(folder, root, kept), 1800)  # every report kept
             cmds[f"{tool}-unchanged-j1"] = lint_cmd(folder, root, kept)
-    return measure_round_robin("folder", f"folder_{n}", cmds, args.folder_repeat, 1800, log)
+    return measure_round_robin("folder", label, cmds, args.folder_repeat, 1800, log)
+
+
+def spread(source: Path, count: int, into: Path) -> Path:
+    """``count`` of ``source``'s ``.onnx`` files, evenly spread over their sorted names
+    (so that every family of a corpus built family by family is in), copied into ``into``."""
+    names = sorted(p.name for p in source.glob("*.onnx") if p.is_file())
+    if not names:
+        raise SystemExit(f"no .onnx files in {source}")
+    count = min(count, len(names))
+    into.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        name = names[i * len(names) // count]
+        shutil.copyfile(source / name, into / name)
+    return into
 
 
 # -- what the run says ------------------------------------------------------------------------
@@ -508,6 +533,21 @@ def main(argv: Sequence[str]) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs of every command (default 5)")
     ap.add_argument(
         "--folder-repeat", type=int, default=5, help="runs of every folder command (0: none)"
+    )
+    ap.add_argument(
+        "--real-folder",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also time -j 2 on real models: a spread of --real-folder-count .onnx files "
+        "of DIR (the real-world corpus, benchmarks/realworld/build.py)",
+    )
+    ap.add_argument(
+        "--real-folder-count",
+        type=int,
+        default=100,
+        metavar="N",
+        help="how many of --real-folder's models (default 100)",
     )
     ap.add_argument("--quick", action="store_true", help="light models only, no folder")
     ap.add_argument("--baseline", metavar="REF", help="also time onnxlint at this git revision")

@@ -140,3 +140,33 @@ def test_only_a_checkout_with_a_report_cache_gets_relint_rows(tmp_path: Any) -> 
     (tmp_path / "onnxlint").mkdir()
     (tmp_path / "onnxlint" / "report_cache.py").write_text("")
     assert speed.has_report_cache(tmp_path) and speed.has_report_cache(speed.REPO)
+
+
+def test_every_folder_is_judged_on_its_own() -> None:
+    data = _data()
+    data["measurements"] += [
+        _m("folder", "realworld_100", "onnxlint-j1", [20.0]),
+        _m("folder", "realworld_100", "onnxlint-j2", [14.0]),
+    ]
+    got = {t["target"]: t for t in speed.targets(data)}
+    assert got["folder_3: -j 2 vs serial (cold)"]["met"] is True
+    real = got["realworld_100: -j 2 vs serial (cold)"]
+    assert real["met"] is False and real["measured"].startswith("1.43x")
+
+
+def test_a_real_folder_is_an_even_spread_of_the_corpus(tmp_path: Any) -> None:
+    source = tmp_path / "corpus"
+    source.mkdir()
+    for family in ("albert", "bert", "vit", "yolos"):
+        for i in range(5):
+            (source / f"{family}-{i}.onnx").write_bytes(f"{family}{i}".encode())
+    (source / "notes.txt").write_text("not a model")
+    out = speed.spread(source, 8, tmp_path / "picked")
+    picked = sorted(p.name for p in out.iterdir())
+    assert len(picked) == 8
+    # two of each family, taken every other file of the sorted names
+    assert {name.split("-")[0] for name in picked} == {"albert", "bert", "vit", "yolos"}
+    assert (out / "albert-0.onnx").read_bytes() == b"albert0"
+    assert len(list(speed.spread(source, 100, tmp_path / "all").iterdir())) == 20
+    with pytest.raises(SystemExit):
+        speed.spread(tmp_path / "picked" / "missing", 3, tmp_path / "none")
