@@ -44,6 +44,7 @@ from onnxlint.analyses.capability import NodeFacts, Verdict, evaluate, node_coun
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
 from onnxlint.analyses.function_inlining import expand_unclaimed_function_ops, inline_functions
 from onnxlint.analyses.fusions import apply_fusions
+from onnxlint.analyses.layout_outputs import apply_layout_output_claims
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
 from onnxlint.analyses.node_facts import node_facts
@@ -124,6 +125,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
                 in_body_refused_by=static_cf,
             )
     apply_fusions(lg, result)
+    apply_layout_output_claims(lg, result)
     _apply_requantized_failures(lg, result)
     for p in eps:
         if p.cpu_preferred_shape_nodes:
