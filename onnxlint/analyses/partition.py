@@ -52,6 +52,7 @@ from onnxlint.analyses.partition_reasons import (
 from onnxlint.analyses.partition_units import (
     UnitGraph,
     greedy_groups,
+    lone_qdq_nodes,
     ov_clusters,
     qdq_units,
     unit_graph,
@@ -136,8 +137,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             else:
                 dtypes = tensor_dtypes(la, order)
                 units = qdq_units(g, order, dtypes)
-                for target, why in refused_units(units, by_path, dtypes, profile).items():
-                    for p in units[target]:
+                judged = {**units, **lone_qdq_nodes(units, by_path, claimed)}
+                for target, why in refused_units(judged, by_path, dtypes, profile).items():
+                    for p in judged[target]:
                         if p in claimed:
                             claimed.discard(p)
                             plan.released.setdefault(p, why)

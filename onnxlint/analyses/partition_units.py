@@ -33,6 +33,20 @@ _INT32_BIAS_OPS = frozenset(
 _LEAST_DQS: dict[str, int] = {"BatchNormalization": 3}
 
 
+def lone_qdq_nodes(
+    units: Mapping[str, list[str]], by_path: Mapping[str, NodeRef], claimed: set[str]
+) -> dict[str, list[str]]:
+    """The claimed QuantizeLinear and DequantizeLinear nodes outside every unit of
+    ``units``, each as a unit of its own (``refused_qdq_units`` may name them: QNN HTP
+    leaves a lone int32 DequantizeLinear to the CPU)."""
+    members = {p for unit in units.values() for p in unit}
+    return {
+        p: [p]
+        for p, n in by_path.items()
+        if p in claimed and p not in members and n.op_type in _QDQ_OPS
+    }
+
+
 def qdq_units(
     g: GraphRef, nodes: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None = None
 ) -> dict[str, list[str]]:
