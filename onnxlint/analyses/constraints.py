@@ -52,6 +52,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         facts.graph_node_count is None or facts.graph_node_count > c.graph_nodes_at_most
     ):
         return None
+    if c.when_input_empty is not None and _holds_elements(facts, c.when_input_empty):
+        return None
     if c.kind == "always":
         return Problem("")
     if c.kind in SHAPE_KINDS:
@@ -151,3 +153,11 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return tuple(_plain(x) for x in v)
     return v
+
+
+def _holds_elements(facts: NodeFacts, slot: int) -> bool:
+    """Whether input ``slot`` is present with a shape known to hold at least one element."""
+    if slot in facts.absent_inputs or slot >= len(facts.input_shapes):
+        return False
+    shape = facts.input_shapes[slot]
+    return shape is not None and all(isinstance(d, int) and d > 0 for d in shape)

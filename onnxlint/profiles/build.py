@@ -52,6 +52,7 @@ def _constraint(c: Mapping[str, Any]) -> Constraint:
         except_ops=frozenset(c.get("except_ops", [])),
         skip_constant_inputs=bool(c.get("skip_constant_inputs", False)),
         graph_inputs_only=bool(c.get("graph_inputs_only", False)),
+        when_input_empty=c.get("when_input_empty"),
     )
 
 

@@ -94,6 +94,8 @@ class Constraint:
     except_ops: frozenset[str] = frozenset()
     skip_constant_inputs: bool = False
     graph_inputs_only: bool = False
+    #: the constraint applies only while this input is absent or holds no element
+    when_input_empty: int | None = None
 
     def op_excluded(self, op_type: str) -> bool:
         return op_type in self.except_ops
