@@ -13,6 +13,7 @@ from onnxlint.profiles.model import (
     Constraint,
     FinalizeFailure,
     LayoutPassFailure,
+    LayoutReshapeRewrite,
     OpRange,
     OpsetLimit,
     OpSupport,
@@ -278,6 +279,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             grouping_ignores_captured_inputs=bool(
                 part.get("grouping_ignores_captured_inputs", False)
             ),
+            layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
                     dtype=u["dtype"],
@@ -296,4 +298,14 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         notes=tuple(data.get("notes", [])),
         ops=ops,
         source=source,
+    )
+
+
+def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewrite | None:
+    if spec is None:
+        return None
+    return LayoutReshapeRewrite(
+        extra_layout_ops=frozenset(spec.get("extra_layout_ops", [])),
+        orphan_reason=str(spec.get("orphan_reason", "")),
+        provenance=spec.get("provenance"),
     )

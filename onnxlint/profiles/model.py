@@ -272,6 +272,19 @@ class RequantizedConstantFailure:
 
 
 @dataclass(frozen=True)
+class LayoutReshapeRewrite:
+    """ORT's transpose optimizer gives the EP's Reshapes a constant shape after the layout
+    transform (``onnxlint.analyses.layout_rewrites``): the EP groups its nodes across the
+    Shape that computed it, and compiles the Gather ORT adds after a Shape that then feeds
+    nothing as a graph of its own, which fails when that graph has no output.
+    ``extra_layout_ops``: ops the EP converts to its layout besides ORT's list."""
+
+    extra_layout_ops: frozenset[str] = frozenset()
+    orphan_reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     #: "greedy" (connected groups of claimed nodes) or "clusters" (cut in ORT's order)
     grouping: str = "greedy"
@@ -295,6 +308,8 @@ class Partitioning:
     #: the EP groups its nodes blind to values If/Loop bodies capture, and ORT refuses its
     #: whole answer for a graph when a group is then not fusable
     grouping_ignores_captured_inputs: bool = False
+    #: the EP's Reshapes get a constant shape in ORT's layout pass (None: not this EP)
+    layout_reshape_rewrite: LayoutReshapeRewrite | None = None
     notes: tuple[str, ...] = ()
 
 
