@@ -43,6 +43,7 @@ from onnxlint.analyses.partition_plan import (
 from onnxlint.analyses.partition_reasons import (
     boundary_failures,
     constant_only,
+    empty_input_failures,
     finalize_failures,
     keep_group,
     layout_pass_failures,
@@ -187,6 +188,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
                 for grp in groups:
                     plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
+                    plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep

@@ -11,6 +11,7 @@ from onnxlint.profiles.model import (
     BoundaryTensorFailure,
     ChainLink,
     Constraint,
+    EmptyInputFailure,
     FinalizeFailure,
     LayoutPassFailure,
     LayoutReshapeRewrite,
@@ -280,6 +281,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 part.get("grouping_ignores_captured_inputs", False)
             ),
             layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
+            empty_input_failure=_empty_input_failure(part.get("empty_input_failure")),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
                     dtype=u["dtype"],
@@ -307,5 +309,15 @@ def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewr
     return LayoutReshapeRewrite(
         extra_layout_ops=frozenset(spec.get("extra_layout_ops", [])),
         orphan_reason=str(spec.get("orphan_reason", "")),
+        provenance=spec.get("provenance"),
+    )
+
+
+def _empty_input_failure(spec: Mapping[str, Any] | None) -> EmptyInputFailure | None:
+    if spec is None:
+        return None
+    return EmptyInputFailure(
+        reason=str(spec["reason"]),
+        except_ops=frozenset(spec.get("except_ops", [])),
         provenance=spec.get("provenance"),
     )

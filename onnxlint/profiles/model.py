@@ -285,6 +285,16 @@ class LayoutReshapeRewrite:
 
 
 @dataclass(frozen=True)
+class EmptyInputFailure:
+    """The EP claims a node that reads a tensor with a zero-sized dimension and then fails
+    to build its graph (session creation fails); ``except_ops`` build such nodes."""
+
+    reason: str
+    except_ops: frozenset[str] = frozenset()
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     #: "greedy" (connected groups of claimed nodes) or "clusters" (cut in ORT's order)
     grouping: str = "greedy"
@@ -310,6 +320,8 @@ class Partitioning:
     grouping_ignores_captured_inputs: bool = False
     #: the EP's Reshapes get a constant shape in ORT's layout pass (None: not this EP)
     layout_reshape_rewrite: LayoutReshapeRewrite | None = None
+    #: claimed nodes reading an empty tensor fail the session (None: not known to)
+    empty_input_failure: EmptyInputFailure | None = None
     notes: tuple[str, ...] = ()
 
 

@@ -165,7 +165,9 @@ class EpPartitionFailsToCompile(_SessionFailure):
         node of a predicted partition that such a tensor enters or leaves. From
         ``partitioning.layout_reshape_rewrite`` (QNN HTP) it reports a Reshape that ORT's
         layout transform gives a constant shape when the CPU ``Shape`` that sized it is
-        left feeding only the Gather ORT adds, alone in a QNN graph with no output.
+        left feeding only the Gather ORT adds, alone in a QNN graph with no output, and
+        from ``partitioning.empty_input_failure`` (QNN HTP) a node of a predicted partition
+        that reads a computed tensor with a zero-sized dimension.
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
