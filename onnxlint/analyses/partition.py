@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
 from onnxlint.analyses.partition_plan import (
@@ -42,6 +43,7 @@ from onnxlint.analyses.partition_plan import (
 from onnxlint.analyses.partition_reasons import (
     boundary_failures,
     constant_only,
+    empty_input_failures,
     finalize_failures,
     keep_group,
     layout_pass_failures,
@@ -65,6 +67,7 @@ if TYPE_CHECKING:
     from onnxlint.analyses.value_types import ValueType
     from onnxlint.context import LintContext
     from onnxlint.profiles import Profile
+    from onnxlint.profiles.model import LayoutReshapeRewrite
 
 __all__ = ["Partitions", "plan_level"]
 
@@ -145,17 +148,26 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                             plan.released.setdefault(p, why)
                 groups = []
                 blind = profile.partitioning.grouping_ignores_captured_inputs
+                grouping_edges = node_edges(g, order, captured=False) if blind else edges
                 found = greedy_groups(
                     g,
                     order,
                     claimed,
                     units,
-                    node_edges(g, order, captured=False) if blind else edges,
+                    grouping_edges,
                     prepared=_nodes_alone(alone, g, order, edges)
                     if not units and not blind
                     else None,
                 )
-                unfusable = unfusable_group(found, edges) if blind else None
+                rewrite = profile.partitioning.layout_reshape_rewrite
+                fused_edges = edges
+                if rewrite is not None and found:
+                    found, dropped = _second_pass(
+                        lg, g, order, claimed, units, grouping_edges, found, rewrite, plan
+                    )
+                    # ORT checks the groups on the rewritten graph, without those edges
+                    fused_edges = edges_without(edges, dropped)
+                unfusable = unfusable_group(found, fused_edges) if blind else None
                 if unfusable is not None:
                     # ORT's plugin host refuses the EP's whole answer for this graph
                     why = (
@@ -178,6 +190,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
                 for grp in groups:
                     plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
+                    plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
             for grp in groups:
                 for p in grp:
                     plan.node_ep[p] = ep
@@ -197,6 +210,40 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
     constant_only(plan, la)
     boundary_failures(plan, la)
     return plan
+
+
+def _second_pass(
+    lg: LevelGraph,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    claimed: set[str],
+    units: Mapping[str, list[str]],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+    found: list[list[str]],
+    rewrite: LayoutReshapeRewrite,
+    plan: PartitionPlan,
+) -> tuple[list[list[str]], dict[str, str]]:
+    """The EP's groups after ORT's layout transform, when its transpose optimizer gives
+    Reshapes of the groups ``found`` a constant shape (``layout_rewrites``); an orphaned
+    Gather that makes a graph of its own marks its Shape as a finalize failure. Also the
+    dropped edges (Reshape -> the producer of the shape it no longer reads)."""
+    kept = {p for grp in found for p in grp}
+    rewrites = layout_rewrites(lg, g, order, kept, rewrite.extra_layout_ops)
+    if not rewrites:
+        return found, {}
+    ug = unit_graph(g, order, units, edges_without(edges, rewrites.dropped))
+    groups, failed = regroup(rewrites, ug, g, order, claimed)
+    by_path = {n.path: n for n in order}
+    for shape in failed:
+        # reported on the Reshape (a QNN node), which the Shape (a CPU node) fed
+        reshape = reshape_of(rewrites, shape, by_path)
+        if reshape is not None:
+            plan.finalize_failures.setdefault(
+                reshape,
+                f"ORT's layout transform gives this Reshape a constant shape in place of the "
+                f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
+            )
+    return groups, rewrites.dropped
 
 
 def _nodes_alone(

@@ -172,6 +172,30 @@ def finalize_failures(
     return out
 
 
+def empty_input_failures(
+    group: Sequence[str], by_path: Mapping[str, NodeRef], la: LevelAssignment, profile: Profile
+) -> dict[str, str]:
+    """Node path -> why the EP fails to build a node of partition ``group`` that reads a
+    computed tensor (not a constant) with a zero-sized dimension
+    (``partitioning.empty_input_failure``)."""
+    rule = profile.partitioning.empty_input_failure
+    out: dict[str, str] = {}
+    if rule is None:
+        return out
+    for path in group:
+        n = by_path[path]
+        na = la.get(path)
+        if na is None or n.op_type in rule.except_ops:
+            continue
+        constant = na.facts.constant_inputs
+        for i, shape in enumerate(na.facts.input_shapes):
+            # an empty constant (Resize's unused roi, a placeholder) is no tensor QNN builds
+            if shape is not None and 0 in shape and i not in constant:
+                out[path] = f"input {i} of {n.label} has a zero-sized dimension: {rule.reason}"
+                break
+    return out
+
+
 def _chain_from(
     g: GraphRef, n: NodeRef, chain: Sequence[ChainLink], members: set[str]
 ) -> list[NodeRef] | None:

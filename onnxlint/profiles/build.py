@@ -11,8 +11,10 @@ from onnxlint.profiles.model import (
     BoundaryTensorFailure,
     ChainLink,
     Constraint,
+    EmptyInputFailure,
     FinalizeFailure,
     LayoutPassFailure,
+    LayoutReshapeRewrite,
     OpRange,
     OpsetLimit,
     OpSupport,
@@ -279,6 +281,8 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             grouping_ignores_captured_inputs=bool(
                 part.get("grouping_ignores_captured_inputs", False)
             ),
+            layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
+            empty_input_failure=_empty_input_failure(part.get("empty_input_failure")),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
                     dtype=u["dtype"],
@@ -297,4 +301,24 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         notes=tuple(data.get("notes", [])),
         ops=ops,
         source=source,
+    )
+
+
+def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewrite | None:
+    if spec is None:
+        return None
+    return LayoutReshapeRewrite(
+        extra_layout_ops=frozenset(spec.get("extra_layout_ops", [])),
+        orphan_reason=str(spec.get("orphan_reason", "")),
+        provenance=spec.get("provenance"),
+    )
+
+
+def _empty_input_failure(spec: Mapping[str, Any] | None) -> EmptyInputFailure | None:
+    if spec is None:
+        return None
+    return EmptyInputFailure(
+        reason=str(spec["reason"]),
+        except_ops=frozenset(spec.get("except_ops", [])),
+        provenance=spec.get("provenance"),
     )

@@ -274,6 +274,29 @@ class RequantizedConstantFailure:
 
 
 @dataclass(frozen=True)
+class LayoutReshapeRewrite:
+    """ORT's transpose optimizer gives the EP's Reshapes a constant shape after the layout
+    transform (``onnxlint.analyses.layout_rewrites``): the EP groups its nodes across the
+    Shape that computed it, and compiles the Gather ORT adds after a Shape that then feeds
+    nothing as a graph of its own, which fails when that graph has no output.
+    ``extra_layout_ops``: ops the EP converts to its layout besides ORT's list."""
+
+    extra_layout_ops: frozenset[str] = frozenset()
+    orphan_reason: str = ""
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class EmptyInputFailure:
+    """The EP claims a node that reads a tensor with a zero-sized dimension and then fails
+    to build its graph (session creation fails); ``except_ops`` build such nodes."""
+
+    reason: str
+    except_ops: frozenset[str] = frozenset()
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class Partitioning:
     #: "greedy" (connected groups of claimed nodes) or "clusters" (cut in ORT's order)
     grouping: str = "greedy"
@@ -297,6 +320,10 @@ class Partitioning:
     #: the EP groups its nodes blind to values If/Loop bodies capture, and ORT refuses its
     #: whole answer for a graph when a group is then not fusable
     grouping_ignores_captured_inputs: bool = False
+    #: the EP's Reshapes get a constant shape in ORT's layout pass (None: not this EP)
+    layout_reshape_rewrite: LayoutReshapeRewrite | None = None
+    #: claimed nodes reading an empty tensor fail the session (None: not known to)
+    empty_input_failure: EmptyInputFailure | None = None
     notes: tuple[str, ...] = ()
 
 

@@ -162,7 +162,12 @@ class EpPartitionFailsToCompile(_SessionFailure):
         partition of the EP, on either graph level. From ``partitioning.
         boundary_tensor_failures`` (QNN HTP: int64 tensors of rank 5; an int64 Transpose
         that both reads the partition's input and writes its output) it also reports the
-        node of a predicted partition that such a tensor enters or leaves.
+        node of a predicted partition that such a tensor enters or leaves. From
+        ``partitioning.layout_reshape_rewrite`` (QNN HTP) it reports a Reshape that ORT's
+        layout transform gives a constant shape when the CPU ``Shape`` that sized it is
+        left feeding only the Gather ORT adds, alone in a QNN graph with no output, and
+        from ``partitioning.empty_input_failure`` (QNN HTP) a node of a predicted partition
+        that reads a computed tensor with a zero-sized dimension.
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
