@@ -504,6 +504,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_replay_floor:
         summary, names = replay()
         print(format_table(summary))
+        before = (
+            json.loads(REPLAY_FLOOR.read_text(encoding="utf-8")) if REPLAY_FLOOR.exists() else {}
+        )
+        missing = sorted(set(before.get("models", [])) - set(names))
+        if not names or missing:
+            # a floor measured on fewer models would hide every regression on the others
+            print(f"not written: replay models missing or changed: {missing or 'all'}")
+            return 1
         doc = {"models": names, "floor": floor_of(summary)}
         atomic_write_text(REPLAY_FLOOR, json.dumps(doc, indent=1, sort_keys=True) + "\n")
         return 0
