@@ -45,18 +45,24 @@ def sha256(data: bytes = b"", size_hint: int = 0) -> Any:
     """A SHA-256 hasher (``update``, ``hexdigest``); ``size_hint``: how many bytes it will
     be given, which decides whether importing ``hashlib`` pays."""
     if size_hint <= _LARGE and "hashlib" not in sys.modules:
-        try:  # the interpreter's built-in module: 3.12 and later, then 3.10-3.11
-            from _sha2 import sha256 as builtin  # type: ignore[import-not-found,unused-ignore]
-        except ImportError:
-            try:
-                from _sha256 import sha256 as builtin  # type: ignore[import-not-found,no-redef,unused-ignore]
-            except ImportError:
-                builtin = None
+        builtin = _builtin_sha256()
         if builtin is not None:
             return builtin(data)
     import hashlib
 
     return hashlib.sha256(data)
+
+
+def _builtin_sha256() -> Any:
+    """The interpreter's own SHA-256 constructor (None: this build has none)."""
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256 as builtin  # type: ignore[import-not-found,unused-ignore]
+        else:
+            from _sha256 import sha256 as builtin  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        return None
+    return builtin
 
 
 def regular_file_digest(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import marshal
 import os
-import pty
 import shutil
 import subprocess
 import sys
@@ -103,6 +102,8 @@ def _run_on_a_terminal(
     command: list[str], cwd: Path, env: dict[str, str]
 ) -> tuple[int, bytes, bytes]:
     """Run with stdout on a pseudo-terminal (stderr a pipe); what the terminal got."""
+    import pty
+
     main, secondary = pty.openpty()
     with subprocess.Popen(
         command, stdout=secondary, stderr=subprocess.PIPE, cwd=cwd, env=env
@@ -323,6 +324,7 @@ def test_a_changed_external_data_file_misses(lint, tmp_path: Path) -> None:
     assert not short.replayed and "OL012" in codes(short)
 
 
+@pytest.mark.skipif(not sys.platform.startswith(("linux", "darwin")), reason="needs a pty")
 def test_a_terminal_gets_its_own_entry(lint, tmp_path: Path) -> None:
     _model(tmp_path / "m.onnx")
     piped = lint("m.onnx", "--ep", "qnn")
