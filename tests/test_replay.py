@@ -369,6 +369,7 @@ def test_runs_that_write_files_or_skip_caches_keep_nothing(lint, tmp_path: Path)
     lint("m.onnx", "--ep", "qnn", "--html", "r.html")
     lint("m.onnx", "--ep", "qnn", "--write-baseline", "base.json")
     lint("m.onnx", "--ep", "qnn", "--baseline", "base.json")
+    lint("m.onnx", "--ep", "qnn", "--source", "m.onnx")
     lint("m.onnx", "--ep", "qnn", "--no-cache")
     lint("m.onnx", "--ep", "qnn", env={"ONNXLINT_NO_CACHE": "1"})
     summary = tmp_path / "summary.md"

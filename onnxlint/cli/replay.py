@@ -28,9 +28,9 @@ while all of it holds:
 - **never stored**: a run any of whose reports the report cache would not keep or
   read back (real sessions, a failed worker, a crashed rule, ``--html``, a file it
   cannot read, ``-j N`` lints done in other processes), a run that writes files
-  (``-o``, ``--write-baseline``, the GitHub step summary) or reads a baseline, a usage
-  error, and a run during which a file it depends on or the installed code changed.
-  ``ONNXLINT_NO_CACHE`` or ``--no-cache`` turn it off.
+  (``-o``, ``--write-baseline``, the GitHub step summary) or reads a baseline or
+  ``--source``, a usage error, and a run during which a file it depends on or the
+  installed code changed. ``ONNXLINT_NO_CACHE`` or ``--no-cache`` turn it off.
 
 An entry is a header line (schema and the SHA-256 of the rest) and a ``marshal`` of
 plain data (strings, numbers, lists, tuples, a dict), checked field by field; it is read
@@ -240,12 +240,15 @@ class Door:
 
 
 def _refused(args: argparse.Namespace) -> bool:
-    """Whether the command writes files or reads input the entry does not check."""
+    """Whether the command writes files or reads input the entry does not check: a
+    baseline, or ``--source`` (the configuration names it by its resolved path, which a
+    link in the path given can change while the path given stays the same)."""
     return bool(
         getattr(args, "output", None)
         or getattr(args, "html", None)
         or getattr(args, "write_baseline", None)
         or getattr(args, "baseline", None) is not None
+        or getattr(args, "source", None)
         or getattr(args, "no_cache", False)
         or getattr(args, "confirm", False)
         or getattr(args, "show_settings", False)
@@ -304,7 +307,8 @@ def _state(path: str) -> Any:
 
 
 def _holds(entry: dict[str, Any]) -> bool:
-    """Whether everything ``entry`` depends on is as it was."""
+    """Whether everything ``entry`` depends on is as it was (the stamps and small files
+    first, the models' bytes last)."""
     for raw, was_dir, labels in entry["paths"]:
         # a file argument names one model, spelled by its argument (part of the key);
         # a folder is walked again
@@ -313,25 +317,28 @@ def _holds(entry: dict[str, Any]) -> bool:
     files = [label for label, _, _, _ in entry["models"]]
     if files != [label for _, _, labels in entry["paths"] for label in labels]:
         return False
-    for label, real, size, digest in entry["models"]:
+    for label, real, size, _ in entry["models"]:
         try:
             if os.path.realpath(label) != real or os.stat(real).st_size != size:
                 return False
         except (OSError, ValueError):
-            return False
-        found = regular_file_digest(real, size)
-        if found is None or found[0] != digest:
             return False
     if _config_candidates(files) != entry["folders"]:
         return False
     for path, state in entry["configs"]:
         if _state(path) != state:
             return False
+    if not all(stamp(path) == seen for path, seen in entry["files"]):
+        return False
     for path, digest in entry["profiles"]:
         found = regular_file_digest(path, MAX_HASHED_BYTES)
         if found is None or found[0] != digest:
             return False
-    return all(stamp(path) == seen for path, seen in entry["files"])
+    for _, real, size, digest in entry["models"]:
+        found = regular_file_digest(real, size)
+        if found is None or found[0] != digest:
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -396,7 +403,7 @@ def _check(entry: dict[str, Any]) -> None:
         return is_stamp(v[0]) and v[0] is not None and (v[1] is None or type(v[1]) is str)
 
     need(type(entry.get("stdout")) is str and type(entry.get("stderr")) is str)
-    need(type(entry.get("code")) is int)
+    need(type(entry.get("code")) is int and 0 <= entry["code"] <= 255)
     for raw, was_dir, labels in entry["paths"]:
         need(type(raw) is str and type(was_dir) is bool and type(labels) is list)
         need(all(type(x) is str for x in labels))
