@@ -10,9 +10,11 @@ re-run :mod:`~onnxlint.cli.replay`.
 Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage error or
 unreadable input.
 
-This module imports only ``os`` and ``sys``: the console script imports it, and a
-re-run of an unchanged lint prints its kept output (:func:`run`) before anything else
-is imported; the parser, the configuration and the engine load when a command runs.
+At import this module reads only ``os``, ``sys`` and the exit codes of
+:mod:`~onnxlint.cli.output` (which imports nothing else): the console script imports
+it, and a re-run of an unchanged lint prints its kept output (:func:`run`) before
+anything else is imported; the parser, the configuration and the engine load when a
+command runs.
 """
 
 from __future__ import annotations
