@@ -9,10 +9,12 @@ falls on every tool alike; medians are compared as ratios within the run:
   strict shape inference (``benchmarks.__main__.FLOOR``);
 - ``ort-mobile``: the installed ORT's ``check_onnx_model_mobile_usability``;
 - ``onnxlint`` (cold: no cache at all, ORT's worker runs), ``onnxlint-warm`` (the same
-  command run before: every cache filled, the report read back from the report cache, as
-  a user re-running it on an unchanged file gets) and ``onnxlint-relint`` (the analysis
-  caches filled, ORT's level-1 graph among them, but no report kept: the lint itself,
-  as in a process that lints a model it has seen), ``--ep qnn``;
+  command run before: every cache filled, its kept output printed again,
+  ``onnxlint.cli.replay``, or in a checkout without that the report read back from the
+  report cache, as a user re-running it on an unchanged file gets) and
+  ``onnxlint-relint`` (the analysis caches filled, ORT's level-1 graph among them, but
+  no report kept, hence no output either: the lint itself, as in a process that lints a
+  model it has seen), ``--ep qnn``;
 - with ``--baseline REF``: the same onnxlint commands from the git revision ``REF``
   (``onnxlint-base``, ``onnxlint-base-warm``), for before/after ratios in one run;
 - a folder of the light models and one-node models (``corpus.folder_corpus``) linted

@@ -11,28 +11,40 @@ One place decides where caches live, how an entry is read and how a folder is pr
   a symlink or another user's file is an unusable entry (the caller discards it and
   recomputes), never a hang and never trusted.
 - **Pruning.** The most recently used entries are kept, up to a count and a byte total.
+
+Reading needs only ``os`` and ``stat``: the CLI's replayed output is read before anything
+else is imported (:mod:`onnxlint.cli.replay`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
-from collections.abc import Sequence
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
 
 #: the environment variable that moves every cache
 CACHE_DIR_ENV = "ONNXLINT_CACHE_DIR"
 
 
-def cache_root() -> Path:
-    """The folder holding every onnxlint cache (not created here)."""
+def cache_folder() -> str:
+    """The folder holding every onnxlint cache, as text (not created here)."""
     env = os.environ.get(CACHE_DIR_ENV)
     if env:
-        return Path(env)
+        return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "onnxlint"
+    return os.path.join(base, "onnxlint")
+
+
+def cache_root() -> Path:
+    """The folder holding every onnxlint cache (not created here)."""
+    from pathlib import Path
+
+    return Path(cache_folder())
 
 
 def keyed_file(folder: str, key: object) -> Path:
@@ -55,7 +67,7 @@ class UnusableEntry(Exception):
     """A cache entry that exists but must not be read (the message says why)."""
 
 
-def read_entry(path: Path, max_bytes: int) -> bytes | None:
+def read_entry(path: str | os.PathLike[str], max_bytes: int) -> bytes | None:
     """The bytes of the cache entry at ``path``; None when there is none.
 
     Raises :class:`UnusableEntry` for anything but a regular file of this user of at
@@ -94,16 +106,20 @@ def read_entry(path: Path, max_bytes: int) -> bytes | None:
         os.close(fd)
 
 
-def discard(path: Path) -> None:
+def discard(path: str | os.PathLike[str]) -> None:
     """Remove an entry (the link itself when it is one); never raises."""
-    with contextlib.suppress(OSError):
-        path.unlink()
+    try:  # noqa: SIM105 (contextlib costs a replayed output 3 ms of imports)
+        os.unlink(path)
+    except OSError:
+        pass
 
 
-def touch(path: Path) -> None:
+def touch(path: str | os.PathLike[str]) -> None:
     """Mark an entry used, so pruning keeps it; never follows a link, never raises."""
-    with contextlib.suppress(OSError, NotImplementedError):
+    try:  # noqa: SIM105 (as above)
         os.utime(path, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        pass
 
 
 def prune(folder: Path, patterns: Sequence[str], max_entries: int, max_bytes: int) -> None:
@@ -111,9 +127,11 @@ def prune(folder: Path, patterns: Sequence[str], max_entries: int, max_bytes: in
     for pattern in patterns:
         entries = []
         for f in folder.glob(pattern):
-            with contextlib.suppress(OSError):
+            try:
                 st = f.lstat()
-                entries.append((st.st_mtime_ns, st.st_size, f))
+            except OSError:
+                continue
+            entries.append((st.st_mtime_ns, st.st_size, f))
         entries.sort(reverse=True)
         total = 0
         for i, (_, size, f) in enumerate(entries):
@@ -122,7 +140,9 @@ def prune(folder: Path, patterns: Sequence[str], max_entries: int, max_bytes: in
                 discard(f)
 
 
-def read_or_discard(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
+def read_or_discard(
+    path: str | os.PathLike[str], max_bytes: int
+) -> tuple[bytes | None, str | None]:
     """An entry's bytes, or ``(None, why)``: an unusable entry (a link, a FIFO, another
     user's, too large) is removed and its reason returned; a missing one gives ``(None, None)``."""
     try:

@@ -5,21 +5,26 @@ Importing ``importlib.metadata`` (and the email, zipfile and csv modules it pull
 costs about 30 ms, more than a lint whose report is cached takes; one folder listing
 per path entry costs a fraction of that. A distribution installed some other way (an
 ``.egg-info`` folder) is not seen here: :func:`version` then asks ``importlib.metadata``.
+
+Only ``os`` and ``sys`` at import: the CLI's replayed output keys on these versions
+before anything else is imported (:mod:`onnxlint.cli.replay`).
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import sys
 
-_DIST_INFO = re.compile(r"^(.+?)-([^-]+)\.dist-info$")
+_SUFFIX = ".dist-info"
 
 
 def normalized(name: str) -> str:
-    """A distribution name in the form packaging compares (``onnxruntime_qnn``)."""
-    return re.sub(r"[-_.]+", "_", name).lower()
+    """A distribution name in the form packaging compares (``onnxruntime_qnn``): runs of
+    ``-``, ``_`` and ``.`` become one ``_``, in lower case."""
+    out = name.replace("-", "_").replace(".", "_")
+    while "__" in out:
+        out = out.replace("__", "_")
+    return out.lower()
 
 
 def installed_versions() -> dict[str, str]:
@@ -32,15 +37,23 @@ def installed_versions() -> dict[str, str]:
         except (OSError, ValueError):
             continue
         for name in names:
-            found = _DIST_INFO.match(name)
-            if found:
-                out.setdefault(normalized(found.group(1)), found.group(2))
+            if not name.endswith(_SUFFIX) or "\n" in name:
+                continue
+            # NAME-VERSION: the version is after the last '-' (it never holds one)
+            dist, _, found = name[: -len(_SUFFIX)].rpartition("-")
+            if dist and found:
+                out.setdefault(normalized(dist), found)
     return out
 
 
-@functools.cache
+_VERSIONS: dict[str, str] | None = None
+
+
 def _versions_once() -> dict[str, str]:
-    return installed_versions()
+    global _VERSIONS
+    if _VERSIONS is None:
+        _VERSIONS = installed_versions()
+    return _VERSIONS
 
 
 def version(name: str) -> str | None:

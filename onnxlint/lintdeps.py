@@ -19,18 +19,8 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-#: ``os.stat`` of a path, as compared on reuse: kind, device, inode, size, mtime and
-#: ctime (nanoseconds); ``None`` for a path that does not exist or cannot be stat'ed
-Stamp = tuple[int, int, int, int, int, int] | None
-
-
-def stamp(path: str | os.PathLike[str]) -> Stamp:
-    """What ``os.stat`` (following links) says of ``path`` now; None when it cannot."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_mode & 0o170000, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+from onnxlint.filestamp import Stamp as Stamp
+from onnxlint.filestamp import stamp as stamp
 
 
 @dataclass

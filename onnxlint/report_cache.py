@@ -27,19 +27,20 @@ item 8). ``ONNXLINT_NO_CACHE`` or ``--no-cache`` turn it off.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import io
 import json
 import os
 import pickle
-import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from onnxlint.lintdeps import Dependencies, Stamp, stamp
+from onnxlint.filestamp import Stamp, regular_file_digest, stamp
+from onnxlint.installed import PACKAGES as PACKAGES
+from onnxlint.installed import code_identity as code_identity
+from onnxlint.installed import environment_identity as environment_identity
+from onnxlint.lintdeps import Dependencies
 
 if TYPE_CHECKING:
     from onnxlint.config import Config
@@ -52,62 +53,12 @@ MAX_ENTRIES = 2000
 MAX_BYTES = 256 * 2**20
 #: a report larger than this pickled is not kept (a 100k-node model's is a few MB)
 MAX_ENTRY_BYTES = 32 * 2**20
-#: the packages whose versions a report's answers depend on, besides ONNX Runtime's build
-PACKAGES = (
-    "onnx",
-    "numpy",
-    "protobuf",
-    "sympy",
-    "ml_dtypes",
-    "onnxruntime-qnn",
-    "onnxruntime-openvino",
-    "onnxscript",
-)
-
 #: the configuration fields the engine never reads (how a front end shows a report)
 FRONT_END_ONLY = frozenset({"format", "fail_on"})
 
 
 # ---------------------------------------------------------------------------
 # The key
-
-
-@functools.cache
-def code_identity() -> str:
-    """A digest of the installed onnxlint (every file's path, size and mtime) and of its
-    data folder: an edited rule or profile gets new keys, released or not."""
-    from onnxlint.data import data_dir
-
-    h = hashlib.sha256()
-    for root in (Path(__file__).resolve().parent, data_dir()):
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".pyc", ".pyo")):
-                    continue
-                full = os.path.join(folder, name)
-                try:
-                    st = os.stat(full)
-                except OSError:
-                    continue
-                rel = os.path.relpath(full, root)
-                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
-
-
-@functools.cache
-def environment_identity() -> dict[str, Any]:
-    """The interpreter, ONNX Runtime's build and the versions of :data:`PACKAGES`."""
-    from onnxlint.distinfo import installed_versions, normalized
-    from onnxlint.runtime.identity import ort_identity
-
-    found = installed_versions()
-    return {
-        "python": sys.version,
-        "executable": sys.executable,
-        "ort": ort_identity(),
-        "packages": {name: found.get(normalized(name)) for name in PACKAGES},
-    }
 
 
 def _plain(value: Any) -> Any:
@@ -135,41 +86,12 @@ def config_material(config: Config) -> dict[str, Any] | None:
         path = Path(extra)
         if config.root is not None and not path.is_absolute():
             path = config.root / path
-        digest = _regular_file_digest(path, 16 * 2**20)
+        digest = regular_file_digest(path, 16 * 2**20)
         if digest is None:
             return None
         profiles.append([str(path), digest[0]])
     out["ep_profile_files"] = profiles
     return out
-
-
-def _regular_file_digest(path: Path, max_bytes: int) -> tuple[str, int, Stamp] | None:
-    """SHA-256, size and stamp of the regular file at ``path`` (opened without blocking,
-    read in chunks); None for anything else, a file over ``max_bytes``, or a read error."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
-        h = hashlib.sha256()
-        size = 0
-        while chunk := os.read(fd, 1 << 22):
-            h.update(chunk)
-            size += len(chunk)
-            if size > max_bytes:
-                return None
-        after = os.fstat(fd)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    seen = (stat.S_IFREG, after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns,
-            after.st_ctime_ns)  # fmt: skip
-    return h.hexdigest(), size, seen
 
 
 # ---------------------------------------------------------------------------
@@ -186,6 +108,9 @@ class Slot:
     #: the model file's stamp when it was hashed: a report is stored only if the file
     #: still has it after the lint (it was not rewritten meanwhile)
     model_stamp: Stamp
+    #: once the report was read back or kept: the stamps of the other files it depends
+    #: on (what the CLI's replayed output checks, :mod:`onnxlint.cli.replay`)
+    kept: dict[str, Stamp] | None = None
 
     def get(self) -> Report | None:
         """The stored report; None when there is none to trust (a bad entry is removed)."""
@@ -211,6 +136,7 @@ class Slot:
             cachefs.discard(self.path)
             return None
         cachefs.touch(self.path)  # pruning keeps the most recently used entries
+        self.kept = dict(deps.files)
         return report
 
     def put(self, report: Report, deps: Dependencies) -> bool:
@@ -246,6 +172,7 @@ class Slot:
             cachefs.prune(self.path.parent, ["*.report"], MAX_ENTRIES, MAX_BYTES)
         except OSError:
             return False  # a read-only cache folder costs a lint, nothing more
+        self.kept = dict(deps.files)
         return True
 
 
@@ -269,7 +196,7 @@ def slot_for(path: Path, config: Config) -> Slot | None:
         real = os.path.realpath(path)
     except (OSError, ValueError):
         return None
-    digest = _regular_file_digest(Path(real), config.limits.max_file_bytes)
+    digest = regular_file_digest(real, config.limits.max_file_bytes)
     if digest is None:
         return None
     sha, size, seen = digest

@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.ep_names",
             "onnxlint.config",
             "onnxlint.lintdeps",
+            "onnxlint.filestamp",
             "onnxlint.distinfo",
             "onnxlint.heap",
         ),
@@ -46,7 +47,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "model",
         ("onnxlint.tensors", "onnxlint.modelfile", "onnxlint.index", "onnxlint.rewrites"),
     ),
-    ("ort", ("onnxlint.runtime", "onnxlint.ort_versions", "onnxlint.analyses.level1")),
+    (
+        "ort",
+        (
+            "onnxlint.runtime",
+            "onnxlint.ort_versions",
+            "onnxlint.analyses.level1",
+            "onnxlint.installed",
+        ),
+    ),
     ("profiles", ("onnxlint.profiles", "onnxlint.signatures")),
     (
         "analyses",

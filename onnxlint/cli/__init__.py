@@ -5,28 +5,32 @@ Subcommands live in ``onnxlint/commands/<name>.py``; each module defines
 parses the command line and dispatches; the lint command is :mod:`onnxlint.cli.lint`,
 its arguments :mod:`~onnxlint.cli.arguments`, the files it reads and writes
 :mod:`~onnxlint.cli.files`, each file's configuration :mod:`~onnxlint.cli.settings` and
-what it shows :mod:`~onnxlint.cli.output`.
+what it shows :mod:`~onnxlint.cli.output`, and a whole command's output kept for its
+re-run :mod:`~onnxlint.cli.replay`.
 Exit codes: 0 clean, 1 findings at or above ``--fail-on``, 2 usage error or
 unreadable input.
+
+At import this module reads only ``os``, ``sys`` and the exit codes of
+:mod:`~onnxlint.cli.output` (which imports nothing else): the console script imports
+it, and a re-run of an unchanged lint prints its kept output (:func:`run`) before
+anything else is imported; the parser, the configuration and the engine load when a
+command runs.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
-from types import ModuleType
-from typing import Any, NoReturn
 
-from onnxlint.cli.arguments import add_lint_arguments
-from onnxlint.cli.files import iter_model_files
-from onnxlint.cli.lint import run_lint
 from onnxlint.cli.output import EXIT_FINDINGS as EXIT_FINDINGS
 from onnxlint.cli.output import EXIT_OK, EXIT_USAGE, quiet_broken_pipe
-from onnxlint.cli.settings import ConfigCache
-from onnxlint.version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from types import ModuleType
+    from typing import NoReturn
 
 #: each subcommand's name and its module under ``onnxlint.commands``: a run imports only
 #: the module of the command it runs (none for a lint), and ``--help`` all of them
@@ -43,11 +47,14 @@ COMMANDS = {
 
 
 def _command_module(name: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f"onnxlint.commands.{COMMANDS[name]}")
 
 
 def _command_modules() -> dict[str, ModuleType]:
     """Every module under ``onnxlint.commands``, by its ``NAME`` (found, not listed)."""
+    import importlib
     import pkgutil
 
     import onnxlint.commands as pkg
@@ -59,25 +66,6 @@ def _command_modules() -> dict[str, ModuleType]:
         mod = importlib.import_module(f"onnxlint.commands.{info.name}")
         mods[mod.NAME] = mod
     return mods
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with whole option names only, and a usage error in one line (exit 2)."""
-
-    #: builds the epilog when help is printed (the list of commands imports each one)
-    epilog_source: Callable[[], str] | None = None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-    def format_help(self) -> str:
-        if self.epilog_source is not None:
-            self.epilog, self.epilog_source = self.epilog_source(), None
-        return super().format_help()
 
 
 def _epilog(commands: dict[str, ModuleType]) -> str:
@@ -96,7 +84,12 @@ def _epilog(commands: dict[str, ModuleType]) -> str:
 def build_parser(commands: dict[str, ModuleType] | None = None) -> argparse.ArgumentParser:
     """The lint command's parser; its help lists ``commands`` (None: every command, imported
     only when the help is printed)."""
-    p = _Parser(
+    import argparse
+
+    from onnxlint.cli.arguments import Parser, add_lint_arguments
+    from onnxlint.version import __version__
+
+    p = Parser(
         prog="onnxlint",
         description="Lint ONNX models for deployment: opsets, shapes, control flow, EP support, partitions.",
         epilog=_epilog(commands) if commands is not None else None,
@@ -127,8 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"'onnxlint check {argv[0]}' or 'onnxlint ./{argv[0]}'",
                     file=sys.stderr,
                 )
+            from onnxlint.cli.arguments import Parser
+
             mod = _command_module(argv[0])
-            sub = _Parser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
+            sub = Parser(prog=f"onnxlint {mod.NAME}", description=mod.HELP)
             mod.add_arguments(sub)
             args = sub.parse_args(argv[1:])
             return int(mod.run(args))
@@ -142,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(exc.code or 0) if exc.code in (0, None) else EXIT_USAGE
         if args.show_settings:
             return _show_settings(args)
+        from onnxlint.cli.lint import run_lint
+
         return run_lint(args)
     except KeyboardInterrupt:
         return 130
@@ -151,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _show_settings(args: argparse.Namespace) -> int:
+    from onnxlint.cli.files import iter_model_files
+    from onnxlint.cli.settings import ConfigCache
     from onnxlint.config import ConfigError, UsageError
     from onnxlint.settings_report import settings_lines
 
@@ -166,6 +165,11 @@ def _show_settings(args: argparse.Namespace) -> int:
 def run() -> NoReturn:
     """The console entry point: :func:`main`, then exit without tearing the interpreter down.
 
+    A lint whose output is kept for this very command line, working folder, environment
+    and installed code, with every file it read unchanged, prints that output again
+    instead (:mod:`onnxlint.cli.replay`: nothing else is imported); otherwise the lint
+    runs and its output may be kept for the next run.
+
     Freeing every object of a lint one by one at exit (the model, its indexes, the
     analyses) took 60-150 ms of a 0.5 s static lint; the OS reclaims the memory at
     once. The exit handlers still run first (they end a level-1 worker nobody
@@ -176,15 +180,20 @@ def run() -> NoReturn:
     argv = sys.argv[1:]
     if argv and argv[0] in COMMANDS:
         raise SystemExit(main())
-    code = main()
+    from onnxlint.cli import replay
+
+    door = replay.open_door(argv)
+    code = door.replay() if door is not None else None
+    if code is None:
+        code = main()
     import atexit
-    import contextlib
 
     getattr(atexit, "_run_exitfuncs", lambda: None)()
     for stream in (sys.stdout, sys.stderr):
-        # a closed pipe: nothing more can be said
-        with contextlib.suppress(OSError, ValueError):
+        try:  # noqa: SIM105 (contextlib costs a replayed output 3 ms of imports)
             stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # a closed pipe: nothing more can be said
     os._exit(code)
 
 

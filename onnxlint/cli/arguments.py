@@ -4,8 +4,29 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from onnxlint.cli.output import EXIT_USAGE
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with whole option names only, and a usage error in one line (exit 2)."""
+
+    #: builds the epilog when help is printed (the list of commands imports each one)
+    epilog_source: Callable[[], str] | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+    def format_help(self) -> str:
+        if self.epilog_source is not None:
+            self.epilog, self.epilog_source = self.epilog_source(), None
+        return super().format_help()
 
 
 def csv_values(values: Sequence[str] | None) -> tuple[str, ...] | None:

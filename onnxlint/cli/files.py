@@ -3,10 +3,13 @@ that must not replace a model or its weights."""
 
 from __future__ import annotations
 
-import argparse
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 MODEL_SUFFIXES = (".onnx", ".onnxtxt")
 

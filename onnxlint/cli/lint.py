@@ -91,13 +91,18 @@ def prewarm_from_args(args: argparse.Namespace) -> bool:
 
 
 def _run_lint(args: argparse.Namespace, prewarmed: list[bool]) -> int:
+    from onnxlint.cli import replay
     from onnxlint.config import ConfigError, UsageError
     from onnxlint.diagnostics import Severity
     from onnxlint.render import render
 
+    # the command line's kept output (a miss: :func:`onnxlint.cli.run` looked it up)
+    door = replay.active()
     try:
-        configs = ConfigCache(args, validate=False)
         files = list(iter_model_files(args.paths))
+        if door is not None:  # before any configuration file is read
+            door.snapshot([str(f) for f in files])
+        configs = ConfigCache(args, validate=False)
         jobs = [(f, configs.for_model(f)) for f in files]
         cached = _cached_reports(args, jobs)
         if any(report is None for _, report in cached):
@@ -137,7 +142,9 @@ def _run_lint(args: argparse.Namespace, prewarmed: list[bool]) -> int:
         return EXIT_USAGE
     finally:
         progress.set_listener(None)
+    noted = ""  # what this run says on stderr that a re-run says again
     if show_progress:
+        noted += "\r\033[K"
         print("\r\033[K", end="", file=sys.stderr)
     bad_dims = _unknown_cli_dims(args, reports)
     if bad_dims:
@@ -163,6 +170,7 @@ def _run_lint(args: argparse.Namespace, prewarmed: list[bool]) -> int:
             problem = sarif_size_problem(reports, shown)
             if problem is not None:
                 level, message = problem
+                noted += f"onnxlint: {level}: {message}\n"
                 print(f"onnxlint: {level}: {message}", file=sys.stderr)
                 if level == "error":
                     return EXIT_USAGE
@@ -213,11 +221,18 @@ def _run_lint(args: argparse.Namespace, prewarmed: list[bool]) -> int:
         except BrokenPipeError:
             quiet_broken_pipe()  # the reader left (| head): the exit code still tells
 
+    code = _exit_code(args, reports, Severity.parse(jobs[0][1].fail_on))
+    if door is not None and not args.output:
+        slots = [slot for slot, _ in cached]
+        door.offer(args, [str(f) for f in files], slots, configs.loaded, text, noted, code)
+    return code
+
+
+def _exit_code(args: argparse.Namespace, reports: list[Any], fail_on: Any) -> int:
     if any(r.fatal for r in reports):
         return EXIT_USAGE
     if getattr(args, "write_baseline", None) or getattr(args, "exit_zero", False):
         return EXIT_OK  # the findings were just accepted, or the caller wants no gate
-    fail_on = Severity.parse(jobs[0][1].fail_on)
     return EXIT_FINDINGS if any(r.at_or_above(fail_on) for r in reports) else EXIT_OK
 
 

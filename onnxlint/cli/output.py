@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # this module is imported before a replayed output is printed
+    from pathlib import Path
+    from typing import Any
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 

@@ -4,10 +4,12 @@ command line's options on top."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from onnxlint.cli.arguments import check_target_ort, csv_values, parse_dims, parse_severity
+from onnxlint.filestamp import Stamp, stamp
 
 
 class ConfigCache:
@@ -25,6 +27,8 @@ class ConfigCache:
         self._fixed = None
         self._validate = validate
         self._unchecked: list[Any] = []
+        #: each configuration file loaded (absolute) and its stamp before it was read
+        self.loaded: list[tuple[str, Stamp]] = []
         if validate:
             self._check_cli()
         if args.isolated:
@@ -44,7 +48,9 @@ class ConfigCache:
             check_selectors(loaded)
 
     def _load(self, path: Path) -> Any:
+        before = stamp(path)
         loaded = self._cfg.load_file(path)
+        self.loaded.append((os.path.abspath(path), before))
         self._unchecked.append(loaded)
         if self._validate:
             self.validate()

@@ -12,10 +12,10 @@ client, the protocol and the process management it never runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from onnxlint.runtime.client import SessionRequest, optimize_model, run_sessions
     from onnxlint.runtime.discovery import discover
     from onnxlint.runtime.results import AssignedNode, Fallback, NodeVerdict, SessionResult
@@ -53,6 +53,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
