@@ -45,6 +45,22 @@ def _ops(key: str) -> frozenset[str]:
     return frozenset(_table()["push_through"][key])
 
 
+@functools.cache
+def layout_sensitive_ops() -> frozenset[str]:
+    """ORT's layout-sensitive op types, every domain (``rules/ort_layout.json``)."""
+    return frozenset(op for ops in _table()["layout_sensitive_ops"].values() for op in ops)
+
+
+@functools.cache
+def pushed_through_ops() -> frozenset[str]:
+    """The op types a pushed Transpose passes whatever their attributes: the elementwise
+    ones, those it reaches on their first input, and the softmax family (their opset
+    aside); reductions and Concat, which depend on attributes or every input, are left
+    out."""
+    keys = ("all", "first", "first_contrib", "softmax_from_opset_13")
+    return frozenset(op for key in keys for op in _ops(key))
+
+
 def apply_layout_output_claims(lg: LevelGraph, result: LevelAssignment) -> None:
     """Claim, for each NHWC EP, the nodes it refused only for writing a graph output that
     its layout transform puts a Transpose in front of."""

@@ -21,7 +21,8 @@ here:
   feeds nothing.
 
 The profile says which EP this is (``partitioning.layout_reshape_rewrite``) and which ops
-the EP adds to ORT's layout-sensitive list.
+the EP adds to ORT's layout-sensitive list; ORT's own list and the ops a Transpose is
+pushed through are ``rules/ort_layout.json``'s (:mod:`~onnxlint.analyses.layout_outputs`).
 """
 
 from __future__ import annotations
@@ -29,113 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from onnxlint.analyses.layout_outputs import layout_sensitive_ops, pushed_through_ops
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.partition_units import UnitGraph, greedy_groups
 from onnxlint.index import GraphRef, NodeRef
-
-#: ORT's layout-sensitive ops (onnx_transpose_optimization.cc GetLayoutSensitiveOps, and
-#: layout_transformation.cc GetORTLayoutSensitiveOps adds Resize and FusedConv): a node the
-#: EP takes is wrapped in Transposes to and from its layout
-LAYOUT_SENSITIVE_OPS = frozenset(
-    {
-        "BatchNormalization",
-        "InstanceNormalization",
-        "Conv",
-        "QLinearConv",
-        "ConvTranspose",
-        "AveragePool",
-        "LpPool",
-        "MaxPool",
-        "MaxUnpool",
-        "GlobalAveragePool",
-        "GlobalLpPool",
-        "GlobalMaxPool",
-        "LRN",
-        "GridSample",
-        "DepthToSpace",
-        "SpaceToDepth",
-        "Resize",
-        "FusedConv",
-    }
-)
-
-#: ops a Transpose is pushed through with its output transposed in turn (the handlers of
-#: onnx_transpose_optimization.cc whose ``transposes_outputs`` is set): elementwise ops,
-#: broadcasting binary ops, and the axis-aware ops that keep the tensor whole
-_PUSHED_THROUGH = frozenset(
-    {
-        # simple_node_handler
-        "Cast",
-        "Exp",
-        "Identity",
-        "LeakyRelu",
-        "Log",
-        "Reciprocal",
-        "Relu",
-        "Sigmoid",
-        "Sqrt",
-        "Tanh",
-        "Abs",
-        "Not",
-        "Ceil",
-        "Floor",
-        "Neg",
-        "Erf",
-        "HardSigmoid",
-        "Round",
-        "IsInf",
-        "IsNaN",
-        "Selu",
-        "Shrink",
-        "Sign",
-        "Softplus",
-        "Softsign",
-        "ThresholdedRelu",
-        "Celu",
-        "HardSwish",
-        "Sin",
-        "Cos",
-        "Tan",
-        "Sinh",
-        "Cosh",
-        "Asin",
-        "Acos",
-        "Atan",
-        "Asinh",
-        "Acosh",
-        "Atanh",
-        # broadcast_node_handler
-        "Add",
-        "Max",
-        "Min",
-        "Mul",
-        "Sub",
-        "Div",
-        "And",
-        "Or",
-        "Xor",
-        "Mod",
-        "PRelu",
-        "BitShift",
-        "Equal",
-        "Greater",
-        "Less",
-        "GreaterOrEqual",
-        "LessOrEqual",
-        "Mean",
-        "Sum",
-        "Pow",
-        "Where",
-        # node_1_inp_handler and the axis-aware handlers
-        "Clip",
-        "CastLike",
-        "Softmax",
-        "Hardmax",
-        "LogSoftmax",
-        "QuantizeLinear",
-        "DequantizeLinear",
-    }
-)
 
 #: NCHW-to-NHWC perms EPAwareHandleReshape recognises, by rank; both 3-D directions read
 #: the same perm, so a 3-D Reshape qualifies keeping either its first or its last channel
@@ -165,7 +63,8 @@ def layout_rewrites(
 ) -> LayoutRewrites:
     """The Reshapes whose shape input ORT replaces by a constant once the EP keeps the nodes
     of ``kept`` (its first pass), and the Shape nodes and shape chains that leaves behind."""
-    layout_ops = LAYOUT_SENSITIVE_OPS | extra_layout_ops
+    layout_ops = layout_sensitive_ops() | extra_layout_ops
+    pushed = pushed_through_ops()
     by_path = {n.path: n for n in order}
     producers = g.producers
     outputs = set(g.outputs)
@@ -187,7 +86,7 @@ def layout_rewrites(
         if p is not None:
             if p.op_type in layout_ops and p.path in kept:
                 got = True
-            elif p.op_type in _PUSHED_THROUGH:
+            elif p.op_type in pushed:
                 got = any(transposed(i) for i in p.inputs if producer(i) is not None)
         reached[name] = got
         return got
@@ -208,7 +107,7 @@ def layout_rewrites(
                 c.op_type in layout_ops and c.path in kept and c.inputs[0] == name
             ):
                 got = True
-            elif c.op_type in _PUSHED_THROUGH:
+            elif c.op_type in pushed:
                 got = any(leads_to_transpose(o) for o in c.outputs if o)
             if got:
                 break
