@@ -41,6 +41,7 @@ def _table() -> dict[str, Any]:
     return data
 
 
+@functools.cache
 def _ops(key: str) -> frozenset[str]:
     return frozenset(_table()["push_through"][key])
 
@@ -73,18 +74,27 @@ def apply_layout_output_claims(lg: LevelGraph, result: LevelAssignment) -> None:
             continue  # ORT's layout transform does not enter control-flow bodies
         order = lg.order(g)
         for profile in nhwc:
+            # the graph outputs written by a node this EP refused for writing one: only
+            # then is the graph walked (most graphs, and most EPs, have none)
+            refused = [
+                (name, na)
+                for name in g.outputs
+                if (producer := g.producers.get(name)) is not None
+                and (na := result.get(producer)) is not None
+                and (v := na.verdict_for(profile.ep)) is not None
+                and not v.claimed
+                and v.constraint == GRAPH_OUTPUT_CONSTRAINT
+            ]
+            if not refused:
+                continue
             earlier = eps[: eps.index(profile.ep)]
             pending = transposed_values(order, result, profile.ep, earlier)
-            for name in g.outputs:
-                producer = g.producers.get(name)
-                if name not in pending or producer is None:
+            for name, na in refused:
+                if name not in pending:
                     continue
-                na = result.get(producer)
-                if na is None:
-                    continue
-                claimed = _claim_again(na, profile, g.outputs, pending)
+                claimed = _claim_again(result.nodes[na.path], profile, g.outputs, pending)
                 if claimed is not None:
-                    result.nodes[producer.path] = claimed
+                    result.nodes[na.path] = claimed
 
 
 def transposed_values(
