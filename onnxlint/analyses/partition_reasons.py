@@ -53,13 +53,13 @@ def refused_units(
             continue
         for rule in rules:
             if rule.op != n.op_type or not all(
-                dequantized_type(n, slot, units[target], dtypes) in types
+                dequantized_type(n, slot, dtypes) in types
                 for slot, types in rule.input_types.items()
             ):
                 continue
             types_shown = ""
             if rule.accepted_types:
-                seen = _unit_types(n, units[target], dtypes)
+                seen = _unit_types(n, dtypes)
                 if any(
                     # an unknown type never refuses on its own
                     all(slot not in seen or seen[slot] in types for slot, types in row.items())
@@ -77,18 +77,18 @@ def refused_units(
     return out
 
 
-def _unit_types(
-    n: NodeRef, members: Sequence[str], dtypes: Mapping[str, str | None]
-) -> dict[int, str]:
+def _unit_types(n: NodeRef, dtypes: Mapping[str, str | None]) -> dict[int, str]:
     """Per input slot of a unit's target: the type its DQ dequantizes, or the tensor's
-    own element type where no DQ of the unit feeds it (unknown types left out)."""
+    own element type where no DQ feeds it (unknown types left out). The target of a lone
+    Q/DQ unit reads its inputs' own types: no DQ of a unit feeds it."""
     out: dict[int, str] = {}
+    lone = n.op_type in ("QuantizeLinear", "DequantizeLinear")
     for slot, name in enumerate(n.inputs):
         if not name:
             continue
         dq = n.graph.producers.get(name)
-        fed_by_dq = dq is not None and dq.path in members
-        t = dequantized_type(n, slot, members, dtypes) if fed_by_dq else dtypes.get(name)
+        fed_by_dq = not lone and dq is not None and dq.op_type == "DequantizeLinear"
+        t = dequantized_type(n, slot, dtypes) if fed_by_dq else dtypes.get(name)
         if t is not None:
             out[slot] = t
     return out

@@ -52,39 +52,40 @@ def qdq_units(
 ) -> dict[str, list[str]]:
     """Target node path -> the nodes of its QDQ unit in order (DQs, target, Qs).
 
-    A unit forms around a non-Q/DQ node whose inputs come from DequantizeLinear
-    nodes used by it alone and whose outputs all go to QuantizeLinear nodes
-    (ORT's QDQ selectors, simplified). ``dtypes`` (tensor name -> element type)
-    enables the selectors' type checks: the first DQ's quantized type must be the
-    Q's output type, and a bias DQ of the ops in ``_INT32_BIAS_OPS`` must be int32.
-    An op of ``_LEAST_DQS`` needs that many DQ inputs. Nodes outside any unit are their
-    own unit.
+    A unit forms around a non-Q/DQ node whose inputs come from DequantizeLinear nodes
+    and whose outputs all go to QuantizeLinear nodes (ORT's QDQ selectors, simplified).
+    ``dtypes`` (tensor name -> element type) enables the selectors' type checks: the
+    first DQ's quantized type must be the Q's output type, and a bias DQ of the ops in
+    ``_INT32_BIAS_OPS`` must be int32. An op of ``_LEAST_DQS`` needs that many DQ
+    inputs. Nodes outside any unit are their own unit.
+
+    Before any EP sees the graph, at every optimization level, ORT gives each input a
+    DequantizeLinear feeds its own copy of that DQ (``EnsureUniqueDQForNodeUnit``, see
+    :func:`_original_dq_owners`): a DQ shared by several readers is a unit DQ of each of
+    them. The copies are not nodes of the model; a unit lists the original DQ only
+    where ORT left it to that input.
     """
     paths = {n.path for n in nodes}
     outputs = set(g.outputs)
     units: dict[str, list[str]] = {}
     taken: set[str] = set()
-
-    def only_consumer(name: str, who: NodeRef) -> bool:
-        cons = [c for c in g.consumers.get(name, []) if c.path in paths]
-        return name not in outputs and all(c is who for c in cons)
+    owners: dict[str, tuple[str, int] | None] = {}
 
     for n in nodes:
         if n.op_type in _QDQ_OPS or n.domain != "ai.onnx":
             continue
         dqs: list[NodeRef] = []
-        for name in n.inputs:
+        fed = 0  # inputs a DQ feeds, copies included
+        for slot, name in enumerate(n.inputs):
             p = g.producers.get(name) if name else None
-            if (
-                p is not None
-                and p.path in paths
-                and p.op_type == "DequantizeLinear"
-                and p.path not in taken
-                and only_consumer(name, n)
-                and p not in dqs
-            ):
+            if p is None or p.path not in paths or p.op_type != "DequantizeLinear":
+                continue
+            fed += 1
+            if p.path not in owners:
+                owners[p.path] = _original_dq_owner(g, p, paths, outputs)
+            if owners[p.path] == (n.path, slot):
                 dqs.append(p)
-        if not dqs or not _enough_dqs(n, dqs):
+        if not fed or fed < _LEAST_DQS.get(n.op_type, 1):
             continue
         qs: list[NodeRef] = []
         ok = True
@@ -96,7 +97,7 @@ def qdq_units(
                 ok = False
                 break
             qs += [c for c in cons if c.path not in taken]
-        if not ok or not qs or not _selector_types_match(n, dqs, qs, dtypes):
+        if not ok or not qs or not _selector_types_match(n, qs, dtypes):
             continue
         members = [d.path for d in dqs] + [n.path] + [q.path for q in qs]
         units[n.path] = members
@@ -104,24 +105,43 @@ def qdq_units(
     return units
 
 
-def _enough_dqs(n: NodeRef, dqs: Sequence[NodeRef]) -> bool:
-    return len(dqs) >= _LEAST_DQS.get(n.op_type, 1)
+def _original_dq_owner(
+    g: GraphRef, dq: NodeRef, paths: set[str], outputs: set[str]
+) -> tuple[str, int] | None:
+    """The (node path, input slot) that keeps ``dq`` itself after ORT's
+    ``EnsureUniqueDQForNodeUnit`` (onnxruntime/core/optimizer/qdq_transformer/
+    ensure_unique_dq_for_node_unit.cc): each further reading input gets a copy
+    (``<name>/duplicated``). The first reading input keeps the original, in ORT's edge
+    order (the reader's node index, then the input slot), unless the DQ also writes a
+    graph output or a subgraph reads it: then every reading input gets a copy (None)."""
+    if not dq.outputs or not dq.outputs[0]:
+        return None
+    value = dq.outputs[0]
+    if value in outputs:
+        return None
+    first: tuple[int, int, str] | None = None
+    for c in g.consumers.get(value, []):
+        if c.path not in paths:
+            continue
+        slots = [i for i, name in enumerate(c.inputs) if name == value]
+        if not slots:
+            return None  # a subgraph of ``c`` reads it (an implicit input)
+        edge = (c.index, slots[0], c.path)
+        if first is None or edge < first:
+            first = edge
+    return (first[2], first[1]) if first is not None else None
 
 
 def _selector_types_match(
-    n: NodeRef,
-    dqs: Sequence[NodeRef],
-    qs: Sequence[NodeRef],
-    dtypes: Mapping[str, str | None] | None,
+    n: NodeRef, qs: Sequence[NodeRef], dtypes: Mapping[str, str | None] | None
 ) -> bool:
     if dtypes is None:
         return True
-    members = [d.path for d in dqs]
-    first = dequantized_type(n, 0, members, dtypes)
+    first = dequantized_type(n, 0, dtypes)
     out = dtypes.get(qs[0].outputs[0]) if qs[0].outputs else None
     if first is not None and out is not None and first != out:
         return False
-    bias = dequantized_type(n, 2, members, dtypes) if n.op_type in _INT32_BIAS_OPS else None
+    bias = dequantized_type(n, 2, dtypes) if n.op_type in _INT32_BIAS_OPS else None
     return bias is None or bias == "int32"
 
 
@@ -374,13 +394,13 @@ def _merge_small_clusters(
     return out
 
 
-def dequantized_type(
-    n: NodeRef, slot: int, members: Sequence[str], dtypes: Mapping[str, str | None]
-) -> str | None:
-    """The element type the unit's DQ feeding input ``slot`` of ``n`` dequantizes."""
+def dequantized_type(n: NodeRef, slot: int, dtypes: Mapping[str, str | None]) -> str | None:
+    """The element type the DQ feeding input ``slot`` of the unit target ``n``
+    dequantizes (None where no DQ feeds it): every DQ that feeds a unit's target is a
+    member of its unit, as itself or as ORT's copy (:func:`qdq_units`)."""
     if slot >= len(n.inputs) or not n.inputs[slot]:
         return None
     dq = n.graph.producers.get(n.inputs[slot])
-    if dq is None or dq.path not in members or not dq.inputs:
+    if dq is None or dq.op_type != "DequantizeLinear" or not dq.inputs:
         return None
     return dtypes.get(dq.inputs[0])
