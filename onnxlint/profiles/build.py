@@ -21,6 +21,7 @@ from onnxlint.profiles.model import (
     Partitioning,
     Profile,
     Provenance,
+    QdqSelector,
     RankLosingOp,
     RefusedQdqUnit,
     RequantizedConstantFailure,
@@ -256,6 +257,22 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     ),
                 )
                 for u in part.get("refused_qdq_units", [])
+            ),
+            qdq_selectors=tuple(
+                QdqSelector(
+                    ops=tuple(u["ops"]),
+                    dq_inputs=str(u["dq_inputs"]),
+                    empty_q=bool(u.get("empty_q", False)),
+                    check_q=bool(u.get("check_q", True)),
+                    same_types=tuple(tuple(group) for group in u.get("same_types", [])),
+                    int32_bias=bool(u.get("int32_bias", False)),
+                    same_scale=bool(u.get("same_scale", False)),
+                    clip=bool(u.get("clip", True)),
+                    data_dq=bool(u.get("data_dq", False)),
+                    needs_q=bool(u.get("needs_q", False)),
+                    since_versions=tuple(int(v) for v in u.get("since_versions", [])),
+                )
+                for u in part.get("qdq_selectors", [])
             ),
             layout_pass_failures=tuple(
                 LayoutPassFailure(

@@ -195,6 +195,36 @@ class RefusedQdqUnit:
 
 
 @dataclass(frozen=True)
+class QdqSelector:
+    """How the EP forms a QDQ node unit around one of ``ops`` (its own copy of ORT's
+    node-group selectors). The DequantizeLinear inputs are every input a DQ feeds;
+    ``dq_inputs`` says how many there must be: ``"all"`` (every input slot the node has),
+    a number, or a range ``"a-b"``. The QuantizeLinear outputs: each output read once,
+    by a QuantizeLinear, and no graph output (``empty_q``: or no QuantizeLinear at all;
+    ``check_q`` false: not checked). ``same_types``: groups of ``dN``/``qN`` references
+    (the Nth DQ's quantized type, the Nth Q's output type; ``d*``/``q*`` all of them) that
+    must be equal. ``int32_bias``: a third DQ must dequantize int32. ``same_scale``: the
+    Q and the DQ share their scale. ``clip``: a Relu or Clip that alone reads the node's
+    only output joins the unit (the EP looks for the Qs after it); without, such a
+    Relu/Clip stops the unit from forming. ``data_dq``: input 0 must come from a DQ of the
+    unit when there are Qs (Clip)."""
+
+    ops: tuple[str, ...]
+    dq_inputs: str
+    empty_q: bool = False
+    check_q: bool = True
+    same_types: tuple[tuple[str, ...], ...] = ()
+    int32_bias: bool = False
+    same_scale: bool = False
+    clip: bool = True
+    data_dq: bool = False
+    #: with Qs required: no unit without them (MatMul)
+    needs_q: bool = False
+    #: the ops' schema versions the selector takes (empty: every one)
+    since_versions: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class LayoutPassFailure:
     """A layout-sensitive op the EP claims before ORT's layout transform without validating
     it, and then refuses once rewritten to its layout: session creation fails.
@@ -314,6 +344,8 @@ class Partitioning:
     #: the last cluster is kept below min_partition_nodes
     keeps_last_small_cluster: bool = False
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
+    #: the EP's own QDQ node-group selectors (empty: ORT's, simplified, in partition_units)
+    qdq_selectors: tuple[QdqSelector, ...] = ()
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     finalize_failures: tuple[FinalizeFailure, ...] = ()
     boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
