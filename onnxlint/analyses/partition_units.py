@@ -162,7 +162,7 @@ def _selected_units(
                 originals.append(p)
         if not dq_nodes or not _dq_count_ok(sel.dq_inputs, len(dq_nodes), len(n.inputs)):
             continue
-        clip = _redundant_clip(g, n, outputs, readers)
+        clip = _redundant_clip(g, n, outputs, readers, dtypes)
         if clip is not None and not sel.clip:
             continue
         last = clip or n
@@ -193,8 +193,17 @@ def _dq_count_ok(rule: str, count: int, slots: int) -> bool:
 
 
 def _redundant_clip(
-    g: GraphRef, n: NodeRef, outputs: set[str], readers: Callable[[str], list[NodeRef]]
+    g: GraphRef,
+    n: NodeRef,
+    outputs: set[str],
+    readers: Callable[[str], list[NodeRef]],
+    dtypes: Mapping[str, str | None],
 ) -> NodeRef | None:
+    """The Relu or Clip that alone reads ``n``'s only output, is read once, by a
+    QuantizeLinear whose range it does not narrow (ORT's IsClipMadeRedundantByQ: the
+    Q's lowest and highest values lie within the clip's bounds), and writes no graph
+    output; None where there is none (a bound or a Q parameter that is not a known
+    constant counts as narrowing)."""
     if len(n.outputs) != 1 or not n.outputs[0]:
         return None
     after = readers(n.outputs[0])
@@ -202,9 +211,67 @@ def _redundant_clip(
         return None
     clip = after[0]
     out = clip.outputs[0]
-    if not out or out in outputs or len(readers(out)) != 1:
+    if not out or out in outputs:
         return None
-    return clip
+    read_by = readers(out)
+    if len(read_by) != 1 or read_by[0].op_type != "QuantizeLinear":
+        return None
+    q_range = _q_range(g, read_by[0], dtypes)
+    if q_range is None:
+        return None
+    low, high = _clip_bounds(g, clip)
+    if low is None or high is None:
+        return None
+    return clip if low <= q_range[0] and q_range[1] <= high else None
+
+
+#: the integer range of each quantized type
+_Q_LIMITS = {
+    "uint8": (0, 255),
+    "int8": (-128, 127),
+    "uint16": (0, 65535),
+    "int16": (-32768, 32767),
+}
+
+
+def _q_range(
+    g: GraphRef, q: NodeRef, dtypes: Mapping[str, str | None]
+) -> tuple[float, float] | None:
+    """The real values a QuantizeLinear with scalar constant parameters can represent."""
+    limits = _Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+    if limits is None or len(q.inputs) < 3:
+        return None
+    scale = _scalar_value(g, q.inputs[1])
+    zero = _scalar_value(g, q.inputs[2])
+    if scale is None or zero is None:
+        return None
+    return ((limits[0] - zero) * scale, (limits[1] - zero) * scale)
+
+
+def _clip_bounds(g: GraphRef, clip: NodeRef) -> tuple[float | None, float | None]:
+    """A Relu's or Clip's bounds (infinite where absent; None where not a known constant)."""
+    inf = float("inf")
+    if clip.op_type == "Relu":
+        return 0.0, inf
+    attrs = {a.name: a.f for a in clip.node.attribute if a.type == onnx.AttributeProto.FLOAT}
+    if attrs or len(clip.inputs) < 2:  # Clip before opset 11: bounds as attributes
+        return attrs.get("min", -inf), attrs.get("max", inf)
+    bounds: list[float | None] = []
+    for slot, default in ((1, -inf), (2, inf)):
+        name = clip.inputs[slot] if slot < len(clip.inputs) else ""
+        bounds.append(_scalar_value(g, name) if name else default)
+    return bounds[0], bounds[1]
+
+
+def _scalar_value(g: GraphRef, name: str) -> float | None:
+    t = _constant_tensor(g, name)
+    if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+        return None
+    try:
+        values = numpy_helper.to_array(t).reshape(-1)
+    except Exception:  # a damaged tensor is no known constant
+        return None
+    return float(values[0]) if values.size == 1 else None
 
 
 def _q_side_ok(

@@ -111,6 +111,69 @@ def conv(bias: str, batch: int | str) -> onnx.ModelProto:
     return _model(nodes, inits, [batch, 8, 4, 4], f"conv_{bias}")
 
 
+def add_then(after: str, zero_point: int = 128) -> onnx.ModelProto:
+    """Add of ``xd`` and a DQ of constants ``dq_k`` (dynamic batch: QNN refuses the Add),
+    then ``after``: ``"q"`` (a Q), ``"relu"``, ``"clip6"`` (Clip 0..6) or ``"clip100"``
+    (Clip 0..100) before a Q with ``zero_point`` (scale 0.05: uint8 covers 0..12.75 with
+    0), ``"two_q"`` (two Qs read the sum), ``"mul"`` (a Mul of ``x`` itself, one DQ)."""
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array(rng.integers(0, 255, (8,)).astype(np.uint8), "k"),
+        numpy_helper.from_array(np.array(zero_point, np.uint8), "zo"),
+        numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+        numpy_helper.from_array(np.array(6.0, np.float32), "hi6"),
+        numpy_helper.from_array(np.array(100.0, np.float32), "hi100"),
+    ]
+    op, first = ("Mul", "x") if after == "mul" else ("Add", "xd")
+    nodes = [
+        helper.make_node("DequantizeLinear", ["k", "s", "zp"], ["kd"], "dq_k"),
+        helper.make_node(op, [first, "kd"], ["a"], "target"),
+    ]
+    last = "a"
+    if after == "relu":
+        nodes.append(helper.make_node("Relu", ["a"], ["r"], "relu"))
+        last = "r"
+    elif after in ("clip6", "clip100"):
+        nodes.append(helper.make_node("Clip", ["a", "lo", f"hi{after[4:]}"], ["r"], "clip"))
+        last = "r"
+    if after == "two_q":
+        nodes += [
+            helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["aq1"], "q_a1"),
+            helper.make_node("QuantizeLinear", ["a", "s", "zp"], ["aq2"], "q_a2"),
+            helper.make_node("DequantizeLinear", ["aq1", "s", "zp"], ["a1"], "dq_a1"),
+            helper.make_node("DequantizeLinear", ["aq2", "s", "zp"], ["a2"], "dq_a2"),
+            helper.make_node("Sub", ["a1", "a2"], ["y"], "sub"),
+        ]
+    else:
+        nodes += [
+            helper.make_node("QuantizeLinear", [last, "s", "zo"], ["oq"], "q_out"),
+            helper.make_node("DequantizeLinear", ["oq", "s", "zo"], ["y"], "dq_out"),
+        ]
+    return _model(nodes, inits, ["N", 8], f"add_{after}_{zero_point}")
+
+
+@pytest.mark.parametrize(
+    ("after", "zero_point", "unit"),
+    [
+        ("q", 128, True),
+        ("relu", 128, False),  # the Relu narrows the Q's range: not redundant, no unit
+        ("relu", 0, True),  # the Q already stops at 0: the Relu joins the Add's unit
+        ("clip6", 0, False),
+        ("clip100", 0, True),
+        ("two_q", 128, False),  # one Q per output slot
+        ("mul", 128, False),  # a binary unit needs two DQs
+    ],
+)
+def test_binary_units_and_the_relu_or_clip_after_them(
+    after: str, zero_point: int, unit: bool
+) -> None:
+    plan = partitions(add_then(after, zero_point), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/target"] == CPU_EP
+    # in a unit the constant's DQ goes to the CPU with the Add; alone QNN takes it
+    assert plan.node_ep["main/dq_k"] == (CPU_EP if unit else QNN)
+
+
 def test_a_layer_norm_with_a_float_bias_forms_no_unit() -> None:
     plan = partitions(layer_norm("identity", "N"), ["qnn"]).plan("exported")
     assert plan is not None
@@ -144,6 +207,20 @@ CASES = {
     # a static Conv with an Identity bias fails ORT's layout pass (layout_pass_failures)
     if (build, arg, batch) != (conv, "identity", 1)
 }
+CASES.update(
+    {
+        f"add_{after}_{zp}": add_then(after, zp)
+        for after, zp in (
+            ("q", 128),
+            ("relu", 128),
+            ("relu", 0),
+            ("clip6", 0),
+            ("clip100", 0),
+            ("two_q", 128),
+            ("mul", 128),
+        )
+    }
+)
 
 
 @pytest.mark.slow
