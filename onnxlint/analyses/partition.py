@@ -146,6 +146,10 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                         if p in claimed:
                             claimed.discard(p)
                             plan.released.setdefault(p, why)
+                for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
+                    claimed.discard(p)
+                    plan.released.setdefault(p, why)
+                    plan.release_fixes.setdefault(p, fix)
                 groups = []
                 blind = profile.partitioning.grouping_ignores_captured_inputs
                 grouping_edges = node_edges(g, order, captured=False) if blind else edges
@@ -244,6 +248,43 @@ def _second_pass(
                 f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
             )
     return groups, rewrites.dropped
+
+
+def captured_initializer_refusals(
+    lg: LevelGraph,
+    g: GraphRef,
+    claimed: set[str],
+    by_path: Mapping[str, NodeRef],
+    profile: Profile,
+) -> list[tuple[str, str, str]]:
+    """The claimed control-flow nodes the profile refuses because a body reads an
+    initializer of an enclosing graph (``refuses_captured_initializers``), with why and
+    the fix."""
+    reasons = dict(profile.partitioning.refuses_captured_initializers)
+    out: list[tuple[str, str, str]] = []
+    if not reasons:
+        return out
+    for p in sorted(claimed):
+        n = by_path[p]
+        if n.op_type not in reasons:
+            continue
+        names = sorted(
+            name
+            for sub in n.subgraphs.values()
+            for name in sub.captured
+            if lg.is_initializer(g, name)
+        )
+        if names:
+            out.append(
+                (
+                    p,
+                    f"{short_ep(profile.ep)} refuses this {n.op_type}: a body reads "
+                    f"`{names[0]}`, an initializer of the enclosing graph; {reasons[n.op_type]}",
+                    f"make `{names[0]}` an initializer of each branch that reads it (or "
+                    "compute it inside the branch)",
+                )
+            )
+    return out
 
 
 def _nodes_alone(

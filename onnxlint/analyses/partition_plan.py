@@ -109,6 +109,9 @@ class PartitionPlan:
     node_ep: dict[str, str] = field(default_factory=dict)
     #: node path -> why a claimed node went to a later EP (partition quirk, CPU preference)
     released: dict[str, str] = field(default_factory=dict)
+    #: node path -> the fix for a release whose cause has one of its own (else the
+    #: generic one: join a larger partition)
+    release_fixes: dict[str, str] = field(default_factory=dict)
     crossings: list[Crossing] = field(default_factory=list)
     #: node path -> EP device memory kind ("host" or "device")
     memory: dict[str, str] = field(default_factory=dict)

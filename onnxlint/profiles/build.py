@@ -258,6 +258,9 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 )
                 for u in part.get("refused_qdq_units", [])
             ),
+            refuses_captured_initializers=tuple(
+                (r["op"], r["reason"]) for r in part.get("refuses_captured_initializers", [])
+            ),
             qdq_selectors=tuple(
                 QdqSelector(
                     ops=tuple(u["ops"]),

@@ -346,6 +346,9 @@ class Partitioning:
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     #: the EP's own QDQ node-group selectors (empty: ORT's, simplified, in partition_units)
     qdq_selectors: tuple[QdqSelector, ...] = ()
+    #: (op, why) for the control-flow ops the EP refuses when a body reads an initializer
+    #: of an enclosing graph
+    refuses_captured_initializers: tuple[tuple[str, str], ...] = ()
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     finalize_failures: tuple[FinalizeFailure, ...] = ()
     boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()

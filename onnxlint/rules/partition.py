@@ -115,7 +115,10 @@ g (float[1,16] x) => (float[1,16] y) {
             d = self.make(
                 loc,
                 ep=ep,
-                fix=Fix(title="let the node join a larger partition, or remove it"),
+                fix=Fix(
+                    title=plan.release_fixes.get(path)
+                    or "let the node join a larger partition, or remove it"
+                ),
                 accel=short_ep(ep),
                 node=label,
                 op=ref.op_type if ref else "?",
