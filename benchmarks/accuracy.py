@@ -213,7 +213,9 @@ def evaluate_model(
             plan, la = got
             index = plan.graph.index
             nodes, verdicts = _real(truth, s)
-            actual, _inserted, _unreported = reported_to_paths(index, nodes)
+            actual, _inserted, _unreported = reported_to_paths(
+                index, nodes, plan.graph.inlined_late
+            )
             res = SessionResult(request_id="", status="ok", provider=ep, verdicts=verdicts)
             reasons = reasons_by_path(index, res)
             for path_, real_ep in actual.items():

@@ -42,7 +42,11 @@ import onnx
 
 from onnxlint.analyses.capability import NodeFacts, Verdict, evaluate, node_count_cap, symbols_of
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
-from onnxlint.analyses.function_inlining import expand_unclaimed_function_ops, inline_functions
+from onnxlint.analyses.function_inlining import (
+    collapse_ort_inlined,
+    expand_unclaimed_function_ops,
+    inline_functions,
+)
 from onnxlint.analyses.fusions import apply_fusions
 from onnxlint.analyses.layout_outputs import apply_layout_output_claims
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
@@ -421,13 +425,16 @@ class Assignment:
             self.optimized_failure = failures[0] if failures else None
             if got is None:
                 return None
+            got = collapse_ort_inlined(got, self.ctx.index)
             lg = build_level_graph(got, level, source=self.ctx.index)
         else:
             raise ValueError(f"unknown graph level {level!r}")
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)
         if expanded is not None:
-            lg = build_level_graph(expanded, level, source=self.ctx.index)
+            model, positions = expanded
+            lg = build_level_graph(model, level, source=self.ctx.index)
+            lg.inlined_late = frozenset(n.path for n in lg.index.main.nodes if n.index in positions)
             la = assign_level(lg, self.profiles)
         if note is not None:
             lg.note = note  # the optimized level's own graph (the exported one is shared)

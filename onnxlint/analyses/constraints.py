@@ -133,7 +133,28 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         return None
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
+    if c.kind == "channel_vector":
+        return _channel_vector_problem(c, facts)
     return None  # unknown kinds are rejected by the schema
+
+
+def _channel_vector_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """An input of ``c.inputs`` that is not a 1-D tensor of one value per channel of input
+    0 (its dimension 1); unknown shapes never refuse."""
+    data = _shape(facts, "input", 0)
+    channels = data[1] if data is not None and len(data) > 1 else None
+    if not isinstance(channels, int):
+        return None
+    for i in c.inputs or ():
+        shape = _shape(facts, "input", i) if facts.has_input(i) else None
+        if shape is not None and (len(shape) != 1 or shape[0] != channels):
+            dims = ", ".join(shown_dim(d) if not isinstance(d, int) else str(d) for d in shape)
+            return Problem(
+                f"input {i} has shape [{dims}], not one value per channel ([{channels}])",
+                "input",
+                i,
+            )
+    return None
 
 
 def _einsum_problem(c: Constraint, facts: NodeFacts) -> Problem | None:

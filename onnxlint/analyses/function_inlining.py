@@ -9,6 +9,7 @@ from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.ort_kernels import cpu_has_kernel
 from onnxlint.analyses.value_types import ValueType
 from onnxlint.ep_names import CPU_EP
+from onnxlint.index import ModelIndex
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -50,12 +51,96 @@ def _inline_simple(model: onnx.ModelProto, depth: int = 8) -> onnx.ModelProto:
     return out
 
 
-def expand_unclaimed_function_ops(lg: LevelGraph, la: LevelAssignment) -> onnx.ModelProto | None:
+#: the prefix of the values ORT's Graph::InlineFunction writes for an expanded function op
+INLINED_PREFIX = "_inlfunc_"
+
+
+def collapse_ort_inlined(model: onnx.ModelProto, source: ModelIndex) -> onnx.ModelProto:
+    """``model`` (a graph ORT saved after partitioning) with each function op it inlined
+    put back as the op (a copy; else ``model``).
+
+    ORT's level-1 graph comes from a CPU session, which inlines every ONNX function op
+    the CPU has no kernel for (GroupNormalization, Mish...) after level 1 has run; the
+    session being predicted may have an EP that takes the op itself. The expanded nodes
+    are found by their values (``_inlfunc_<Op>_...``) and replaced by the node of the
+    user's model whose outputs they write; then the op is judged like any other
+    (:func:`expand_unclaimed_function_ops` expands it again where no EP claims it)."""
+    nodes = list(model.graph.node)
+    parent: dict[int, int] = {}
+
+    def find(i: int) -> int:
+        while parent.get(i, i) != i:
+            i = parent[i]
+        return i
+
+    writer: dict[str, int] = {}
+    marked = [
+        i
+        for i, n in enumerate(nodes)
+        if any(v.startswith(INLINED_PREFIX) for v in (*n.input, *n.output))
+    ]
+    if not marked:
+        return model
+    for i in marked:
+        for v in nodes[i].output:
+            if v.startswith(INLINED_PREFIX):
+                writer[v] = i
+    for i in marked:
+        for v in (*nodes[i].input, *nodes[i].output):
+            j = writer.get(v)
+            if j is not None and find(i) != find(j):
+                parent[find(i)] = find(j)
+    groups: dict[int, list[int]] = {}
+    for i in marked:
+        groups.setdefault(find(i), []).append(i)
+    by_output = {o: n for n in source.main.nodes for o in n.outputs if o}
+    available = {i.name for i in model.graph.input} | {t.name for t in model.graph.initializer}
+    available |= {o for n in nodes for o in n.output}
+    replace: dict[int, onnx.NodeProto | None] = {}
+    for members in groups.values():
+        outs = {
+            o for i in members for o in nodes[i].output if o and not o.startswith(INLINED_PREFIX)
+        }
+        origin = {by_output.get(o) for o in outs}
+        if len(origin) != 1:
+            continue
+        op = origin.pop()
+        if (
+            op is None
+            or set(op.outputs) - {""} != outs
+            or any(name and name not in available for name in op.inputs)
+        ):
+            continue
+        for i in members:
+            replace[i] = None
+        # where the last of them was: after every producer of the op's inputs
+        replace[max(members)] = op.node
+    if not replace:
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    kept: list[onnx.NodeProto] = []
+    for i, n in enumerate(nodes):
+        if i not in replace:
+            kept.append(n)
+        elif (node := replace[i]) is not None:
+            kept.append(node)
+    del out.graph.node[:]
+    out.graph.node.extend(kept)
+    return out
+
+
+def expand_unclaimed_function_ops(
+    lg: LevelGraph, la: LevelAssignment
+) -> tuple[onnx.ModelProto, frozenset[int]] | None:
     """Expand main-graph ai.onnx ops that no EP claims into their ONNX function bodies.
 
-    ORT does this before partitioning (an operator defined as a function, such as
-    Mish or GroupNormalization, runs as its body when no EP has a kernel for it).
-    Returns the expanded model, or None when nothing is expanded.
+    An operator defined as a function, such as Mish or GroupNormalization, runs as its
+    body when no EP has a kernel for it. ORT inlines it after every EP has chosen its
+    nodes, and then lets each EP choose again among the new ones (graph_partitioner.cc,
+    ``PartitionOnnxFormatModel``'s loop); :func:`onnxlint.analyses.partition.plan_level`
+    follows that order. Returns the expanded model and the positions of the expanded
+    nodes in its main graph, or None when nothing is expanded.
     """
     import onnx.defs
 
@@ -110,11 +195,17 @@ def expand_unclaimed_function_ops(lg: LevelGraph, la: LevelAssignment) -> onnx.M
     out = onnx.ModelProto()
     out.CopyFrom(model)
     nodes: list[onnx.NodeProto] = []
+    expanded: set[int] = set()
     for i, n in enumerate(model.graph.node):
-        nodes.extend(replace_at.get(i, [n]))
+        body = replace_at.get(i)
+        if body is None:
+            nodes.append(n)
+            continue
+        expanded.update(range(len(nodes), len(nodes) + len(body)))
+        nodes.extend(body)
     del out.graph.node[:]
     out.graph.node.extend(nodes)
-    return out
+    return out, frozenset(expanded)
 
 
 def _type_proto(vt: ValueType) -> onnx.TypeProto:

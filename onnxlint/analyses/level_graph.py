@@ -44,6 +44,9 @@ class LevelGraph:
     #: the user's node path -> its place top-down in the model as written (partitions are
     #: numbered in this order, as a reader meets their first node)
     source_rank: dict[str, int] = field(default_factory=dict)
+    #: paths of the nodes an ONNX function op expands into when no EP claims the op: ORT
+    #: inlines it only after every EP has chosen its nodes, and partitions again
+    inlined_late: frozenset[str] = frozenset()
     note: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:

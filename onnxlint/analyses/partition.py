@@ -60,7 +60,7 @@ from onnxlint.analyses.partition_units import (
     unit_graph,
 )
 from onnxlint.ep_names import CPU_EP, short_ep
-from onnxlint.index import GraphRef, NodeRef, node_edges
+from onnxlint.index import GraphRef, NodeRef, node_edges, topological_order
 from onnxlint.tensors import inline_scalar_int
 
 if TYPE_CHECKING:
@@ -117,7 +117,12 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         ]
         for profile in la.profiles:
             ep = profile.ep
-            claimed = {p for p in unassigned if (na := la.get(p)) is not None and na.claims(ep)}
+            # a function op no EP claims is inlined after this pass (_late_pass)
+            claimed = {
+                p
+                for p in unassigned
+                if (na := la.get(p)) is not None and na.claims(ep) and p not in lg.inlined_late
+            }
             # in graph order, as everything written into the plan: a set's order would
             # follow string hashing and differ from run to run in the JSON report
             for p, by in preferred:
@@ -200,6 +205,9 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                     plan.node_ep[p] = ep
                     unassigned.discard(p)
                 groups_all.append((ep, g, grp))
+        late = [n.path for n in order if n.path in lg.inlined_late and n.path in unassigned]
+        if late:
+            _late_pass(lg, la, g, order, edges, alone, late, unassigned, plan, groups_all)
         # anything left (CPU refused it too) still runs nowhere else: report it on CPU
         if unassigned:
             rest = [p for p in (n.path for n in order) if p in unassigned]
@@ -248,6 +256,66 @@ def _second_pass(
                 f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
             )
     return groups, rewrites.dropped
+
+
+def _late_pass(
+    lg: LevelGraph,
+    la: LevelAssignment,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+    alone: list[UnitGraph],
+    late: list[str],
+    unassigned: set[str],
+    plan: PartitionPlan,
+    groups_all: list[tuple[str, GraphRef, list[str]]],
+) -> None:
+    """ORT's partitioning after it inlines the function ops no EP claimed (``late``, the
+    nodes they expand into): each EP in turn chooses among those nodes again, and its
+    groups are partitions of their own. An EP whose clusters also take nodes already on
+    the CPU (``late_pass_takes_assigned``) gets none of a cluster that holds one."""
+    on_cpu = {p for p, ep in plan.node_ep.items() if ep == CPU_EP}
+    by_path = {n.path: n for n in order}
+    # ORT sorts the graph again once it has inlined the op (the level-1 file's order is
+    # that of the graph before the inlining)
+    order = topological_order(g, lg.nodes(g)) if lg.level == OPTIMIZED else order
+    edges = node_edges(g, order) if lg.level == OPTIMIZED else edges
+    for profile in la.profiles:
+        ep = profile.ep
+        claimed = {p for p in late if p in unassigned and (na := la.get(p)) and na.claims(ep)}
+        if not claimed:
+            continue
+        if _uses_ov_clustering(profile):
+            pool = set(claimed)
+            if profile.partitioning.late_pass_takes_assigned:
+                pool |= {p for p in on_cpu if (na := la.get(p)) is not None and na.claims(ep)}
+            found, released = ov_clusters(lg, g, order, pool, profile, edges)
+            groups = []
+            for grp in found:
+                held = next((p for p in grp if p in on_cpu), None)
+                if held is None:
+                    groups.append(grp)
+                    continue
+                for p in grp:
+                    if p in claimed:
+                        plan.released.setdefault(
+                            p,
+                            f"{short_ep(ep)} takes this node (from a function op ORT inlines "
+                            "after the first partitioning) into one subgraph with "
+                            f"{by_path[held].label}, which already runs on CPU, "
+                            "and ORT refuses that subgraph",
+                        )
+            for p, why in released.items():
+                if p in claimed:
+                    plan.released.setdefault(p, why)
+        else:
+            prepared = _nodes_alone(alone, g, order, edges) if lg.level != OPTIMIZED else None
+            groups = greedy_groups(g, order, claimed, edges=edges, prepared=prepared)
+        for grp in groups:
+            for p in grp:
+                plan.node_ep[p] = ep
+                unassigned.discard(p)
+            groups_all.append((ep, g, grp))
 
 
 def captured_initializer_refusals(

@@ -26,14 +26,22 @@ PREDICTION_LEVEL = {"disabled": "exported", "default": "optimized"}
 
 
 def reported_to_paths(
-    index: ModelIndex, reported: list[AssignedNode]
+    index: ModelIndex, reported: list[AssignedNode], unnamed: frozenset[str] = frozenset()
 ) -> tuple[dict[str, str], list[AssignedNode], list[str]]:
-    """(node path -> EP, inserted nodes, unreported node paths) for one graph level."""
+    """(node path -> EP, inserted nodes, unreported node paths) for one graph level.
+
+    ``unnamed``: paths of nodes ORT reports without a name although the prediction names
+    them (the body of a function op ORT inlines, ``LevelGraph.inlined_late``)."""
     from onnxlint.runtime.normalise import SourceNode, match_assignment
 
     nodes = [n for n in index.nodes if not n.graph.is_function]
     srcs = [
-        SourceNode(i, n.name, n.op_type, "" if n.domain == "ai.onnx" else n.domain)
+        SourceNode(
+            i,
+            "" if n.path in unnamed else n.name,
+            n.op_type,
+            "" if n.domain == "ai.onnx" else n.domain,
+        )
         for i, n in enumerate(nodes)
     ]
     m = match_assignment(srcs, reported)
@@ -161,6 +169,8 @@ class Prediction:
     index: ModelIndex
     verdicts: dict[str, Any] = field(default_factory=dict)  # path -> Verdict of the EP
     note: str | None = None
+    #: nodes of function ops ORT inlines, which it reports unnamed
+    inlined: frozenset[str] = frozenset()
 
 
 def predict(ctx: LintContext, profile: Profile, level: str) -> Prediction | None:
@@ -187,6 +197,7 @@ def predict(ctx: LintContext, profile: Profile, level: str) -> Prediction | None
         index=la_shared.graph.index,
         verdicts=verdicts,
         note=plan.note,
+        inlined=la_shared.graph.inlined_late,
     )
 
 
@@ -213,7 +224,10 @@ def diff_level(
     else:
         diff.prediction_note = "no prediction for this graph level (ORT could not produce it)"
     if res.ok and res.assignment:
-        diff.actual, diff.inserted, diff.unreported = reported_to_paths(index, res.assignment)
+        inlined = pred.inlined if pred is not None else frozenset()
+        diff.actual, diff.inserted, diff.unreported = reported_to_paths(
+            index, res.assignment, inlined
+        )
     diff.reasons = reasons_by_path(index, res)
     diff.prediction = pred
     return diff

@@ -258,6 +258,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 )
                 for u in part.get("refused_qdq_units", [])
             ),
+            late_pass_takes_assigned=bool(part.get("late_pass_takes_assigned", False)),
             refuses_captured_initializers=tuple(
                 (r["op"], r["reason"]) for r in part.get("refuses_captured_initializers", [])
             ),

@@ -346,6 +346,10 @@ class Partitioning:
     refused_qdq_units: tuple[RefusedQdqUnit, ...] = ()
     #: the EP's own QDQ node-group selectors (empty: ORT's, simplified, in partition_units)
     qdq_selectors: tuple[QdqSelector, ...] = ()
+    #: when ORT partitions again after inlining function ops no EP claimed, the EP's new
+    #: clusters also take supported nodes already assigned to the CPU, and ORT refuses
+    #: such a cluster whole (OpenVINO)
+    late_pass_takes_assigned: bool = False
     #: (op, why) for the control-flow ops the EP refuses when a body reads an initializer
     #: of an enclosing graph
     refuses_captured_initializers: tuple[tuple[str, str], ...] = ()
