@@ -105,6 +105,14 @@ def _stored(path: Path, identity: dict[str, Any] | None) -> Kernels | None:
         return None  # read from ORT again and rewritten
 
 
+def ort_registers(op_type: str) -> bool | None:
+    """Whether the installed onnxruntime's CPU EP has a kernel for ``op_type`` in the
+    ai.onnx domain at some version, ONNX's operators or not (ORT registers some contrib
+    kernels there, such as SimplifiedLayerNormalization); None when it cannot tell."""
+    kernels = _cpu_kernels()
+    return None if kernels is None else op_type in kernels
+
+
 def cpu_has_kernel(op_type: str, since: int | None) -> bool:
     kernels = _cpu_kernels()
     if kernels is None:

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import onnx
-from onnx import numpy_helper
 
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.ep_names import short_ep
 from onnxlint.index import GraphRef, NodeRef, node_edges
+from onnxlint.tensors import inline_array, is_external
 
 if TYPE_CHECKING:
     from onnxlint.profiles import Profile
@@ -265,13 +265,10 @@ def _clip_bounds(g: GraphRef, clip: NodeRef) -> tuple[float | None, float | None
 
 def _scalar_value(g: GraphRef, name: str) -> float | None:
     t = _constant_tensor(g, name)
-    if t is None or t.data_location == onnx.TensorProto.EXTERNAL:
+    values = inline_array(t, max_elements=1) if t is not None else None
+    if values is None or values.size != 1 or values.dtype.kind not in "iuf":
         return None
-    try:
-        values = numpy_helper.to_array(t).reshape(-1)
-    except Exception:  # a damaged tensor is no known constant
-        return None
-    return float(values[0]) if values.size == 1 else None
+    return float(values.reshape(-1)[0])
 
 
 def _q_side_ok(
@@ -323,17 +320,13 @@ def _same_scale(g: GraphRef, q: NodeRef, dq: NodeRef) -> bool:
     ta, tb = _constant_tensor(g, a), _constant_tensor(g, b)
     if ta is None or tb is None:
         return False
-    if (
-        ta.data_location == onnx.TensorProto.EXTERNAL
-        or tb.data_location == onnx.TensorProto.EXTERNAL
-    ):
-        return True
+    if is_external(ta) or is_external(tb):
+        return True  # never opened: counted as equal
     if ta.data_type != tb.data_type:
         return False
-    try:
-        return bool(numpy_helper.to_array(ta).tolist() == numpy_helper.to_array(tb).tolist())
-    except Exception:  # a damaged tensor: ORT would not compare it either
-        return False
+    va, vb = inline_array(ta, max_elements=64), inline_array(tb, max_elements=64)
+    # a damaged or large tensor: ORT would not match it either
+    return va is not None and vb is not None and va.tolist() == vb.tolist()
 
 
 def _constant_tensor(g: GraphRef, name: str) -> onnx.TensorProto | None:

@@ -23,10 +23,11 @@ class CheckerError(Rule):
         An operator that does not exist at the imported opset is OL204's finding, reported
         there once: the checker is given a copy in which such nodes sit in a private
         domain, so it reports what else is wrong, if anything.
-        Severity means consequence: when the only violation is one ONNX Runtime does not
-        enforce (below IR version 4, initializers that are not also graph inputs; the
-        checker accepts the model once they are listed), the session loads and the
-        finding is a warning.
+        Severity means consequence: when the only violations are ones ONNX Runtime does not
+        enforce (below IR version 4, initializers that are not also graph inputs; nodes
+        out of topological order, which ORT sorts; a node of a domain the model does not
+        import, which ORT imports at its own version), the checker accepts a copy mended
+        that way, the session loads and the finding is a warning.
 
     Why it matters:
         A model the checker rejects may still load in some runtimes, but it is malformed:
@@ -49,6 +50,8 @@ class CheckerError(Rule):
         "ir3_initializers": "onnx.checker rejects the model: below IR version 4 every "
         "initializer must also be a graph input, and {count} are not (first: '{first}'); "
         "ONNX Runtime loads it anyway",
+        "ort_tolerates": "onnx.checker rejects the model ({what}); ONNX Runtime loads it "
+        "anyway, other tools may not: {error}",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
@@ -82,7 +85,105 @@ g (float[1,4] x) => (float[1,4] y) {
                     )
                 )
                 return
+            what = _mended_by_ort(model)
+            if what:
+                ctx.emit(
+                    self.make(
+                        Location(),
+                        "ort_tolerates",
+                        severity=Severity.WARNING,
+                        what="; ".join(what),
+                        error=_trim(error),
+                        fix=Fix(
+                            title="re-save the model after " + " and ".join(_FIXES[w] for w in what)
+                        ),
+                    )
+                )
+                return
         ctx.emit(self.make(Location(), error=_trim(error)))
+
+
+_UNSORTED = "nodes out of topological order"
+_UNIMPORTED = "a node domain without an opset import"
+_FIXES = {
+    _UNSORTED: "sorting its nodes topologically",
+    _UNIMPORTED: "adding the missing opset imports",
+}
+
+
+def _mended_by_ort(model: onnx.ModelProto) -> list[str]:
+    """What ORT mends on loading that the checker rejects, when the checker accepts a copy
+    mended that way (empty when it does not, or nothing needed mending): ORT sorts the
+    nodes of every graph and imports a used domain the model does not import."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    what: list[str] = []
+    if _sort_graphs(copy):
+        what.append(_UNSORTED)
+    imported = {o.domain for o in copy.opset_import}
+    used = {n.domain for g in _graphs(copy.graph) for n in g.node} - {"", "ai.onnx"}
+    missing = sorted(d for d in used - imported if d not in {f.domain for f in copy.functions})
+    if missing:
+        for d in missing:
+            copy.opset_import.append(onnx.helper.make_opsetid(d, 1))
+        what.append(_UNIMPORTED)
+    if not what:
+        return []
+    missing_inputs = _ir3_initializers_not_inputs(copy)
+    for t in missing_inputs:
+        copy.graph.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, t.dims))
+    try:
+        onnx.checker.check_model(copy)
+    except Exception:
+        return []
+    return what
+
+
+def _graphs(g: onnx.GraphProto) -> list[onnx.GraphProto]:
+    out = [g]
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out += _graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    out += _graphs(sub)
+    return out
+
+
+def _sort_graphs(model: onnx.ModelProto) -> bool:
+    """Sort the nodes of every graph of ``model`` topologically in place (Kahn, stable);
+    whether any graph was out of order. A graph with a cycle is left as it is."""
+    changed = False
+    for g in _graphs(model.graph):
+        producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
+        if all(producer.get(x, -1) < i for i, n in enumerate(g.node) for x in n.input if x):
+            continue
+        needs = [
+            {producer[x] for x in n.input if x in producer} - {i} for i, n in enumerate(g.node)
+        ]
+        readers: dict[int, list[int]] = {}
+        for i, ds in enumerate(needs):
+            for d in ds:
+                readers.setdefault(d, []).append(i)
+        left = [len(ds) for ds in needs]
+        ready = [i for i, k in enumerate(left) if k == 0]
+        order: list[int] = []
+        while ready:
+            ready.sort(reverse=True)
+            i = ready.pop()
+            order.append(i)
+            for r in readers.get(i, []):
+                left[r] -= 1
+                if left[r] == 0:
+                    ready.append(r)
+        if len(order) != len(g.node):
+            continue  # a cycle: not ORT's to mend
+        nodes = [g.node[i] for i in order]
+        del g.node[:]
+        g.node.extend(nodes)
+        changed = True
+    return changed
 
 
 def _ir3_initializers_not_inputs(model: onnx.ModelProto) -> list[onnx.TensorProto]:

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from onnx import defs
 
+from onnxlint.analyses.ort_kernels import ort_registers
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.index import DEFAULT_DOMAIN, NodeRef, norm_domain
@@ -281,6 +282,8 @@ class UnknownOperator(Rule):
         "re-export with opset_version={first}",
         "removed": "{op} was removed from {domain} before opset {opset}; it exists up to opset {last}",
         "unknown": "{op} is not an operator of {domain} at any opset",
+        "ort_only": "{op} is not an ONNX operator, but ONNX Runtime registers a kernel for it in "
+        "{domain} (its own contrib operator): the model runs on ONNX Runtime only",
     }
     visits = ("*",)
     example_bad = """\
@@ -305,6 +308,17 @@ g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
             return
         versions = _versions_of(node.op_type, domain)
         if not versions:
+            if domain == DEFAULT_DOMAIN and ort_registers(node.op_type):
+                ctx.emit(
+                    self.make(
+                        node.location(),
+                        "ort_only",
+                        severity=Severity.WARNING,
+                        op=node.op_type,
+                        domain=domain,
+                    )
+                )
+                return
             ctx.emit(self.make(node.location(), "unknown", op=node.op_type, domain=domain))
         elif versions[0] > opset:
             ctx.emit(

@@ -357,11 +357,14 @@ class GraphCycle(Rule):
 
     What it does:
         Runs Kahn's algorithm over each graph; reports a cycle (error) or, when the graph is
-        acyclic but listed out of order, the first node that reads a value produced later.
+        acyclic but listed out of order, the first node that reads a value produced later
+        (a warning: ONNX Runtime sorts the nodes itself and loads the model).
 
     Why it matters:
         ONNX requires acyclic graphs in topological order; ORT refuses cycles, and
-        tools that stream nodes in file order misread out-of-order graphs.
+        tools that stream nodes in file order (onnx's checker, other runtimes, converters)
+        misread or reject out-of-order graphs. float16 conversions that keep float inputs
+        write their input Casts at the end of the node list.
 
     Fix:
         A cycle is a corrupt or mis-edited model: re-export. For ordering alone, sort the
@@ -378,7 +381,9 @@ class GraphCycle(Rule):
     severity = Severity.ERROR
     messages = {
         "cycle": "the graph has a cycle through {count} nodes, including this one",
-        "order": "this node reads '{value}', which is produced later (nodes not topologically sorted)",
+        "order": "this node reads '{value}', which is produced later (nodes not topologically "
+        "sorted; ONNX Runtime sorts them and loads the model, onnx's checker and other tools "
+        "do not)",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
@@ -426,7 +431,14 @@ g (float[1,4] x) => (float[1,4] z) {
                     and position[id(p)] > n.index
                 ]
                 if late:
-                    ctx.emit(self.make(n.location(tensor=late[0]), "order", value=late[0]))
+                    ctx.emit(
+                        self.make(
+                            n.location(tensor=late[0]),
+                            "order",
+                            severity=Severity.WARNING,
+                            value=late[0],
+                        )
+                    )
                     break
 
 

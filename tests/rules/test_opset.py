@@ -110,6 +110,23 @@ CASES = [
         [("OL204", "Frobnicate is not an operator of ai.onnx at any opset")],
     ),
     (
+        # ORT registers this contrib kernel in the ai.onnx domain (its transformer optimizer
+        # writes it): the model runs on ORT, a warning (the message says so)
+        "op-ort-only",
+        {"select": ["OL204"]},
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "g (float[1,4] x, float[4] s) => (float[1,4] y) {\n"
+        " [f] y = SimplifiedLayerNormalization <axis: int = -1> (x, s)\n}",
+        [
+            (
+                "OL204",
+                "SimplifiedLayerNormalization is not an ONNX operator, but ONNX Runtime registers "
+                "a kernel for it in ai.onnx (its own contrib operator): the model runs on ONNX "
+                "Runtime only",
+            )
+        ],
+    ),
+    (
         "deprecated",
         {"select": ["OL205"]},
         '<ir_version: 8, opset_import: ["" : 10]>\n'
