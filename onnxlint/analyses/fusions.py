@@ -12,14 +12,18 @@ def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
 
     ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) and two Muls (by x and by
     0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
-    refuses alone. ``dynamic_quantize_matmul_integer``: the EP claims a
-    DynamicQuantizeLinear together with the MatMulIntegers reading its output (constant
-    weights, every shape static) although it claims neither op alone. QNN HTP, measured
-    with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60): ORT's
-    dynamic-quantization pattern (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
-    Mul(scale, weight scale)) is taken at both levels with uint8 or int8 weights; the scale
-    used without the weight scale's Mul, a DynamicQuantizeLinear alone or before a
-    ConvInteger, or an unknown or dynamic shape, is refused.
+    refuses alone. ``dynamic_quantize_matmul_integer`` / ``dynamic_quantize_conv_integer``:
+    the EP claims a DynamicQuantizeLinear together with the MatMulIntegers / ConvIntegers
+    reading its output (constant weights, every shape static) although it claims none of
+    these ops alone. QNN HTP, measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP
+    simulator, soc_model 60): ORT's dynamic-quantization pattern (DynamicQuantizeLinear ->
+    MatMulInteger or ConvInteger -> Cast -> Mul by Mul(scale, weight scale), then an
+    optional Add of the bias) is taken at both levels with uint8 or int8 weights; the scale
+    used without the weight scale's Mul, a DynamicQuantizeLinear alone, an Add that is the
+    rescaling Mul's only reader and adds a computed tensor (a residual, or a bias that a
+    Reshape writes, as the quantizer does for ConvInteger: constant only once the default
+    level folds it), or an unknown or dynamic shape, is refused. An Add that shares the
+    Mul's output with other readers does not matter.
     """
     return [p.ep for p in result.profiles if fusion in p.fusions]
 
@@ -28,8 +32,15 @@ def _static(shape: tuple[object, ...] | None) -> bool:
     return shape is not None and all(isinstance(d, int) for d in shape)
 
 
-def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
-    """The MatMulIntegers fused with ``dql`` (the "dynamic_quantize_matmul_integer" fusion), or []."""
+#: the fusions of a DynamicQuantizeLinear with the integer op reading it
+_INTEGER_FUSIONS = {
+    "dynamic_quantize_matmul_integer": "MatMulInteger",
+    "dynamic_quantize_conv_integer": "ConvInteger",
+}
+
+
+def _dql_integer_users(result: LevelAssignment, dql: NodeRef, ops: frozenset[str]) -> list[NodeRef]:
+    """The integer ops (of ``ops``: MatMulInteger, ConvInteger) fused with ``dql``, or []."""
     g = dql.graph
     users = g.consumers.get(dql.outputs[0], []) if dql.outputs else []
     if not users:
@@ -44,7 +55,7 @@ def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
             continue
         f = na.facts
         if (
-            n.op_type != "MatMulInteger"
+            n.op_type not in ops
             or n.domain not in ("", "ai.onnx")
             or not n.inputs
             or n.inputs[0] != dql.outputs[0]
@@ -61,7 +72,7 @@ def _dql_matmulinteger(result: LevelAssignment, dql: NodeRef) -> list[NodeRef]:
 def _rescaled_to_float(result: LevelAssignment, mmi: NodeRef, dql: NodeRef) -> bool:
     """Whether ``mmi``'s only use is Cast -> Mul by Mul(``dql``'s scale, a constant), as
     ORT's dynamic quantization writes it (QNN takes nothing else: with the scale used
-    directly, both stay on CPU)."""
+    directly, both stay on CPU), and every Add reading that Mul adds a constant."""
     g = mmi.graph
     casts = g.consumers.get(mmi.outputs[0], []) if mmi.outputs else []
     if len(casts) != 1 or casts[0].op_type != "Cast" or not casts[0].outputs:
@@ -77,30 +88,50 @@ def _rescaled_to_float(result: LevelAssignment, mmi: NodeRef, dql: NodeRef) -> b
             if len(dql.outputs) > 1 and dql.outputs[1] in scale.inputs:
                 other = 1 - scale.inputs.index(dql.outputs[1])
                 if other in na.facts.constant_inputs:
-                    return True
+                    return _adds_constants(result, mul)
     return False
+
+
+def _adds_constants(result: LevelAssignment, mul: NodeRef) -> bool:
+    """Whether ``mul``'s output, when an Add is its only reader, is added to a constant
+    (the bias): QNN then fuses the Add too and needs its bias constant. An Add that shares
+    the output with other readers is not fused and decides nothing."""
+    g = mul.graph
+    readers = g.consumers.get(mul.outputs[0], []) if mul.outputs else []
+    if len(readers) != 1 or readers[0].op_type != "Add" or len(readers[0].inputs) != 2:
+        return True
+    add = readers[0]
+    na = result.nodes.get(add.path)
+    other = 1 - add.inputs.index(mul.outputs[0])
+    return na is not None and other in na.facts.constant_inputs
 
 
 def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
     from dataclasses import replace
 
-    dql_eps = _eps_fusing(result, "dynamic_quantize_matmul_integer")
+    integer_ops = {
+        p.ep: frozenset(op for f, op in _INTEGER_FUSIONS.items() if f in p.fusions)
+        for p in result.profiles
+    }
     gelu_eps = _eps_fusing(result, "erf_gelu")
 
     for na in list(result.nodes.values()):
         n = na.node
         if n.op_type != "DynamicQuantizeLinear" or n.domain not in ("", "ai.onnx"):
             continue
-        users = _dql_matmulinteger(result, n)
-        group = [na, *(result.nodes[u.path] for u in users)] if users else []
-        for ep in dql_eps:
+        for ep, ops in integer_ops.items():
+            if not ops:
+                continue
+            users = _dql_integer_users(result, n, ops)
+            na = result.nodes[n.path]
+            group = [na, *(result.nodes[u.path] for u in users)] if users else []
             refused = [m.verdict_for(ep) for m in group]
             if not group or not all(
                 v is not None and not v.claimed and v.kind == "op" for v in refused
             ):
                 continue
             for m in group:
-                why = f"{ep} fuses DynamicQuantizeLinear with the MatMulInteger reading it"
+                why = f"{ep} fuses DynamicQuantizeLinear with the {users[0].op_type} reading it"
                 result.nodes[m.node.path] = replace(
                     m,
                     verdicts=tuple(

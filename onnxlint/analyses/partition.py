@@ -146,7 +146,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
                 dtypes = tensor_dtypes(la, order)
                 units = qdq_units(g, order, dtypes, profile.partitioning.qdq_selectors)
                 judged = {**units, **lone_qdq_nodes(units, by_path, claimed)}
-                for target, why in refused_units(judged, by_path, dtypes, profile).items():
+                for target, why in refused_units(judged, by_path, dtypes, profile, la).items():
                     for p in judged[target]:
                         if p in claimed:
                             claimed.discard(p)

@@ -41,8 +41,10 @@ def refused_units(
     by_path: Mapping[str, NodeRef],
     dtypes: Mapping[str, str | None],
     profile: Profile,
+    la: LevelAssignment | None = None,
 ) -> dict[str, str]:
-    """Unit target -> why the profile's ``refused_qdq_units`` refuse its whole unit."""
+    """Unit target -> why the profile's ``refused_qdq_units`` refuse its whole unit
+    (``la`` gives the scale shapes that ``per_axis_scale`` rules need)."""
     rules = profile.partitioning.refused_qdq_units
     out: dict[str, str] = {}
     if not rules:
@@ -56,6 +58,8 @@ def refused_units(
                 dequantized_type(n, slot, dtypes) in types
                 for slot, types in rule.input_types.items()
             ):
+                continue
+            if rule.per_axis_scale and not _per_axis_scale(la, n):
                 continue
             types_shown = ""
             if rule.accepted_types:
@@ -75,6 +79,21 @@ def refused_units(
             )
             break
     return out
+
+
+def _per_axis_scale(la: LevelAssignment | None, n: NodeRef) -> bool:
+    """Whether ``n``'s scale (input 1) is known to have more than one element."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    shape = shapes[1] if len(shapes) > 1 else None
+    if shape is None:
+        return False
+    count = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return False
+        count *= d
+    return count > 1
 
 
 def _unit_types(n: NodeRef, dtypes: Mapping[str, str | None]) -> dict[int, str]:

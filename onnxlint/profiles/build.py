@@ -255,6 +255,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                         {int(k): frozenset(v) for k, v in row.items()}
                         for row in u.get("accepted_types", [])
                     ),
+                    per_axis_scale=bool(u.get("per_axis_scale", False)),
                 )
                 for u in part.get("refused_qdq_units", [])
             ),

@@ -183,7 +183,9 @@ class RefusedQdqUnit:
     ``input_types`` dequantizes one of the listed element types. With ``accepted_types``
     (a table of the type combinations the EP takes), only a unit that matches none of its
     rows is refused; there a slot's type is what its DQ dequantizes, or the element type
-    of the tensor itself when no DQ of the unit feeds it."""
+    of the tensor itself when no DQ of the unit feeds it. With ``per_axis_scale``, only a
+    unit whose target's scale (input 1) has more than one element (per-axis or blocked
+    quantization) is refused; an unknown scale shape never refuses."""
 
     op: str
     input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
@@ -192,6 +194,7 @@ class RefusedQdqUnit:
     accepted_types: tuple[Mapping[int, frozenset[str]], ...] = field(
         default=(), hash=False, compare=False
     )
+    per_axis_scale: bool = False
 
 
 @dataclass(frozen=True)
