@@ -469,8 +469,6 @@ def _finish(
     ep_ids: dict[str, str] | None = None,
 ) -> list[Diagnostic]:
     """Apply selection, suppressions and severity overrides; name EPs by profile id; sort."""
-    from dataclasses import replace
-
     rules = {r.code: r for r in all_rules()}
     overrides = {}
     for key, sev in config.severity.items():
@@ -523,7 +521,7 @@ def _finish(
         if d.ep and ep_ids and d.ep in ep_ids and ep_ids[d.ep] != d.ep:
             changes["ep"] = ep_ids[d.ep]
         if changes:
-            d = replace(d, **changes)
+            d = _changed(d, changes)
         dedup_key = (d.code, d.location, d.ep, d.message)
         if dedup_key in seen:
             continue
@@ -531,6 +529,28 @@ def _finish(
         out.append(d)
     out.sort(key=Diagnostic.sort_key)
     return out
+
+
+@cache
+def _diagnostic_fields() -> tuple[Callable[[Diagnostic], tuple[Any, ...]], dict[str, int]]:
+    """A getter of every field of a Diagnostic in order, and each field's position."""
+    from dataclasses import fields
+    from operator import attrgetter
+
+    assert all(f.init for f in fields(Diagnostic))  # each one an __init__ argument, in order
+    names = [f.name for f in fields(Diagnostic)]
+    return attrgetter(*names), {name: k for k, name in enumerate(names)}
+
+
+def _changed(d: Diagnostic, changes: dict[str, Any]) -> Diagnostic:
+    """``dataclasses.replace(d, **changes)`` (a Diagnostic has no ``__post_init__`` and
+    every field is an init field), without replace's per-field checks: most findings of
+    a large model take a copy here."""
+    get, position = _diagnostic_fields()
+    values = list(get(d))
+    for name, value in changes.items():
+        values[position[name]] = value
+    return Diagnostic(*values)
 
 
 def _relative(label: str, root: Path | None) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 import onnx
 import pytest
 
-from onnxlint import heap
+from onnxlint import heap, tensors
 from onnxlint.analyses import assignment, partition, partition_units
 from onnxlint.analyses import shapes as shapes_module
 from onnxlint.analyses.assignment import Assignment
@@ -99,6 +99,72 @@ def test_the_kept_first_pass_waits_serialised_while_the_second_runs() -> None:
     assert errors == []
     assert kept.SerializeToString(deterministic=True) == alone.SerializeToString(deterministic=True)
     assert shapes.take_unpropagated() is None
+
+
+def _passes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[type, int, bool, bool]]:
+    """Per inference pass of the Shapes analysis: the type and id of what ONNX is handed,
+    ``data_prop``, and whether the analysis then holds a parsed light copy."""
+    seen: list[tuple[type, int, bool, bool]] = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(source: Any, *args: Any, **kwargs: Any) -> onnx.ModelProto:
+        frame = sys._getframe(1)
+        while frame.f_code.co_name != "_infer_passes_serialized":
+            assert frame.f_back is not None
+            frame = frame.f_back
+        held = isinstance(frame.f_locals.get("light"), onnx.ModelProto)
+        seen.append((type(source), id(source), bool(kwargs.get("data_prop")), held))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    return seen
+
+
+def test_the_passes_read_the_light_copy_serialised_once_and_the_second_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model with large weights is inferred from a copy without their data. ONNX reads
+    it serialised: the bytes are made once for both passes, and the parsed copy is let go
+    before the second pass (about 50 MB beside that pass, the lint's peak, on the 100k-node
+    graph). The answer is the one inferred from the copy itself."""
+    from tests.performance.test_model_copies import _weighted_model
+
+    model = _weighted_model()
+    seen = _passes_seen(monkeypatch)
+    inferred, errors, left, first = shapes_module._infer_passes(model, keep_unpropagated=True)
+    assert errors == [] and left and first is not None
+    assert [s[2] for s in seen] == [False, True]
+    assert all(s[0] is bytes for s in seen) and seen[0][1] == seen[1][1]
+    assert [s[3] for s in seen] == [True, False]
+    light, _ = tensors.dataless_copy(model)
+    monkeypatch.undo()
+    for got, data_prop in ((first, False), (inferred, True)):
+        alone, _ = shapes_module._infer(light, data_prop=data_prop)
+        assert got.SerializeToString(deterministic=True) == alone.SerializeToString(
+            deterministic=True
+        )
+
+
+def test_a_second_pass_that_cannot_run_answers_the_light_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As before the copy was let go: the model without its weights' data, as a new object."""
+    from tests.performance.test_model_copies import _weighted_model
+
+    model = _weighted_model()
+    real = onnx.shape_inference.infer_shapes
+
+    def failing(source: Any, *args: Any, **kwargs: Any) -> onnx.ModelProto:
+        if kwargs.get("data_prop"):
+            raise onnx.shape_inference.InferenceError("no")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", failing)
+    inferred, errors, _, _ = shapes_module._infer_passes(model, keep_unpropagated=False)
+    assert errors == ["no", "no"]
+    light, _ = tensors.dataless_copy(model)
+    assert inferred is not model
+    assert inferred.SerializeToString() == light.SerializeToString()
 
 
 def test_eps_without_units_share_one_sweep_graph_per_graph(
