@@ -298,6 +298,129 @@ def test_crossings_of_one_value_type_share_one_byte_count() -> None:
     assert all(len(ids) == 1 for ids in by_type.values()), by_type
 
 
+#: twelve values into one CPU partition (CoreML runs the Relus, not a 12-input Sum), one of
+#: them a graph output too
+FAN_IN = (
+    """<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y, float[1,16] r0, float[1,16] r5) {
+"""
+    + "".join(f"    r{i} = Relu(x)\n" for i in range(12))
+    + "    y = Sum("
+    + ", ".join(f"r{i}" for i in range(12))
+    + ")\n}\n"
+)
+
+
+def _synthetic_plan(monkeypatch: pytest.MonkeyPatch, scanned: int) -> list[Any]:
+    from benchmarks import corpus
+
+    monkeypatch.setattr(partition, "_SCANNED_NAMES", scanned)
+    plans = []
+    for model, eps in (
+        (corpus.synthetic(300, seed=5), ["qnn", "openvino", "cuda", "coreml", "xnnpack"]),
+        (parse(FAN_IN), ["coreml"]),
+    ):
+        plans.append(_context(model, eps).analysis(partition.Partitions).plan(EXPORTED))
+    return plans
+
+
+def test_partition_names_searched_in_their_lists_or_sets_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A partition's inputs and outputs are searched in its list while short (a set for each
+    of the 31k partitions of the 100k-node graph with every EP held 16 MB at the peak);
+    the plan is the one made with a set for every partition, or none."""
+    limit = partition._SCANNED_NAMES
+    runs = [_synthetic_plan(monkeypatch, k) for k in (limit, -1, 10**9)]
+    shown = [
+        [(p.id, p.inputs, p.outputs, p.bytes) for plan in plans for p in plan.partitions]
+        for plans in runs
+    ]
+    assert shown[0] == shown[1] == shown[2]
+    partitions = [p for plan in runs[0] for p in plan.partitions]
+    assert any(len(p.inputs) > limit for p in partitions)
+    assert any(len(p.outputs) > limit for p in partitions)
+    assert all(len(set(p.inputs)) == len(p.inputs) for p in partitions)
+    assert all(len(set(p.outputs)) == len(p.outputs) for p in partitions)
+    # equal totals are one object
+    totals: dict[Any, set[int]] = {}
+    for p in partitions:
+        totals.setdefault(p.bytes, set()).add(id(p.bytes))
+    assert any(len(ids) == 1 for ids in totals.values())
+    assert all(len(ids) == 1 for b, ids in totals.items() if b.terms), totals
+
+
+class _Tracked(dict):  # type: ignore[type-arg]
+    """A dict a weak reference can follow."""
+
+
+def test_a_graphs_partitioning_tables_are_let_go_before_the_numbering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The edges and sweep graphs of each graph (tens of MB on the 100k-node graph) are not
+    held while the partitions are numbered and their crossings counted (the peak)."""
+    import weakref
+
+    made: list[weakref.ref[Any]] = []
+    real_edges = partition.node_edges
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        preds, succs = real_edges(*args, **kwargs)
+        out = _Tracked(preds), _Tracked(succs)
+        made.extend(weakref.ref(d) for d in out)
+        return out
+
+    alive: list[int] = []
+    real_number = partition._number_partitions
+
+    def number(*args: Any) -> None:
+        alive.append(sum(r() is not None for r in made))
+        real_number(*args)
+
+    monkeypatch.setattr(partition, "node_edges", tracked)
+    monkeypatch.setattr(partition, "_number_partitions", number)
+    ctx = _context(parse(PLAIN), ["qnn", "openvino", "cuda"])
+    assert ctx.analysis(partition.Partitions).plan(EXPORTED) is not None
+    assert made and alive == [0]
+
+
+def test_a_lint_lets_its_analyses_go_without_a_collection() -> None:
+    """The analyses refer back to the lint's context; a lint nobody observes forgets them, so
+    that they are freed when it returns, not at the next full collection (on the 100k-node
+    graph with every EP, 340k objects and about 70 MB held through the report's rendering).
+    A lint whose context is observed keeps them for the observer."""
+    import gc
+    import weakref
+
+    made: list[weakref.ref[Any]] = []
+    real = Assignment.__init__
+
+    def init(self: Assignment, ctx: Any) -> None:
+        real(self, ctx)
+        made.append(weakref.ref(self))
+
+    seen: list[Any] = []
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Assignment, "__init__", init)
+            lint(parse(DYNAMIC), eps=["qnn"], config=Config(), what_if=False)
+            assert len(made) == 1 and made[0]() is None
+            lint(
+                parse(DYNAMIC),
+                eps=["qnn"],
+                config=Config(),
+                what_if=False,
+                observe=lambda ctx, report: seen.append(ctx),
+            )
+            assert len(made) == 2 and made[1]() is not None
+            assert seen[0].computed(Assignment) is made[1]()
+    finally:
+        if was:
+            gc.enable()
+
+
 def test_the_c_allocator_is_asked_to_give_freed_memory_back() -> None:
     """glibc keeps what a process frees for its own later ``malloc`` calls; on Linux with
     glibc (the CI's and the benchmark's) ``malloc_trim`` is found and runs."""
