@@ -20,7 +20,7 @@ import onnx
 
 from onnxlint.config import Config, ConfigError, UsageError
 from onnxlint.context import LintContext, SharedModel
-from onnxlint.diagnostics import Category, Diagnostic, Location, Severity
+from onnxlint.diagnostics import Category, Diagnostic, Location, Severity, with_changes
 from onnxlint.index import ModelIndex, input_dim_params
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
@@ -527,7 +527,7 @@ def _finish(
         if d.ep and ep_ids and d.ep in ep_ids and ep_ids[d.ep] != d.ep:
             changes["ep"] = ep_ids[d.ep]
         if changes:
-            d = _changed(d, changes)
+            d = with_changes(d, changes)
         dedup_key = (d.code, d.location, d.ep, d.message)
         if dedup_key in seen:
             continue
@@ -535,28 +535,6 @@ def _finish(
         out.append(d)
     out.sort(key=Diagnostic.sort_key)
     return out
-
-
-@cache
-def _diagnostic_fields() -> tuple[Callable[[Diagnostic], tuple[Any, ...]], dict[str, int]]:
-    """A getter of every field of a Diagnostic in order, and each field's position."""
-    from dataclasses import fields
-    from operator import attrgetter
-
-    assert all(f.init for f in fields(Diagnostic))  # each one an __init__ argument, in order
-    names = [f.name for f in fields(Diagnostic)]
-    return attrgetter(*names), {name: k for k, name in enumerate(names)}
-
-
-def _changed(d: Diagnostic, changes: dict[str, Any]) -> Diagnostic:
-    """``dataclasses.replace(d, **changes)`` (a Diagnostic has no ``__post_init__`` and
-    every field is an init field), without replace's per-field checks: most findings of
-    a large model take a copy here."""
-    get, position = _diagnostic_fields()
-    values = list(get(d))
-    for name, value in changes.items():
-        values[position[name]] = value
-    return Diagnostic(*values)
 
 
 def _relative(label: str, root: Path | None) -> str:

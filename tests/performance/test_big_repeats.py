@@ -7,17 +7,18 @@ never timed."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Any
 
 import onnx
 import pytest
 
-from onnxlint import engine, index, tensors
+from onnxlint import index, tensors
 from onnxlint.analyses import session_types
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.dataflow import Dataflow
 from onnxlint.analyses.shapes import Shapes, _infer_passes, collect_value_types
-from onnxlint.diagnostics import Category, Cause, Diagnostic, Location, Severity
+from onnxlint.diagnostics import Category, Cause, Diagnostic, Location, Severity, with_changes
 from tests.conftest import parse
 from tests.performance.test_big_inference import _context, _models
 from tests.performance.test_model_copies import _weighted_model
@@ -117,7 +118,7 @@ def test_a_finding_changed_for_its_report_is_what_replace_makes() -> None:
         {"path": "m.onnx", "ep": "qnn-htp"},
         {"severity": Severity.ERROR, "ep": "qnn-htp"},
     ):
-        got = engine._changed(d, changes)
+        got = with_changes(d, changes)
         assert got == dataclasses.replace(d, **changes)  # type: ignore[arg-type]
         assert all(
             getattr(got, f.name) is getattr(d, f.name)
@@ -158,3 +159,38 @@ g (float[N,4] x) => (float[P,Q] y) {
     y = Reshape(r, c)
 }
 """
+
+
+#: two nodes every accelerator EP here refuses (Hardmax), between nodes they run
+_REFUSED = """\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4,4] x) => (float[2,4,4] y) {
+    r = Relu(x)
+    a = Hardmax(r)
+    b = Hardmax(a)
+    y = Relu(b)
+}
+"""
+
+
+def test_a_node_refused_by_many_eps_is_asked_once_whether_folding_makes_it_moot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from onnxlint.analyses import dataflow
+    from onnxlint.config import Config
+    from onnxlint.engine import lint
+
+    asked: list[str] = []
+    real = dataflow.Dataflow.kind
+
+    def kind(self: Any, name: str, graph: Any) -> Any:
+        if sys._getframe(1).f_globals.get("__name__") == "onnxlint.rules.ep_support":
+            asked.append(name)
+        return real(self, name, graph)
+
+    monkeypatch.setattr(dataflow.Dataflow, "kind", kind)
+    eps = ["qnn", "openvino", "coreml", "xnnpack", "cuda"]
+    report = lint(parse(_REFUSED), eps=eps, config=Config(), what_if=False)
+    refused = [d for d in report.diagnostics if d.code == "OL501"]
+    assert len({d.ep for d in refused}) == len(eps)  # each node refused by every EP
+    assert sorted(asked) == ["a", "b"]  # each node's outputs read once
