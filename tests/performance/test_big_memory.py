@@ -421,6 +421,17 @@ def test_a_lint_lets_its_analyses_go_without_a_collection() -> None:
             gc.enable()
 
 
+def test_level_graph_types_are_a_table_per_graph() -> None:
+    """The exported level's types are kept per graph, then per value name: one key tuple per
+    value of the 100k-node graph held 6 MB through the assignment and the partitioning."""
+    ctx = _context(_models()["dynamic"], ["qnn"])
+    lg = ctx.analysis(Assignment).exported.graph
+    assert set(lg.types) == {g.path for g in ctx.index.graphs}
+    assert all(isinstance(name, str) for table in lg.types.values() for name in table)
+    main = ctx.index.main
+    assert lg.value_type(main, "y") is lg.types[main.path]["y"]
+
+
 def test_the_c_allocator_is_asked_to_give_freed_memory_back() -> None:
     """glibc keeps what a process frees for its own later ``malloc`` calls; on Linux with
     glibc (the CI's and the benchmark's) ``malloc_trim`` is found and runs."""
