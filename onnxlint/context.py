@@ -89,6 +89,13 @@ class LintContext:
                     store[key] = self._analyses[key]
         return self._analyses[key]
 
+    def release(self) -> None:
+        """Forget the analyses (a :class:`SharedModel` keeps its own): most refer back to
+        this context, so without this they outlive the lint until the next full garbage
+        collection. Asking for one again computes it again."""
+        self._analyses = {}
+        self.findings = None
+
     def computed(self, factory: Callable[[LintContext], T]) -> T | None:
         """The result of ``factory`` if a rule already asked for it; never computes it."""
         return self._analyses.get(factory)

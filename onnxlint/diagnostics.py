@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -256,3 +257,25 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     return str(value)
+
+
+_FIELDS: tuple[Callable[[Diagnostic], tuple[Any, ...]], dict[str, int]] | None = None
+
+
+def with_changes(d: Diagnostic, changes: dict[str, Any]) -> Diagnostic:
+    """``dataclasses.replace(d, **changes)`` without replace's per-field checks (a
+    Diagnostic has no ``__post_init__`` and every field is an ``__init__`` argument): most
+    findings of a large model are copied once or twice on their way to the report."""
+    global _FIELDS
+    if _FIELDS is None:
+        from dataclasses import fields
+        from operator import attrgetter
+
+        assert all(f.init for f in fields(Diagnostic))
+        names = [f.name for f in fields(Diagnostic)]
+        _FIELDS = attrgetter(*names), {name: k for k, name in enumerate(names)}
+    get, position = _FIELDS
+    values = list(get(d))
+    for name, value in changes.items():
+        values[position[name]] = value
+    return Diagnostic(*values)

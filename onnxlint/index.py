@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import is_
 from typing import TypeVar
 
 import onnx
@@ -158,6 +159,10 @@ class GraphRef:
     #: how many nodes bear each name, and the synthetic labels given (``names.label_table``)
     name_counts: Counter[str] = field(default_factory=Counter)
     synthetic: set[str] = field(default_factory=set)
+    #: :func:`topological_order`'s last answer here: the nodes it was asked for, the order
+    order_memo: tuple[tuple[NodeRef, ...], tuple[NodeRef, ...]] | None = field(
+        default=None, repr=False
+    )
 
     @property
     def is_function(self) -> bool:
@@ -565,7 +570,20 @@ def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
     The order matters: OpenVINO cuts clusters along it, and the QDQ-aware
     grouping takes its root nodes in it. Walked on positions, not paths: it runs per
     graph in the dataflow, the level graphs and the report, on every node.
+
+    The answer is kept on ``g`` for the same nodes: the dataflow and the exported level
+    graph ask for it on the same graphs of the lint's own index (their node lists differ
+    only where a graph holds Constant nodes), and a graph does not change once indexed.
     """
+    memo = g.order_memo
+    if memo is not None and len(memo[0]) == len(nodes) and all(map(is_, memo[0], nodes)):
+        return list(memo[1])
+    out = _topological_order(g, nodes)
+    g.order_memo = (tuple(nodes), tuple(out))
+    return out
+
+
+def _topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
     preds, succs = node_edges(g, nodes)
     # a path names the last node that has it (as the edges' dicts do)
     index = {n.path: i for i, n in enumerate(nodes)}

@@ -300,15 +300,10 @@ def dataless_copy(
     weight values (only small shape-like tensors, which are kept). Nothing is copied
     (``model`` itself and an empty mapping are returned) when nothing is large.
     """
-    graph = model.graph
-    large = [
-        t
-        for t in graph.initializer
-        if not is_external(t) and (element_count(t) or 0) > min_elements
-    ]
-    if not large:
+    left = large_initializers(model, min_elements)
+    if not left:
         return model, {}
-    left = {t.name: t for t in large}
+    graph = model.graph
     light = onnx.ModelProto()
     for fd, value in model.ListFields():
         if fd.name != "graph":
@@ -324,6 +319,17 @@ def dataless_copy(
         else:
             light.graph.initializer.add().CopyFrom(t)
     return light, left
+
+
+def large_initializers(
+    model: onnx.ModelProto, min_elements: int = DATALESS_MIN_ELEMENTS
+) -> dict[str, onnx.TensorProto]:
+    """The inline main-graph initializers :func:`dataless_copy` leaves the data of, by name."""
+    return {
+        t.name: t
+        for t in model.graph.initializer
+        if not is_external(t) and (element_count(t) or 0) > min_elements
+    }
 
 
 def restore_data(model: onnx.ModelProto, left: dict[str, onnx.TensorProto]) -> onnx.ModelProto:

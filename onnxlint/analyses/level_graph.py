@@ -38,7 +38,9 @@ class LevelGraph:
     level: str
     model: onnx.ModelProto
     index: ModelIndex
-    types: dict[tuple[str, str], ValueType] = field(default_factory=dict)
+    #: graph path -> value name -> type (a table per graph: one key tuple per value of a
+    #: 100k-node graph held 6 MB)
+    types: dict[str, dict[str, ValueType]] = field(default_factory=dict)
     #: this level's node path -> the node path in the user's model (same for ``exported``)
     source_path: dict[str, str] = field(default_factory=dict)
     #: the user's node path -> its place top-down in the model as written (partitions are
@@ -111,8 +113,10 @@ class LevelGraph:
 
     def value_type(self, graph: GraphRef, name: str) -> ValueType:
         g: GraphRef | None = graph
+        types = self.types
         while g is not None:
-            vt = self.types.get((g.path, name))
+            table = types.get(g.path)
+            vt = table.get(name) if table is not None else None
             if vt is not None:
                 return vt
             if name in g.initializers:
@@ -253,17 +257,19 @@ def build_level_graph(
         by_bytes: dict[bytes, ValueType] = {}
         for g, proto in zip(index.graphs, _graph_protos(inferred), strict=True):
             if isinstance(proto, onnx.GraphProto):  # function signatures carry no types
+                table = lg.types.setdefault(g.path, {})
                 for vi in (*proto.input, *proto.output, *proto.value_info):
                     key = vi.type.SerializeToString()
                     vt = by_bytes.get(key)
                     if vt is None:
                         vt = vi_type(vi)
                         vt = by_bytes[key] = seen.setdefault(vt, vt)
-                    lg.types.setdefault((g.path, vi.name), vt)
+                    table.setdefault(vi.name, vt)
     else:
         for g in index.graphs:
+            table = lg.types.setdefault(g.path, {})
             for name, vi in g.value_info.items():
-                lg.types[(g.path, name)] = vi_type(vi)
+                table[name] = vi_type(vi)
     lg.source_rank = text_ranks(source if source is not None else index)
     if source is None:
         lg.source_path = {n.path: n.path for n in index.nodes}

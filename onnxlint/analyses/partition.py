@@ -102,126 +102,135 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
             for n in nodes:
                 plan.node_ep[n.path] = owner
             continue
-        order = lg.order(g)
-        # the node edges of a graph are the same for every EP: built once, not once per EP
-        edges = node_edges(g, order)
-        # so is the sweep's graph of single nodes (no QDQ units): made once, when first needed
-        alone: list[UnitGraph] = []
-        by_path = {n.path: n for n in order}
-        unassigned = set(by_path)
-        # the few nodes some EP's CPU preference moves, in graph order (read once per EP)
-        preferred = [
-            (n.path, na.cpu_preferred_by)
-            for n in order
-            if (na := la.get(n.path)) is not None and na.cpu_preferred_by
-        ]
-        for profile in la.profiles:
-            ep = profile.ep
-            # a function op no EP claims is inlined after this pass (_late_pass)
-            claimed = {
-                p
-                for p in unassigned
-                if (na := la.get(p)) is not None and na.claims(ep) and p not in lg.inlined_late
-            }
-            # in graph order, as everything written into the plan: a set's order would
-            # follow string hashing and differ from run to run in the JSON report
-            for p, by in preferred:
-                if p in unassigned and ep in by:
-                    plan.released.setdefault(
-                        p,
-                        f"ORT moves this shape computation from {short_ep(ep)} to CPU "
-                        "(GetCpuPreferredNodes: all its inputs are small CPU-side values)",
-                    )
-            if not claimed:
-                continue
-            if ep == CPU_EP or profile.kind != "compiling":
-                groups = greedy_groups(
-                    g, order, claimed, prepared=_nodes_alone(alone, g, order, edges)
-                )
-            elif _uses_ov_clustering(profile):
-                groups, released = ov_clusters(lg, g, order, claimed, profile, edges)
-                for p, why in released.items():
-                    plan.released.setdefault(p, why)
-            else:
-                dtypes = tensor_dtypes(la, order)
-                units = qdq_units(g, order, dtypes, profile.partitioning.qdq_selectors)
-                judged = {**units, **lone_qdq_nodes(units, by_path, claimed)}
-                for target, why in refused_units(judged, by_path, dtypes, profile, la).items():
-                    for p in judged[target]:
-                        if p in claimed:
-                            claimed.discard(p)
-                            plan.released.setdefault(p, why)
-                for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
-                    claimed.discard(p)
-                    plan.released.setdefault(p, why)
-                    plan.release_fixes.setdefault(p, fix)
-                groups = []
-                blind = profile.partitioning.grouping_ignores_captured_inputs
-                grouping_edges = node_edges(g, order, captured=False) if blind else edges
-                found = greedy_groups(
-                    g,
-                    order,
-                    claimed,
-                    units,
-                    grouping_edges,
-                    prepared=_nodes_alone(alone, g, order, edges)
-                    if not units and not blind
-                    else None,
-                )
-                rewrite = profile.partitioning.layout_reshape_rewrite
-                fused_edges = edges
-                if rewrite is not None and found:
-                    found, dropped = _second_pass(
-                        lg, g, order, claimed, units, grouping_edges, found, rewrite, plan
-                    )
-                    # ORT checks the groups on the rewritten graph, without those edges
-                    fused_edges = edges_without(edges, dropped)
-                unfusable = unfusable_group(found, fused_edges) if blind else None
-                if unfusable is not None:
-                    # ORT's plugin host refuses the EP's whole answer for this graph
-                    why = (
-                        f"ORT refuses {short_ep(ep)}'s capability for this graph: "
-                        f"{short_ep(ep)} groups nodes across a value an If/Loop body "
-                        f"captures ({unfusable}), and a group with an unsupported node on "
-                        "a path between its nodes cannot be fused"
-                    )
-                    for p in (n.path for n in order if n.path in claimed):
-                        plan.released.setdefault(p, why)
-                    found = []
-                for grp in found:
-                    refusal = keep_group(grp, by_path, profile)
-                    if refusal is None:
-                        groups.append(grp)
-                    else:
-                        for p in grp:
-                            plan.released.setdefault(p, refusal)
-                kept = {p for grp in groups for p in grp}
-                plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
-                for grp in groups:
-                    plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
-                    plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
-            for grp in groups:
-                for p in grp:
-                    plan.node_ep[p] = ep
-                    unassigned.discard(p)
-                groups_all.append((ep, g, grp))
-        late = [n.path for n in order if n.path in lg.inlined_late and n.path in unassigned]
-        if late:
-            _late_pass(lg, la, g, order, edges, alone, late, unassigned, plan, groups_all)
-        # anything left (CPU refused it too) still runs nowhere else: report it on CPU
-        if unassigned:
-            rest = [p for p in (n.path for n in order) if p in unassigned]
-            for p in rest:
-                plan.node_ep[p] = CPU_EP
-            for grp in greedy_groups(
-                g, order, set(rest), prepared=_nodes_alone(alone, g, order, edges)
-            ):
-                groups_all.append((CPU_EP, g, grp))
+        # its locals (edges, unit graphs, type tables: tens of MB on a 100k-node graph) are
+        # let go before the next graph and before the plan's numbering and crossings
+        _plan_graph(plan, la, lg, g, groups_all)
     _number_partitions(plan, lg, groups_all)
     _crossings(plan, lg, assume)
     constant_only(plan, la)
     boundary_failures(plan, la)
     return plan
+
+
+def _plan_graph(
+    plan: PartitionPlan,
+    la: LevelAssignment,
+    lg: LevelGraph,
+    g: GraphRef,
+    groups_all: list[tuple[str, GraphRef, list[str]]],
+) -> None:
+    """Partition one graph for every EP of ``la`` in turn, into ``plan`` and ``groups_all``."""
+    order = lg.order(g)
+    # the node edges of a graph are the same for every EP: built once, not once per EP
+    edges = node_edges(g, order)
+    # so is the sweep's graph of single nodes (no QDQ units): made once, when first needed
+    alone: list[UnitGraph] = []
+    by_path = {n.path: n for n in order}
+    unassigned = set(by_path)
+    # the few nodes some EP's CPU preference moves, in graph order (read once per EP)
+    preferred = [
+        (n.path, na.cpu_preferred_by)
+        for n in order
+        if (na := la.get(n.path)) is not None and na.cpu_preferred_by
+    ]
+    for profile in la.profiles:
+        ep = profile.ep
+        # a function op no EP claims is inlined after this pass (_late_pass)
+        claimed = {
+            p
+            for p in unassigned
+            if (na := la.get(p)) is not None and na.claims(ep) and p not in lg.inlined_late
+        }
+        # in graph order, as everything written into the plan: a set's order would
+        # follow string hashing and differ from run to run in the JSON report
+        for p, by in preferred:
+            if p in unassigned and ep in by:
+                plan.released.setdefault(
+                    p,
+                    f"ORT moves this shape computation from {short_ep(ep)} to CPU "
+                    "(GetCpuPreferredNodes: all its inputs are small CPU-side values)",
+                )
+        if not claimed:
+            continue
+        if ep == CPU_EP or profile.kind != "compiling":
+            groups = greedy_groups(g, order, claimed, prepared=_nodes_alone(alone, g, order, edges))
+        elif _uses_ov_clustering(profile):
+            groups, released = ov_clusters(lg, g, order, claimed, profile, edges)
+            for p, why in released.items():
+                plan.released.setdefault(p, why)
+        else:
+            dtypes = tensor_dtypes(la, order)
+            units = qdq_units(g, order, dtypes, profile.partitioning.qdq_selectors)
+            judged = {**units, **lone_qdq_nodes(units, by_path, claimed)}
+            for target, why in refused_units(judged, by_path, dtypes, profile).items():
+                for p in judged[target]:
+                    if p in claimed:
+                        claimed.discard(p)
+                        plan.released.setdefault(p, why)
+            for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
+                claimed.discard(p)
+                plan.released.setdefault(p, why)
+                plan.release_fixes.setdefault(p, fix)
+            groups = []
+            blind = profile.partitioning.grouping_ignores_captured_inputs
+            grouping_edges = node_edges(g, order, captured=False) if blind else edges
+            found = greedy_groups(
+                g,
+                order,
+                claimed,
+                units,
+                grouping_edges,
+                prepared=_nodes_alone(alone, g, order, edges) if not units and not blind else None,
+            )
+            rewrite = profile.partitioning.layout_reshape_rewrite
+            fused_edges = edges
+            if rewrite is not None and found:
+                found, dropped = _second_pass(
+                    lg, g, order, claimed, units, grouping_edges, found, rewrite, plan
+                )
+                # ORT checks the groups on the rewritten graph, without those edges
+                fused_edges = edges_without(edges, dropped)
+            unfusable = unfusable_group(found, fused_edges) if blind else None
+            if unfusable is not None:
+                # ORT's plugin host refuses the EP's whole answer for this graph
+                why = (
+                    f"ORT refuses {short_ep(ep)}'s capability for this graph: "
+                    f"{short_ep(ep)} groups nodes across a value an If/Loop body "
+                    f"captures ({unfusable}), and a group with an unsupported node on "
+                    "a path between its nodes cannot be fused"
+                )
+                for p in (n.path for n in order if n.path in claimed):
+                    plan.released.setdefault(p, why)
+                found = []
+            for grp in found:
+                refusal = keep_group(grp, by_path, profile)
+                if refusal is None:
+                    groups.append(grp)
+                else:
+                    for p in grp:
+                        plan.released.setdefault(p, refusal)
+            kept = {p for grp in groups for p in grp}
+            plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
+            for grp in groups:
+                plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
+                plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
+        for grp in groups:
+            for p in grp:
+                plan.node_ep[p] = ep
+                unassigned.discard(p)
+            groups_all.append((ep, g, grp))
+    late = [n.path for n in order if n.path in lg.inlined_late and n.path in unassigned]
+    if late:
+        _late_pass(lg, la, g, order, edges, alone, late, unassigned, plan, groups_all)
+    # anything left (CPU refused it too) still runs nowhere else: report it on CPU
+    if unassigned:
+        rest = [p for p in (n.path for n in order) if p in unassigned]
+        for p in rest:
+            plan.node_ep[p] = CPU_EP
+        for grp in greedy_groups(
+            g, order, set(rest), prepared=_nodes_alone(alone, g, order, edges)
+        ):
+            groups_all.append((CPU_EP, g, grp))
 
 
 def _second_pass(
@@ -447,31 +456,46 @@ def _scalar_initializer(g: GraphRef, name: str) -> int | None:
     return None
 
 
+#: a partition's inputs or outputs up to this many are searched in its list, without a set
+_SCANNED_NAMES = 8
+
+
 def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -> None:
     part_of: dict[str, Partition] = {}
     for p in plan.partitions:
         for path in p.nodes:
             part_of[path] = p
-    # a partition's inputs and outputs, as sets beside its lists (a CPU partition of a large
-    # graph has thousands: a list scan per edge was quadratic), and the byte counts of its
-    # edges, summed once at the end (adding counts pairwise re-sorted their terms per edge)
-    seen_in: dict[int, set[str]] = {p.id: set(p.inputs) for p in plan.partitions}
-    seen_out: dict[int, set[str]] = {p.id: set(p.outputs) for p in plan.partitions}
+    # a partition's inputs and outputs, as sets beside its lists once they are long (a CPU
+    # partition of a large graph has thousands: a list scan per edge was quadratic; a set
+    # for each of the 31k small partitions of the 100k-node graph with every EP held 16 MB),
+    # and the byte counts of its edges, summed once at the end (adding counts pairwise
+    # re-sorted their terms per edge)
+    seen_in: dict[int, set[str]] = {}
+    seen_out: dict[int, set[str]] = {}
     moved: dict[int, list[ByteCount]] = {p.id: [p.bytes] for p in plan.partitions}
 
+    def add(p: Partition, names: list[str], seen: dict[int, set[str]], name: str) -> bool:
+        if len(names) <= _SCANNED_NAMES:
+            if name in names:
+                return False
+        else:
+            known = seen.get(p.id)
+            if known is None:
+                known = seen[p.id] = set(names)
+            if name in known:
+                return False
+            known.add(name)
+        names.append(name)
+        return True
+
     def add_input(p: Partition, name: str, count: ByteCount) -> None:
-        if name not in seen_in[p.id]:
-            seen_in[p.id].add(name)
-            p.inputs.append(name)
+        if add(p, p.inputs, seen_in, name):
             moved[p.id].append(count)
 
     def add_output(p: Partition, name: str, count: ByteCount) -> None:
-        if name not in seen_out[p.id]:
-            seen_out[p.id].add(name)
-            p.outputs.append(name)
+        if add(p, p.outputs, seen_out, name):
             moved[p.id].append(count)
 
-    by_path = {n.path: n for n in lg.index.nodes}
     # the count of a value type (a count never changes): one object per distinct type
     counts: dict[ValueType, ByteCount] = {}
 
@@ -497,8 +521,9 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
             for name in names:
                 if not name or lg.is_initializer(g, name):
                     continue
+                # a producer is a node of this level's index, as every node ``part_of`` has
                 prod = g.producers.get(name)
-                src = part_of.get(prod.path) if prod is not None and prod.path in by_path else None
+                src = part_of.get(prod.path) if prod is not None else None
                 if src is dst:
                     continue
                 lst = entering.setdefault(name, [])
@@ -536,12 +561,15 @@ def _crossings(plan: PartitionPlan, lg: LevelGraph, assume: Mapping[str, int]) -
         for name in g.outputs:
             prod = g.producers.get(name)
             src = part_of.get(prod.path) if prod is not None else None
-            if src is not None and name not in seen_out[src.id]:
+            if src is not None and name not in (seen_out.get(src.id) or src.outputs):
                 vt = lg.value_type(g, name)
                 add_output(src, name, count(vt))
+    # equal totals (most partitions move the same few types) are one object
+    totals: dict[ByteCount, ByteCount] = {}
     for p in plan.partitions:
         if len(moved[p.id]) > 1:
-            p.bytes = ByteCount.total(moved[p.id])
+            total = ByteCount.total(moved[p.id])
+            p.bytes = totals.setdefault(total, total)
 
 
 # ---------------------------------------------------------------------------

@@ -53,8 +53,16 @@ def infer_session_types_without_weights(
     is not run again (it may then be the answer itself).
     """
     from onnxlint.analyses.shapes import collect_value_types, iter_graphs
-    from onnxlint.tensors import dataless_copy
+    from onnxlint.tensors import dataless_copy, large_initializers
 
+    if (
+        unpropagated is not None
+        and unpropagated is not model
+        and _first_pass_is_answer(model, unpropagated)
+    ):
+        # nothing below would change the work copy: the answer is the first pass, and the
+        # copy (a whole model without its weights) need not be made
+        return unpropagated, large_initializers(model)
     # the weights' values are not needed, and copying them was most of the time: the
     # work copy leaves large initializers' data behind, for the caller to put back if it
     # needs them (the small tensors that shape values come from are kept)
@@ -67,8 +75,14 @@ def infer_session_types_without_weights(
         # optimized models keep the old IR version but drop the folded inputs.
         work.ir_version = 4
     originals: dict[tuple[int, int], onnx.NodeProto] = {}
+    # the values whose types :func:`_constant_shapes` reads (a Shape's input, a Range's):
+    # the table of every value of a large graph was most of this function's time
+    read: set[str] = set()
     for gi, g in enumerate(iter_graphs(work.graph)):
         for ni, n in enumerate(g.node):
+            op = n.op_type
+            if op == "Shape" or op == "Range":
+                read.update(n.input)
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
@@ -85,13 +99,15 @@ def infer_session_types_without_weights(
     values: dict[str, list[int]] = {}
     scalars: set[str] = set()
     for _ in range(_SHAPE_ROUNDS):
-        if not _constant_shapes(work, collect_value_types(inferred), originals, values, scalars):
+        table = collect_value_types(inferred, only=read)
+        if not _constant_shapes(work, table, originals, values, scalars):
             break
         inferred = _lenient_infer(work)
-    for gi, g in enumerate(iter_graphs(inferred.graph)):
-        for ni in range(len(g.node)):
-            if (gi, ni) in originals:
-                g.node[ni].CopyFrom(originals[(gi, ni)])
+    if originals:
+        for gi, g in enumerate(iter_graphs(inferred.graph)):
+            for ni in range(len(g.node)):
+                if (gi, ni) in originals:
+                    g.node[ni].CopyFrom(originals[(gi, ni)])
     if hidden:
         kept = [i for i in inferred.graph.input if i.name not in hidden]
         del inferred.graph.input[:]
@@ -101,6 +117,43 @@ def infer_session_types_without_weights(
             del w.value_info[:]
             w.value_info.extend(kept_vi)
     return inferred, left
+
+
+def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto) -> bool:
+    """Whether :func:`infer_session_types_without_weights` answers ``unpropagated`` (ONNX's
+    inference of ``model`` without propagation) as it is: the model needs no stand-in
+    (IR 4 or later, no ``com.microsoft`` Q/DQ or op with a twin, no main-graph node of
+    :data:`_UNRESOLVED_SHAPE_OPS` at its opset) and the first round of
+    :func:`_constant_shapes` changes nothing. Each later replacement in that round starts
+    from a value an earlier one made, so the first is a ``Shape`` of a tensor the answer
+    knows statically, or a ``Concat`` (from revision 13) whose inputs are all omitted."""
+    from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+
+    if model.ir_version < 4:
+        return False
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    unresolved = {op for op, (low, high) in _UNRESOLVED_SHAPE_OPS.items() if low <= opset <= high}
+    shaped: set[str] = set()
+    for gi, g in enumerate(iter_graphs(model.graph)):
+        for n in g.node:
+            domain = n.domain
+            if domain == "com.microsoft" and (
+                n.op_type in _CONTRIB_QDQ or _contrib_twin(n) is not None
+            ):
+                return False
+            if domain not in ("", "ai.onnx"):
+                continue
+            op = n.op_type
+            if gi == 0 and op in unresolved:
+                return False
+            if not n.output:
+                continue
+            if op == "Shape" and n.input:
+                shaped.add(n.input[0])
+            elif op == "Concat" and opset >= _CONCAT_PROPAGATES and n.input and not any(n.input):
+                return False
+    table = collect_value_types(unpropagated, only=shaped)
+    return not any(vt.is_static for vt in table.values())
 
 
 #: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
@@ -124,6 +177,8 @@ def _hide_unresolved_outputs(
     (for the caller to remove after inference)."""
     g = work.graph
     opset = next((o.version for o in work.opset_import if o.domain in ("", "ai.onnx")), 0)
+    if not any(low <= opset <= high for low, high in _UNRESOLVED_SHAPE_OPS.values()):
+        return []  # no node to feed at this opset: the types below are not read
     types = {i.name: i.data_type for i in g.initializer}
     for v in (*g.input, *g.value_info):
         types[v.name] = v.type.tensor_type.elem_type

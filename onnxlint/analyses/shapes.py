@@ -24,6 +24,7 @@ inferred by ONNX and are not covered.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 import onnx
@@ -93,23 +94,36 @@ def _produced(model: onnx.ModelProto) -> list[str]:
     return [o for g in iter_graphs(model.graph) for n in g.node for o in n.output if o]
 
 
-def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
-    """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info."""
+def collect_value_types(
+    model: onnx.ModelProto, only: AbstractSet[str] | None = None
+) -> dict[str, ValueType]:
+    """Every typed value of the model (all graphs): initializers, inputs, outputs, value_info.
+
+    ``only``: the entries of these names alone (each what the whole table says of it), for
+    a reader of a few values of a large graph."""
     table: dict[str, ValueType] = {}
     seen: dict[ValueType, ValueType] = {}
     # the type a serialized TypeProto declares: the bytes are the whole input of
     # value_type_of, and most values of a large graph repeat a handful of types
     by_bytes: dict[bytes, ValueType] = {}
+    if only is not None and not only:
+        return table
     for g in iter_graphs(model.graph):
         for init in g.initializer:
+            if only is not None and init.name not in only:
+                continue
             table[init.name] = ValueType(
                 dtype_name(init.data_type), tuple(int(d) for d in init.dims)
             )
         for sparse in g.sparse_initializer:
+            if only is not None and sparse.values.name not in only:
+                continue
             table[sparse.values.name] = ValueType(
                 dtype_name(sparse.values.data_type), tuple(int(d) for d in sparse.dims)
             )
         for vi in (*g.value_info, *g.output, *g.input):
+            if only is not None and vi.name not in only:
+                continue
             if vi.name and vi.type.WhichOneof("value") is not None:
                 # a graph input that is also an initializer keeps the initializer's static shape
                 if vi.name in table and table[vi.name].is_static:
@@ -123,6 +137,8 @@ def collect_value_types(model: onnx.ModelProto) -> dict[str, ValueType]:
                 table[vi.name] = vt
         for node in g.node:
             if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                if only is not None and node.output[0] not in only:
+                    continue
                 constant_vt = _constant_type(node)
                 if constant_vt is not None:
                     table.setdefault(node.output[0], constant_vt)
@@ -179,20 +195,41 @@ VALUE_SHAPED_OPS = frozenset(
 )
 
 
-def _infer(model: onnx.ModelProto, data_prop: bool) -> tuple[onnx.ModelProto, list[str]]:
-    """Strict inference, or a lenient pass after recording the strict failure; never raises."""
+def _infer(
+    model: onnx.ModelProto, data_prop: bool, wire: bytes | None = None
+) -> tuple[onnx.ModelProto, list[str]]:
+    """Strict inference, or a lenient pass after recording the strict failure; never raises.
+
+    ``wire``: ``model`` serialised, handed to ONNX instead of serialising it again."""
+    inferred, errors = _infer_source(model if wire is None else wire, data_prop)
+    return (model if inferred is None else inferred), errors
+
+
+def _infer_source(
+    source: onnx.ModelProto | bytes, data_prop: bool
+) -> tuple[onnx.ModelProto | None, list[str]]:
+    """:func:`_infer` of a model or its bytes; None when inference cannot run at all."""
     errors: list[str] = []
     for strict in (True, False):
         try:
             inferred = onnx.shape_inference.infer_shapes(
-                model, strict_mode=strict, data_prop=data_prop
+                source, strict_mode=strict, data_prop=data_prop
             )
             return inferred, errors
         except MemoryError:
             errors.append("out of memory during shape inference")
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
             errors.append(_one_line(str(exc)))
-    return model, errors
+    return None, errors
+
+
+def _serialized(model: onnx.ModelProto) -> bytes | None:
+    """``model``'s bytes for ONNX's inference; None when it cannot be serialised (then
+    each pass is handed the model, and records the failure as its error)."""
+    try:
+        return model.SerializeToString()
+    except Exception:  # a hostile model: the passes report it
+        return None
 
 
 def _rank1_elements(model: onnx.ModelProto) -> int:
@@ -266,7 +303,10 @@ def _infer_passes_serialized(
     # inference needs no weight values, and copying them in and out was most of its time:
     # one copy without them for both passes
     light, left = dataless_copy(model)
-    base, errors = _infer(light, data_prop=False)
+    # ONNX's inference reads the model serialised: the bytes are made once for both
+    # passes, and a copy made above is not held while the second pass runs (peak memory)
+    wire = _serialized(light)
+    base, errors = _infer(light, data_prop=False, wire=wire)
     graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
@@ -276,7 +316,12 @@ def _infer_passes_serialized(
         # a copy inference made (never the model itself: readers compare identities)
         kept = base.SerializeToString()
     del base  # not kept while the second pass builds its own copy (peak memory)
-    inferred, errors = _infer(light, data_prop=True)
+    if wire is None or light is model:
+        inferred, errors = _infer(light, data_prop=True, wire=wire)
+        return inferred, errors, left, kept
+    del light  # the bytes stand for it; parsed again only if inference cannot run at all
+    got, errors = _infer_source(wire, data_prop=True)
+    inferred = got if got is not None else onnx.ModelProto.FromString(wire)
     return inferred, errors, left, kept
 
 

@@ -9,7 +9,7 @@ one that makes session creation fail is an error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from onnxlint.analyses.assignment import Assignment
@@ -19,7 +19,16 @@ from onnxlint.analyses.level_assignment import NodeAssignment
 from onnxlint.analyses.level_graph import source_location
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
-from onnxlint.diagnostics import GENERATED_DIM, Category, Cause, Diagnostic, Fix, Location, Severity
+from onnxlint.diagnostics import (
+    GENERATED_DIM,
+    Category,
+    Cause,
+    Diagnostic,
+    Fix,
+    Location,
+    Severity,
+    with_changes,
+)
 from onnxlint.ep_names import CPU_EP, short_ep
 from onnxlint.index import input_dim_params, is_unknown_standard_op
 from onnxlint.rule import Rule, register
@@ -40,29 +49,41 @@ def _fallback(na: NodeAssignment, ep: str) -> str:
     return "nowhere"
 
 
-def _folded_by_ort(ctx: LintContext, loc: Location, verdict: Verdict) -> bool:
-    """Whether ORT's level-1 constant folding (on by default) makes this refusal moot.
+class _FoldedByOrt:
+    """Whether ORT's level-1 constant folding (on by default) makes a refusal of the node
+    at ``loc`` moot (:meth:`moot`); what depends on the node alone is read once for all
+    the EPs that refuse it.
 
     True when every output of the node is computable from constants alone (the node is
     folded away before any EP is asked), or when the EP only wants an input to be a
     constant and that input is computed from constants (folding turns it into one).
     """
-    graph = ctx.index.graph_by_path(loc.graph)
-    if graph is None or loc.node_index is None or loc.node_index >= len(graph.nodes):
-        return False
-    node = graph.nodes[loc.node_index]
-    flow = ctx.analysis(Dataflow)
 
-    def constant(names: list[str]) -> bool:
+    def __init__(self, ctx: LintContext, loc: Location) -> None:
+        graph = ctx.index.graph_by_path(loc.graph)
+        self.graph = graph
+        self.node = None
+        if graph is not None and loc.node_index is not None and loc.node_index < len(graph.nodes):
+            self.node = graph.nodes[loc.node_index]
+            self.flow = ctx.analysis(Dataflow)
+            self.outputs_constant = self._constant(self.node.output_names)
+
+    def _constant(self, names: Sequence[str]) -> bool:
         names = [n for n in names if n]
+        flow, graph = self.flow, self.graph
         return bool(names) and all(flow.kind(n, graph) is Constness.CONSTANT for n in names)
 
-    if constant(node.outputs):
-        return True
-    if verdict.constraint != "constant_input" or verdict.slot is None:
-        return False
-    _, slot = verdict.slot
-    return slot < len(node.inputs) and constant([node.inputs[slot]])
+    def moot(self, verdict: Verdict) -> bool:
+        node = self.node
+        if node is None:
+            return False
+        if self.outputs_constant:
+            return True
+        if verdict.constraint != "constant_input" or verdict.slot is None:
+            return False
+        _, slot = verdict.slot
+        inputs = node.input_names
+        return slot < len(inputs) and self._constant([inputs[slot]])
 
 
 def _fix_for(verdict: Verdict, op: str, ep: str) -> Fix:
@@ -107,6 +128,7 @@ class _RefusalRule(Rule):
             if na.node.graph.is_function:
                 continue
             loc: Location | None = None
+            folded: _FoldedByOrt | None = None
             for v in na.verdicts:
                 if v.ep == na.first_claimer:
                     # ORT offers a node to the EPs in priority order until one takes it:
@@ -120,9 +142,10 @@ class _RefusalRule(Rule):
                 if fallback == "nowhere":
                     continue  # OL508 reports a node nothing runs
                 severity = Severity.WARNING if fallback == "CPU" else Severity.INFO
-                if loc is None:
+                if loc is None or folded is None:
                     loc = source_location(la.graph, na.node, ctx.index)
-                if _folded_by_ort(ctx, loc, v):
+                    folded = _FoldedByOrt(ctx, loc)
+                if folded.moot(v):
                     ctx.emit(self._diag(ctx, na, v, fallback, Severity.HINT, loc, _FOLDED))
                 else:
                     ctx.emit(self._diag(ctx, na, v, fallback, severity, loc))
@@ -149,17 +172,19 @@ class _RefusalRule(Rule):
             fallback=fallback,
             opsets=", ".join(str(o) for o in v.supported_opsets[-5:]) or "none",
         )
-        return replace(
+        return with_changes(
             d,
-            graph_level="exported",
-            message=d.message + note,
-            cause=_cause(
-                na.facts,
-                v,
-                lambda: _traced_dims(ctx, na),
-                lambda: _lost_at(ctx, na),
-                lambda: ctx.analysis(InputDims).names,
-            ),
+            {
+                "graph_level": "exported",
+                "message": d.message + note,
+                "cause": _cause(
+                    na.facts,
+                    v,
+                    lambda: _traced_dims(ctx, na),
+                    lambda: _lost_at(ctx, na),
+                    lambda: ctx.analysis(InputDims).names,
+                ),
+            },
         )
 
 

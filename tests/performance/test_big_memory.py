@@ -15,7 +15,7 @@ from typing import Any
 import onnx
 import pytest
 
-from onnxlint import heap
+from onnxlint import heap, tensors
 from onnxlint.analyses import assignment, partition, partition_units
 from onnxlint.analyses import shapes as shapes_module
 from onnxlint.analyses.assignment import Assignment
@@ -99,6 +99,72 @@ def test_the_kept_first_pass_waits_serialised_while_the_second_runs() -> None:
     assert errors == []
     assert kept.SerializeToString(deterministic=True) == alone.SerializeToString(deterministic=True)
     assert shapes.take_unpropagated() is None
+
+
+def _passes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[type, int, bool, bool]]:
+    """Per inference pass of the Shapes analysis: the type and id of what ONNX is handed,
+    ``data_prop``, and whether the analysis then holds a parsed light copy."""
+    seen: list[tuple[type, int, bool, bool]] = []
+    real = onnx.shape_inference.infer_shapes
+
+    def spy(source: Any, *args: Any, **kwargs: Any) -> onnx.ModelProto:
+        frame = sys._getframe(1)
+        while frame.f_code.co_name != "_infer_passes_serialized":
+            assert frame.f_back is not None
+            frame = frame.f_back
+        held = isinstance(frame.f_locals.get("light"), onnx.ModelProto)
+        seen.append((type(source), id(source), bool(kwargs.get("data_prop")), held))
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", spy)
+    return seen
+
+
+def test_the_passes_read_the_light_copy_serialised_once_and_the_second_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model with large weights is inferred from a copy without their data. ONNX reads
+    it serialised: the bytes are made once for both passes, and the parsed copy is let go
+    before the second pass (about 50 MB beside that pass, the lint's peak, on the 100k-node
+    graph). The answer is the one inferred from the copy itself."""
+    from tests.performance.test_model_copies import _weighted_model
+
+    model = _weighted_model()
+    seen = _passes_seen(monkeypatch)
+    inferred, errors, left, first = shapes_module._infer_passes(model, keep_unpropagated=True)
+    assert errors == [] and left and first is not None
+    assert [s[2] for s in seen] == [False, True]
+    assert all(s[0] is bytes for s in seen) and seen[0][1] == seen[1][1]
+    assert [s[3] for s in seen] == [True, False]
+    light, _ = tensors.dataless_copy(model)
+    monkeypatch.undo()
+    for got, data_prop in ((first, False), (inferred, True)):
+        alone, _ = shapes_module._infer(light, data_prop=data_prop)
+        assert got.SerializeToString(deterministic=True) == alone.SerializeToString(
+            deterministic=True
+        )
+
+
+def test_a_second_pass_that_cannot_run_answers_the_light_copy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As before the copy was let go: the model without its weights' data, as a new object."""
+    from tests.performance.test_model_copies import _weighted_model
+
+    model = _weighted_model()
+    real = onnx.shape_inference.infer_shapes
+
+    def failing(source: Any, *args: Any, **kwargs: Any) -> onnx.ModelProto:
+        if kwargs.get("data_prop"):
+            raise onnx.shape_inference.InferenceError("no")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", failing)
+    inferred, errors, _, _ = shapes_module._infer_passes(model, keep_unpropagated=False)
+    assert errors == ["no", "no"]
+    light, _ = tensors.dataless_copy(model)
+    assert inferred is not model
+    assert inferred.SerializeToString() == light.SerializeToString()
 
 
 def test_eps_without_units_share_one_sweep_graph_per_graph(
@@ -230,6 +296,140 @@ def test_crossings_of_one_value_type_share_one_byte_count() -> None:
         by_type.setdefault((c.dtype, c.shape), set()).add(id(c.bytes))
     assert plan.crossings
     assert all(len(ids) == 1 for ids in by_type.values()), by_type
+
+
+#: twelve values into one CPU partition (CoreML runs the Relus, not a 12-input Sum), one of
+#: them a graph output too
+FAN_IN = (
+    """<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,16] x) => (float[1,16] y, float[1,16] r0, float[1,16] r5) {
+"""
+    + "".join(f"    r{i} = Relu(x)\n" for i in range(12))
+    + "    y = Sum("
+    + ", ".join(f"r{i}" for i in range(12))
+    + ")\n}\n"
+)
+
+
+def _synthetic_plan(monkeypatch: pytest.MonkeyPatch, scanned: int) -> list[Any]:
+    from benchmarks import corpus
+
+    monkeypatch.setattr(partition, "_SCANNED_NAMES", scanned)
+    plans = []
+    for model, eps in (
+        (corpus.synthetic(300, seed=5), ["qnn", "openvino", "cuda", "coreml", "xnnpack"]),
+        (parse(FAN_IN), ["coreml"]),
+    ):
+        plans.append(_context(model, eps).analysis(partition.Partitions).plan(EXPORTED))
+    return plans
+
+
+def test_partition_names_searched_in_their_lists_or_sets_alike(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A partition's inputs and outputs are searched in its list while short (a set for each
+    of the 31k partitions of the 100k-node graph with every EP held 16 MB at the peak);
+    the plan is the one made with a set for every partition, or none."""
+    limit = partition._SCANNED_NAMES
+    runs = [_synthetic_plan(monkeypatch, k) for k in (limit, -1, 10**9)]
+    shown = [
+        [(p.id, p.inputs, p.outputs, p.bytes) for plan in plans for p in plan.partitions]
+        for plans in runs
+    ]
+    assert shown[0] == shown[1] == shown[2]
+    partitions = [p for plan in runs[0] for p in plan.partitions]
+    assert any(len(p.inputs) > limit for p in partitions)
+    assert any(len(p.outputs) > limit for p in partitions)
+    assert all(len(set(p.inputs)) == len(p.inputs) for p in partitions)
+    assert all(len(set(p.outputs)) == len(p.outputs) for p in partitions)
+    # equal totals are one object
+    totals: dict[Any, set[int]] = {}
+    for p in partitions:
+        totals.setdefault(p.bytes, set()).add(id(p.bytes))
+    assert any(len(ids) == 1 for ids in totals.values())
+    assert all(len(ids) == 1 for b, ids in totals.items() if b.terms), totals
+
+
+class _Tracked(dict):  # type: ignore[type-arg]
+    """A dict a weak reference can follow."""
+
+
+def test_a_graphs_partitioning_tables_are_let_go_before_the_numbering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The edges and sweep graphs of each graph (tens of MB on the 100k-node graph) are not
+    held while the partitions are numbered and their crossings counted (the peak)."""
+    import weakref
+
+    made: list[weakref.ref[Any]] = []
+    real_edges = partition.node_edges
+
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        preds, succs = real_edges(*args, **kwargs)
+        out = _Tracked(preds), _Tracked(succs)
+        made.extend(weakref.ref(d) for d in out)
+        return out
+
+    alive: list[int] = []
+    real_number = partition._number_partitions
+
+    def number(*args: Any) -> None:
+        alive.append(sum(r() is not None for r in made))
+        real_number(*args)
+
+    monkeypatch.setattr(partition, "node_edges", tracked)
+    monkeypatch.setattr(partition, "_number_partitions", number)
+    ctx = _context(parse(PLAIN), ["qnn", "openvino", "cuda"])
+    assert ctx.analysis(partition.Partitions).plan(EXPORTED) is not None
+    assert made and alive == [0]
+
+
+def test_a_lint_lets_its_analyses_go_without_a_collection() -> None:
+    """The analyses refer back to the lint's context; a lint nobody observes forgets them, so
+    that they are freed when it returns, not at the next full collection (on the 100k-node
+    graph with every EP, 340k objects and about 70 MB held through the report's rendering).
+    A lint whose context is observed keeps them for the observer."""
+    import gc
+    import weakref
+
+    made: list[weakref.ref[Any]] = []
+    real = Assignment.__init__
+
+    def init(self: Assignment, ctx: Any) -> None:
+        real(self, ctx)
+        made.append(weakref.ref(self))
+
+    seen: list[Any] = []
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Assignment, "__init__", init)
+            lint(parse(DYNAMIC), eps=["qnn"], config=Config(), what_if=False)
+            assert len(made) == 1 and made[0]() is None
+            lint(
+                parse(DYNAMIC),
+                eps=["qnn"],
+                config=Config(),
+                what_if=False,
+                observe=lambda ctx, report: seen.append(ctx),
+            )
+            assert len(made) == 2 and made[1]() is not None
+            assert seen[0].computed(Assignment) is made[1]()
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_level_graph_types_are_a_table_per_graph() -> None:
+    """The exported level's types are kept per graph, then per value name: one key tuple per
+    value of the 100k-node graph held 6 MB through the assignment and the partitioning."""
+    ctx = _context(_models()["dynamic"], ["qnn"])
+    lg = ctx.analysis(Assignment).exported.graph
+    assert set(lg.types) == {g.path for g in ctx.index.graphs}
+    assert all(isinstance(name, str) for table in lg.types.values() for name in table)
+    main = ctx.index.main
+    assert lg.value_type(main, "y") is lg.types[main.path]["y"]
 
 
 def test_the_c_allocator_is_asked_to_give_freed_memory_back() -> None:
