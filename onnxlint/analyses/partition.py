@@ -162,7 +162,7 @@ def _plan_graph(
             dtypes = tensor_dtypes(la, order)
             units = qdq_units(g, order, dtypes, profile.partitioning.qdq_selectors)
             judged = {**units, **lone_qdq_nodes(units, by_path, claimed)}
-            for target, why in refused_units(judged, by_path, dtypes, profile).items():
+            for target, why in refused_units(judged, by_path, dtypes, profile, la).items():
                 for p in judged[target]:
                     if p in claimed:
                         claimed.discard(p)
