@@ -52,6 +52,7 @@ def infer_session_types_without_weights(
     that same model; a strict pass that succeeds answers as a lenient one), so that pass
     is not run again (it may then be the answer itself).
     """
+    from onnxlint.analyses.contrib_types import RULE_OPS, rules_for, used_rules
     from onnxlint.analyses.shapes import collect_value_types, iter_graphs
     from onnxlint.tensors import dataless_copy, large_initializers
 
@@ -78,31 +79,36 @@ def infer_session_types_without_weights(
     # the values whose types :func:`_constant_shapes` reads (a Shape's input, a Range's):
     # the table of every value of a large graph was most of this function's time
     read: set[str] = set()
+    contrib: set[tuple[str, str]] = set()  # the nodes ORT's contrib schemas infer
     for gi, g in enumerate(iter_graphs(work.graph)):
         for ni, n in enumerate(g.node):
             op = n.op_type
             if op == "Shape" or op == "Range":
                 read.update(n.input)
+            elif op in RULE_OPS:
+                contrib.add((n.domain, op))
             if _is_contrib_qdq(n):
                 originals[(gi, ni)] = _copy_node(n)
                 n.domain = ""
             elif (twin := _contrib_twin(n)) is not None:
                 originals[(gi, ni)] = _copy_node(n)
                 n.CopyFrom(twin)
+    function_ops = {n.op_type for f in work.functions for n in f.node}
+    rules = rules_for(contrib) | used_rules(work, function_ops)
     untouched = work.ir_version == model.ir_version
     hidden = set(_hide_unresolved_outputs(work, originals))
     stand_ins = bool(originals or hidden) or not untouched
     if unpropagated is not None and unpropagated is not model and not stand_ins:
         inferred = unpropagated
     else:
-        inferred = _lenient_infer(work)
+        inferred = _lenient_infer(work, rules)
     values: dict[str, list[int]] = {}
     scalars: set[str] = set()
     for _ in range(_SHAPE_ROUNDS):
         table = collect_value_types(inferred, only=read)
         if not _constant_shapes(work, table, originals, values, scalars):
             break
-        inferred = _lenient_infer(work)
+        inferred = _lenient_infer(work, rules)
     if originals:
         for gi, g in enumerate(iter_graphs(inferred.graph)):
             for ni in range(len(g.node)):
@@ -227,10 +233,16 @@ def _copy_node(node: onnx.NodeProto) -> onnx.NodeProto:
     return out
 
 
-def _lenient_infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """One inference pass on ``model`` (already without its large weights' data)."""
+def _lenient_infer(
+    model: onnx.ModelProto, rules: frozenset[tuple[str, str]] | None = None
+) -> onnx.ModelProto:
+    """One inference pass on ``model`` (already without its large weights' data), ORT's
+    contrib operators inferred as ORT does (``analyses.contrib_types``; ``rules``: the ones
+    the model uses, when known)."""
+    from onnxlint.analyses.contrib_types import infer_shapes
+
     try:
-        return onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=False)
+        return infer_shapes(model, strict_mode=False, data_prop=False, rules=rules)
     except Exception:  # protobuf or checker errors on hostile models: keep what is declared
         return model
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import onnx
 
+from onnxlint.analyses.contrib_types import infer_shapes, missing_imports, used_rules
 from onnxlint.analyses.static_types import (
     Dim,
     ValueType,
@@ -196,25 +197,30 @@ VALUE_SHAPED_OPS = frozenset(
 
 
 def _infer(
-    model: onnx.ModelProto, data_prop: bool, wire: bytes | None = None
+    model: onnx.ModelProto,
+    data_prop: bool,
+    wire: bytes | None = None,
+    rules: frozenset[tuple[str, str]] | None = None,
 ) -> tuple[onnx.ModelProto, list[str]]:
     """Strict inference, or a lenient pass after recording the strict failure; never raises.
+    ORT's contrib operators are inferred as ORT infers them (``analyses.contrib_types``;
+    ``rules``: the ones the model uses, when known).
 
     ``wire``: ``model`` serialised, handed to ONNX instead of serialising it again."""
-    inferred, errors = _infer_source(model if wire is None else wire, data_prop)
+    inferred, errors = _infer_source(model if wire is None else wire, data_prop, rules)
     return (model if inferred is None else inferred), errors
 
 
 def _infer_source(
-    source: onnx.ModelProto | bytes, data_prop: bool
+    source: onnx.ModelProto | bytes,
+    data_prop: bool,
+    rules: frozenset[tuple[str, str]] | None = None,
 ) -> tuple[onnx.ModelProto | None, list[str]]:
     """:func:`_infer` of a model or its bytes; None when inference cannot run at all."""
     errors: list[str] = []
     for strict in (True, False):
         try:
-            inferred = onnx.shape_inference.infer_shapes(
-                source, strict_mode=strict, data_prop=data_prop
-            )
+            inferred = infer_shapes(source, strict_mode=strict, data_prop=data_prop, rules=rules)
             return inferred, errors
         except MemoryError:
             errors.append("out of memory during shape inference")
@@ -303,12 +309,14 @@ def _infer_passes_serialized(
     # inference needs no weight values, and copying them in and out was most of its time:
     # one copy without them for both passes
     light, left = dataless_copy(model)
-    # ONNX's inference reads the model serialised: the bytes are made once for both
-    # passes, and a copy made above is not held while the second pass runs (peak memory)
-    wire = _serialized(light)
-    base, errors = _infer(light, data_prop=False, wire=wire)
     graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
+    rules = used_rules(model, ops)
+    # ONNX's inference reads the model serialised: the bytes are made once for both
+    # passes, and a copy made above is not held while the second pass runs (peak memory);
+    # not when a contrib domain needs importing for the inference (a copy is made then)
+    wire = None if missing_imports(light, rules) else _serialized(light)
+    base, errors = _infer(light, data_prop=False, wire=wire, rules=rules)
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
         return base, errors, left, kept
@@ -317,10 +325,10 @@ def _infer_passes_serialized(
         kept = base.SerializeToString()
     del base  # not kept while the second pass builds its own copy (peak memory)
     if wire is None or light is model:
-        inferred, errors = _infer(light, data_prop=True, wire=wire)
+        inferred, errors = _infer(light, data_prop=True, wire=wire, rules=rules)
         return inferred, errors, left, kept
     del light  # the bytes stand for it; parsed again only if inference cannot run at all
-    got, errors = _infer_source(wire, data_prop=True)
+    got, errors = _infer_source(wire, data_prop=True, rules=rules)
     inferred = got if got is not None else onnx.ModelProto.FromString(wire)
     return inferred, errors, left, kept
 
