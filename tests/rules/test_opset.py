@@ -14,6 +14,14 @@ NEWEST_ROW = load_json("ort_versions.json")["releases"][-1]
 NEWEST = NEWEST_ROW["ort"]
 BODY = "g (float[1,4] x) => (float[1,4] y) {\n [r] y = Relu(x)\n}"
 
+#: a QOperator Gemm whose bias (input 6) has the element type ``bias``
+QGEMM = (
+    '<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>\n'
+    "g (uint8[2,4] a, int8[3,4] b, {bias}[3] c) => (uint8[2,3] y)\n"
+    "<float s = {{0.1}}, uint8 za = {{128}}, int8 zb = {{0}}, uint8 zy = {{128}}> {{\n"
+    " [q] y = com.microsoft.QGemm <transB: int = 1> (a, s, za, b, s, zb, c, s, zy)\n}}"
+)
+
 CASES = [
     (
         "opset-too-new-for-1.17",
@@ -151,6 +159,30 @@ CASES = [
             )
         ],
     ),
+    (
+        # ORT's QGemm takes an int32 bias only: a uint8 one (a QOperator quantization of
+        # BERT) makes ORT refuse the model on every EP
+        "contrib-input-type",
+        {"select": ["OL207"]},
+        QGEMM.format(bias="uint8"),
+        [
+            (
+                "OL207",
+                "input 6 of QGemm ('c') is uint8, which ONNX Runtime's com.microsoft QGemm "
+                "schema does not allow there (int32): ORT refuses to load the model",
+            )
+        ],
+    ),
+    ("contrib-input-type-ok", {"select": ["OL207"]}, QGEMM.format(bias="int32"), []),
+    (
+        # a type nobody knows is not checked
+        "contrib-input-type-unknown",
+        {"select": ["OL207"]},
+        '<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1, "x" : 1]>\n'
+        "g (float[2,4] x) => (float[2,4] y) {\n [m] t = x.Mystery(x)\n"
+        " [f] y = com.microsoft.FastGelu(t)\n}",
+        [],
+    ),
 ]
 
 
@@ -173,3 +205,19 @@ def test_an_assumed_limit_is_a_warning_not_an_error() -> None:
     (d,) = onnxlint.lint(parse(case[2]), config=case[1]).diagnostics
     assert d.severity is Severity.WARNING and d.message_id == "assumed"
     assert d.args["known"] == NEWEST
+
+
+@pytest.mark.parametrize("bias", ["uint8", "int32"])
+def test_contrib_input_type_is_what_ort_refuses(bias: str) -> None:
+    """OL207 fires exactly where ORT refuses to load the model (a CPU session)."""
+    ort = pytest.importorskip("onnxruntime")
+    model = parse(QGEMM.format(bias=bias))
+    try:
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        refused = ""
+    except Exception as exc:
+        refused = str(exc)
+    flagged = onnxlint.lint(model, config={"select": ["OL207"]}).diagnostics
+    assert bool(flagged) == bool(refused), refused
+    if refused:
+        assert "Type Error: Type 'tensor(uint8)' of input parameter (c)" in refused
