@@ -400,6 +400,14 @@ def test_registry_left_as_found() -> None:
     assert not onnx.defs.has("SimplifiedLayerNormalization", "")
 
 
+def test_op_types_known_answer_without_a_walk() -> None:
+    """A caller that has the op types (the Shapes analysis) is answered from them alone
+    when none of them has a rule (the FastGelu model's own nodes are not read)."""
+    model = CASES["FastGelu"]
+    assert used_rules(model, {"Relu", "MatMul"}) == frozenset()
+    assert used_rules(model, {"FastGelu"}) == {(MS, "FastGelu")}
+
+
 def test_standard_model_uses_no_rule() -> None:
     model = onnx.parser.parse_model(
         '<ir_version: 8, opset_import: ["" : 17]> g (float[2] x) => (float[2] y) { y = Relu(x) }'
