@@ -1,7 +1,9 @@
 """What follows an ORT contrib operator has the types and shapes ORT resolves
 (``analyses.contrib_types``): QNN takes the nodes after a SkipLayerNormalization, a
 MatMulNBits or a QLinearAdd (before, their inputs had no shape and QNN was predicted to
-refuse them: "QNN needs every tensor shape to be static"); OpenVINO fails to compile a
+refuse them: "QNN needs every tensor shape to be static"), and the ai.onnx
+SimplifiedLayerNormalization (first output only) and com.microsoft Gelu themselves; OpenVINO
+fails to compile a
 SkipLayerNormalization that writes more than its first output (measured, both levels),
 a failure that was flagged only by accident before (OL509, an input of unknown rank)."""
 
@@ -124,10 +126,45 @@ def qlinear_add() -> onnx.ModelProto:
     )
 
 
+def after_relu(
+    node: onnx.NodeProto,
+    inits: list[onnx.TensorProto],
+    shape: list[int],
+    contrib: bool = True,
+) -> onnx.ModelProto:
+    """Relu, ``node`` (reading the Relu's ``x``, writing ``n``), Relu."""
+    nodes = [h.make_node("Relu", ["x0"], ["x"]), node, h.make_node("Relu", ["n"], ["y"])]
+    model = _model(nodes, [h.make_tensor_value_info("x0", T.FLOAT, shape)], ["y"], inits)
+    if not contrib:
+        del model.opset_import[1]
+    return model
+
+
+def simplified_layer_norm(outputs: int = 1, rank: int = 3) -> onnx.ModelProto:
+    """ai.onnx SimplifiedLayerNormalization (ORT registers it there; its transformer
+    optimizer writes it), with or without its inv_std_var output."""
+    node = h.make_node(
+        "SimplifiedLayerNormalization",
+        ["x", "gamma"],
+        ["n", "inv"][:outputs],
+        axis=-1,
+        epsilon=1e-6,
+    )
+    return after_relu(node, [_init("gamma", [8])], [1, 4, 8][-rank:], contrib=False)
+
+
+def contrib_gelu() -> onnx.ModelProto:
+    return after_relu(h.make_node("Gelu", ["x"], ["n"], domain=MS), [], [1, 4, 8])
+
+
 QNN_CASES = {
     "skip_layer_norm": skip_layer_norm(),
     "matmul_nbits": matmul_nbits(),
     "qlinear_add": qlinear_add(),
+    "simplified_layer_norm": simplified_layer_norm(),
+    "simplified_layer_norm_rank2": simplified_layer_norm(rank=2),
+    "simplified_layer_norm_inv": simplified_layer_norm(outputs=2),
+    "contrib_gelu": contrib_gelu(),
 }
 #: the nodes after the contrib op (named after their outputs), which QNN takes
 DOWNSTREAM = {
@@ -137,7 +174,24 @@ DOWNSTREAM = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(QNN_CASES))
+#: QNN picks a node by its op type: ai.onnx SimplifiedLayerNormalization and com.microsoft
+#: Gelu are taken (qnn-builder-domains), the former with its first output only: asked for
+#: inv_std_var too it stays on the CPU (qnn-simplified-layernorm-outputs)
+CONTRIB_ON_QNN = {
+    "simplified_layer_norm": True,
+    "simplified_layer_norm_rank2": True,
+    "simplified_layer_norm_inv": False,
+    "contrib_gelu": True,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRIB_ON_QNN))
+def test_qnn_takes_contrib_ops_by_op_type(name: str) -> None:
+    on_cpu = qnn_cpu_nodes(QNN_CASES[name])
+    assert ("main/n" not in on_cpu) is CONTRIB_ON_QNN[name], sorted(on_cpu)
+
+
+@pytest.mark.parametrize("name", sorted(DOWNSTREAM))
 def test_qnn_takes_what_follows_a_contrib_op(name: str) -> None:
     on_cpu = qnn_cpu_nodes(QNN_CASES[name])
     assert on_cpu.isdisjoint(f"main/{n}" for n in DOWNSTREAM[name]), (name, sorted(on_cpu))
