@@ -40,8 +40,11 @@ STANDARD_DOMAINS = (DEFAULT_DOMAIN, "ai.onnx.ml")
 @lru_cache(maxsize=4096)
 def resolve_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
     """The schema a node resolves to at the imported opset, or None when unknown."""
+    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+
     try:
-        return defs.get_schema(op_type, opset, "" if domain == DEFAULT_DOMAIN else domain)
+        with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
+            return defs.get_schema(op_type, opset, "" if domain == DEFAULT_DOMAIN else domain)
     except defs.SchemaError:
         return None
     except Exception:

@@ -367,8 +367,10 @@ _TENSOR_TYPES = sorted(
     for name, code in onnx.TensorProto.DataType.items()
     if code not in (onnx.TensorProto.UNDEFINED,)
 )
-#: the registry is the process's: one inference with borrowed schemas at a time
-_LOCK = threading.Lock()
+#: the registry is the process's: one inference with lent schemas at a time, and a schema
+#: lookup elsewhere whose answer is kept (``index.resolve_schema``...) takes it too, so that
+#: no other thread sees, or caches, a lent schema (the language server lints in threads)
+SCHEMAS_LOCK = threading.RLock()
 
 
 def _guarded(rule: _Rule) -> _Rule:
@@ -432,7 +434,7 @@ def used_rules(
 
 @contextlib.contextmanager
 def _registered(keys: frozenset[tuple[str, str]]) -> Iterator[None]:
-    with _LOCK:
+    with SCHEMAS_LOCK:
         done: list[tuple[str, str]] = []
         try:
             for domain, op in sorted(keys):

@@ -15,9 +15,12 @@ def revision_of(op_type: str, domain: str, opset: int) -> int | None:
     """The since_version of ``op_type`` in ``domain`` at ``opset``; None if unknown."""
     import onnx.defs
 
+    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+
     d = "" if domain == "ai.onnx" else domain
     try:
-        return int(onnx.defs.get_schema(op_type, opset, d).since_version)
+        with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
+            return int(onnx.defs.get_schema(op_type, opset, d).since_version)
     except Exception:
         return None
 

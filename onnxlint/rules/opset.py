@@ -58,9 +58,13 @@ def _target(ctx: LintContext) -> OrtRelease:
 @lru_cache(maxsize=2048)
 def _versions_of(op_type: str, domain: str) -> tuple[int, ...]:
     """Every since_version at which ``op_type`` was (re)defined in ``domain``."""
+    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+
     dom = "" if domain == DEFAULT_DOMAIN else domain
     out = []
-    for schema in defs.get_all_schemas_with_history():
+    with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
+        schemas = defs.get_all_schemas_with_history()
+    for schema in schemas:
         if schema.name == op_type and schema.domain == dom:
             out.append(schema.since_version)
     return tuple(sorted(out))
@@ -427,8 +431,12 @@ g (float[2,4] x) => (float[2,4] y) {
 @lru_cache(maxsize=16)
 def _max_known_opset(domain: str) -> int:
     """The newest opset of ``domain`` the installed onnx has schemas for."""
+    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+
     dom = "" if domain == DEFAULT_DOMAIN else domain
-    versions = [s.since_version for s in defs.get_all_schemas_with_history() if s.domain == dom]
+    with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
+        schemas = defs.get_all_schemas_with_history()
+    versions = [s.since_version for s in schemas if s.domain == dom]
     return max(versions, default=0)
 
 

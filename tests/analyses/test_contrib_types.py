@@ -413,3 +413,39 @@ def test_standard_model_uses_no_rule() -> None:
         '<ir_version: 8, opset_import: ["" : 17]> g (float[2] x) => (float[2] y) { y = Relu(x) }'
     )
     assert used_rules(model) == set()
+
+
+def test_no_other_thread_sees_a_lent_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schema lookup whose answer is kept (``index.resolve_schema``) waits while schemas
+    are lent to an inference in another thread, and then finds none (the language server
+    lints in threads)."""
+    import threading
+
+    from onnxlint.analyses import contrib_types
+    from onnxlint.index import resolve_schema
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(ctx: object) -> None:
+        started.set()
+        release.wait(10)
+
+    monkeypatch.setitem(contrib_types.RULES, (MS, "FastGelu"), slow)
+    inference = threading.Thread(
+        target=infer_shapes,
+        args=(CASES["FastGelu"],),
+        kwargs={"strict_mode": False, "data_prop": False},
+    )
+    inference.start()
+    assert started.wait(10)
+    found: list[object] = []
+    lookup = threading.Thread(
+        target=lambda: found.append(resolve_schema.__wrapped__("FastGelu", MS, 1))
+    )
+    lookup.start()
+    lookup.join(0.3)
+    assert lookup.is_alive()  # waits for the inference
+    release.set()
+    inference.join(10)
+    lookup.join(10)
+    assert found == [None]
