@@ -24,6 +24,8 @@ from onnx import defs
 
 from onnxlint.diagnostics import Location
 from onnxlint.names import is_synthetic, label_table, relabelled
+from onnxlint.reverse_dfs import reverse_dfs_order
+from onnxlint.schema_registry import SCHEMAS_LOCK
 
 DEFAULT_DOMAIN = "ai.onnx"
 _V = TypeVar("_V")
@@ -40,8 +42,6 @@ STANDARD_DOMAINS = (DEFAULT_DOMAIN, "ai.onnx.ml")
 @lru_cache(maxsize=4096)
 def resolve_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema | None:
     """The schema a node resolves to at the imported opset, or None when unknown."""
-    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
-
     try:
         with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
             return defs.get_schema(op_type, opset, "" if domain == DEFAULT_DOMAIN else domain)
@@ -588,28 +588,4 @@ def topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
 
 def _topological_order(g: GraphRef, nodes: Sequence[NodeRef]) -> list[NodeRef]:
     preds, succs = node_edges(g, nodes)
-    # a path names the last node that has it (as the edges' dicts do)
-    index = {n.path: i for i, n in enumerate(nodes)}
-    # each node's distinct producers, lowest position first: pushed in that order, the
-    # highest is visited first
-    below = {index[p]: sorted({index[q] for q in preds[p]}) for p in index}
-    # ORT sorts inputs by ascending index before pushing: the highest index is visited
-    # first (measured, onnxruntime-openvino 1.24.1: a cut at a refused node between two
-    # producers of one consumer leaves the higher-index producer's chain before the cut)
-    stack = [index[n.path] for n in nodes if not succs[n.path]]
-    visited = bytearray(len(nodes))
-    out: list[NodeRef] = []
-    while stack:
-        i = stack.pop()
-        if i < 0:  # leaving: every producer is out
-            out.append(nodes[~i])
-            continue
-        if visited[i]:
-            continue
-        visited[i] = 1
-        stack.append(~i)
-        stack += [j for j in below[i] if not visited[j]]
-    if len(out) < len(nodes):  # a cycle (invalid model): keep the remaining nodes in file order
-        seen = {n.path for n in out}
-        out += [n for n in nodes if n.path not in seen]
-    return out
+    return [nodes[i] for i in reverse_dfs_order([n.path for n in nodes], preds, succs)]

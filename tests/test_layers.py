@@ -41,11 +41,18 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.filestamp",
             "onnxlint.distinfo",
             "onnxlint.heap",
+            "onnxlint.schema_registry",
         ),
     ),
     (
         "model",
-        ("onnxlint.tensors", "onnxlint.modelfile", "onnxlint.index", "onnxlint.rewrites"),
+        (
+            "onnxlint.tensors",
+            "onnxlint.modelfile",
+            "onnxlint.index",
+            "onnxlint.reverse_dfs",
+            "onnxlint.rewrites",
+        ),
     ),
     (
         "ort",

@@ -22,11 +22,12 @@ nodes, nothing registered).
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import onnx
+
+from onnxlint.schema_registry import SCHEMAS_LOCK
 
 #: (dims or None when the rank is unknown, element type or 0)
 _Tensor = tuple[list[onnx.TensorShapeProto.Dimension] | None, int]
@@ -367,10 +368,6 @@ _TENSOR_TYPES = sorted(
     for name, code in onnx.TensorProto.DataType.items()
     if code not in (onnx.TensorProto.UNDEFINED,)
 )
-#: the registry is the process's: one inference with lent schemas at a time, and a schema
-#: lookup elsewhere whose answer is kept (``index.resolve_schema``...) takes it too, so that
-#: no other thread sees, or caches, a lent schema (the language server lints in threads)
-SCHEMAS_LOCK = threading.RLock()
 
 
 def _guarded(rule: _Rule) -> _Rule:

@@ -15,7 +15,7 @@ def revision_of(op_type: str, domain: str, opset: int) -> int | None:
     """The since_version of ``op_type`` in ``domain`` at ``opset``; None if unknown."""
     import onnx.defs
 
-    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+    from onnxlint.schema_registry import SCHEMAS_LOCK
 
     d = "" if domain == "ai.onnx" else domain
     try:

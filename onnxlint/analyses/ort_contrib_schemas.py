@@ -12,8 +12,6 @@ and only for a model that has contrib nodes.
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 from typing import Any
 
 CONTRIB_SCHEMA = "onnxlint-ort-contrib-inputs/1"
@@ -45,30 +43,11 @@ def allowed_input_types(op_type: str, opset: int, index: int) -> frozenset[str] 
 
 @functools.cache
 def _table() -> Table | None:
-    from onnxlint.runtime.identity import cache_enabled, ort_identity
+    from onnxlint.analyses.ort_tables import ort_table
 
-    identity = ort_identity()
-    use_disk = identity is not None and cache_enabled(None)
-    path = _file(identity) if identity is not None else None
-    if use_disk and path is not None:
-        stored = _stored(path, identity)
-        if stored is not None:
-            return stored
-    found = _from_ort()
-    if use_disk and path is not None and found is not None:
-        from onnxlint.analyses.ort_kernels import _imported_is
-
-        if _imported_is(identity):
-            from onnxlint.cachefs import make_private_dir
-            from onnxlint.fsutil import atomic_write_text
-
-            record = {"schema": CONTRIB_SCHEMA, "ort": identity, "ops": found}
-            try:
-                make_private_dir(path.parent)
-                atomic_write_text(path, json.dumps(record, sort_keys=True))
-            except OSError:
-                pass  # a read-only cache folder: ORT is asked again by the next process
-    return found
+    return ort_table(
+        "ort-contrib-inputs", CONTRIB_SCHEMA, "ops", _from_ort, _parse, MAX_ENTRY_BYTES
+    )
 
 
 def _from_ort() -> Table | None:
@@ -87,39 +66,22 @@ def _from_ort() -> Table | None:
         return None
 
 
-def _file(identity: dict[str, Any]) -> Path:
-    from onnxlint.cachefs import keyed_file
-
-    return keyed_file("ort-contrib-inputs", {"schema": CONTRIB_SCHEMA, "ort": identity})
-
-
-def _stored(path: Path, identity: dict[str, Any] | None) -> Table | None:
-    """The table stored at ``path`` for this ORT build; None when there is none to trust."""
-    from onnxlint.cachefs import UnusableEntry, read_entry
-
-    try:
-        data = read_entry(path, MAX_ENTRY_BYTES)
-        if data is None:
-            return None
-        record = json.loads(data)
-        if record.get("schema") != CONTRIB_SCHEMA or record.get("ort") != identity:
-            return None
-        out: Table = {}
-        for op, revisions in record["ops"].items():
-            rows: list[tuple[int, list[list[str]], bool]] = []
-            for since, inputs, variadic in revisions:
-                if not (
-                    isinstance(op, str)
-                    and type(since) is int
-                    and isinstance(variadic, bool)
-                    and all(
-                        isinstance(types, list) and all(isinstance(t, str) for t in types)
-                        for types in inputs
-                    )
-                ):
-                    return None
-                rows.append((since, inputs, variadic))
-            out[op] = rows
-        return out
-    except (UnusableEntry, OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # read from ORT again and rewritten
+def _parse(stored: Any) -> Table | None:
+    """A stored schema table, checked entry by entry (None when one is malformed)."""
+    out: Table = {}
+    for op, revisions in stored.items():
+        rows: list[tuple[int, list[list[str]], bool]] = []
+        for since, inputs, variadic in revisions:
+            if not (
+                isinstance(op, str)
+                and type(since) is int
+                and isinstance(variadic, bool)
+                and all(
+                    isinstance(types, list) and all(isinstance(t, str) for t in types)
+                    for types in inputs
+                )
+            ):
+                return None
+            rows.append((since, inputs, variadic))
+        out[op] = rows
+    return out

@@ -11,8 +11,6 @@ rewritten.
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 from typing import Any
 
 from onnxlint.ep_names import CPU_EP
@@ -27,27 +25,9 @@ Kernels = dict[str, list[tuple[int, int]]]
 @functools.cache
 def _cpu_kernels() -> Kernels | None:
     """ai.onnx op -> CPU kernel version ranges of the installed onnxruntime (None if unknown)."""
-    from onnxlint.runtime.identity import cache_enabled, ort_identity
+    from onnxlint.analyses.ort_tables import ort_table
 
-    identity = ort_identity()
-    use_disk = identity is not None and cache_enabled(None)
-    path = _kernels_file(identity) if identity is not None else None
-    if use_disk and path is not None:
-        stored = _stored(path, identity)
-        if stored is not None:
-            return stored
-    found = _from_ort()
-    if use_disk and path is not None and found is not None and _imported_is(identity):
-        from onnxlint.cachefs import make_private_dir
-        from onnxlint.fsutil import atomic_write_text
-
-        record = {"schema": KERNELS_SCHEMA, "ort": identity, "kernels": found}
-        try:
-            make_private_dir(path.parent)
-            atomic_write_text(path, json.dumps(record, sort_keys=True))
-        except OSError:
-            pass  # a read-only cache folder: ORT is asked again by the next process
-    return found
+    return ort_table("ort-kernels", KERNELS_SCHEMA, "kernels", _from_ort, _parse, MAX_ENTRY_BYTES)
 
 
 def _from_ort() -> Kernels | None:
@@ -64,45 +44,17 @@ def _from_ort() -> Kernels | None:
         return None
 
 
-def _imported_is(identity: dict[str, Any] | None) -> bool:
-    """Whether the onnxruntime this process imported is the build ``identity`` names
-    (a folder of that name in the working directory could shadow it here, not in the
-    isolated worker the identity describes): only its table is stored under that key."""
-    import sys
-
-    mod = sys.modules.get("onnxruntime")
-    where = getattr(mod, "__file__", None)
-    return bool(identity and where and str(Path(where).parent) == identity.get("package"))
-
-
-def _kernels_file(identity: dict[str, Any]) -> Path:
-    from onnxlint.cachefs import keyed_file
-
-    return keyed_file("ort-kernels", {"schema": KERNELS_SCHEMA, "ort": identity})
-
-
-def _stored(path: Path, identity: dict[str, Any] | None) -> Kernels | None:
-    """The table stored at ``path`` for this ORT build; None when there is none to trust."""
-    from onnxlint.cachefs import UnusableEntry, read_entry
-
-    try:
-        data = read_entry(path, MAX_ENTRY_BYTES)
-        if data is None:
+def _parse(stored: Any) -> Kernels | None:
+    """A stored kernel table, checked entry by entry (None when one is not a range list)."""
+    out: Kernels = {}
+    for op, ranges in stored.items():
+        pairs = [(lo, hi) for lo, hi in ranges]
+        if not isinstance(op, str) or not all(
+            type(lo) is int and type(hi) is int for lo, hi in pairs
+        ):
             return None
-        record = json.loads(data)
-        if record.get("schema") != KERNELS_SCHEMA or record.get("ort") != identity:
-            return None
-        out: Kernels = {}
-        for op, ranges in record["kernels"].items():
-            pairs = [(lo, hi) for lo, hi in ranges]
-            if not isinstance(op, str) or not all(
-                type(lo) is int and type(hi) is int for lo, hi in pairs
-            ):
-                return None
-            out[op] = pairs
-        return out
-    except (UnusableEntry, OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None  # read from ORT again and rewritten
+        out[op] = pairs
+    return out
 
 
 def ort_registers(op_type: str) -> bool | None:

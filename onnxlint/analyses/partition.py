@@ -42,6 +42,7 @@ from onnxlint.analyses.partition_plan import (
 )
 from onnxlint.analyses.partition_reasons import (
     boundary_failures,
+    captured_initializer_refusals,
     constant_only,
     empty_input_failures,
     finalize_failures,
@@ -325,43 +326,6 @@ def _late_pass(
                 plan.node_ep[p] = ep
                 unassigned.discard(p)
             groups_all.append((ep, g, grp))
-
-
-def captured_initializer_refusals(
-    lg: LevelGraph,
-    g: GraphRef,
-    claimed: set[str],
-    by_path: Mapping[str, NodeRef],
-    profile: Profile,
-) -> list[tuple[str, str, str]]:
-    """The claimed control-flow nodes the profile refuses because a body reads an
-    initializer of an enclosing graph (``refuses_captured_initializers``), with why and
-    the fix."""
-    reasons = dict(profile.partitioning.refuses_captured_initializers)
-    out: list[tuple[str, str, str]] = []
-    if not reasons:
-        return out
-    for p in sorted(claimed):
-        n = by_path[p]
-        if n.op_type not in reasons:
-            continue
-        names = sorted(
-            name
-            for sub in n.subgraphs.values()
-            for name in sub.captured
-            if lg.is_initializer(g, name)
-        )
-        if names:
-            out.append(
-                (
-                    p,
-                    f"{short_ep(profile.ep)} refuses this {n.op_type}: a body reads "
-                    f"`{names[0]}`, an initializer of the enclosing graph; {reasons[n.op_type]}",
-                    f"make `{names[0]}` an initializer of each branch that reads it (or "
-                    "compute it inside the branch)",
-                )
-            )
-    return out
 
 
 def _nodes_alone(

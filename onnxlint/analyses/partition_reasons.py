@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.partition_plan import PartitionPlan
 from onnxlint.analyses.partition_units import dequantized_type
 from onnxlint.ep_names import short_ep
@@ -368,3 +369,40 @@ def constant_only(plan: PartitionPlan, la: LevelAssignment) -> None:
                 f"{short_ep(part.ep)} claims a partition that depends only on constants; "
                 "session creation fails with 'zero graph inputs'"
             )
+
+
+def captured_initializer_refusals(
+    lg: LevelGraph,
+    g: GraphRef,
+    claimed: set[str],
+    by_path: Mapping[str, NodeRef],
+    profile: Profile,
+) -> list[tuple[str, str, str]]:
+    """The claimed control-flow nodes the profile refuses because a body reads an
+    initializer of an enclosing graph (``refuses_captured_initializers``), with why and
+    the fix."""
+    reasons = dict(profile.partitioning.refuses_captured_initializers)
+    out: list[tuple[str, str, str]] = []
+    if not reasons:
+        return out
+    for p in sorted(claimed):
+        n = by_path[p]
+        if n.op_type not in reasons:
+            continue
+        names = sorted(
+            name
+            for sub in n.subgraphs.values()
+            for name in sub.captured
+            if lg.is_initializer(g, name)
+        )
+        if names:
+            out.append(
+                (
+                    p,
+                    f"{short_ep(profile.ep)} refuses this {n.op_type}: a body reads "
+                    f"`{names[0]}`, an initializer of the enclosing graph; {reasons[n.op_type]}",
+                    f"make `{names[0]}` an initializer of each branch that reads it (or "
+                    "compute it inside the branch)",
+                )
+            )
+    return out

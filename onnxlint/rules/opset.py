@@ -58,7 +58,7 @@ def _target(ctx: LintContext) -> OrtRelease:
 @lru_cache(maxsize=2048)
 def _versions_of(op_type: str, domain: str) -> tuple[int, ...]:
     """Every since_version at which ``op_type`` was (re)defined in ``domain``."""
-    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+    from onnxlint.schema_registry import SCHEMAS_LOCK
 
     dom = "" if domain == DEFAULT_DOMAIN else domain
     out = []
@@ -431,7 +431,7 @@ g (float[2,4] x) => (float[2,4] y) {
 @lru_cache(maxsize=16)
 def _max_known_opset(domain: str) -> int:
     """The newest opset of ``domain`` the installed onnx has schemas for."""
-    from onnxlint.analyses.contrib_types import SCHEMAS_LOCK
+    from onnxlint.schema_registry import SCHEMAS_LOCK
 
     dom = "" if domain == DEFAULT_DOMAIN else domain
     with SCHEMAS_LOCK:  # never a schema lent to an inference in another thread
