@@ -7,6 +7,7 @@ import onnx
 from onnxlint.analyses.checked import CheckerVerdict
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
+from onnxlint.index import iter_graphs
 from onnxlint.rule import Rule, register
 from onnxlint.rules.structure import VALID_MODEL
 
@@ -121,7 +122,7 @@ def _mended_by_ort(model: onnx.ModelProto) -> list[str]:
     if _sort_graphs(copy):
         what.append(_UNSORTED)
     imported = {o.domain for o in copy.opset_import}
-    used = {n.domain for g in _graphs(copy.graph) for n in g.node} - {"", "ai.onnx"}
+    used = {n.domain for g in iter_graphs(copy.graph) for n in g.node} - {"", "ai.onnx"}
     missing = sorted(d for d in used - imported if d not in {f.domain for f in copy.functions})
     if missing:
         for d in missing:
@@ -139,23 +140,11 @@ def _mended_by_ort(model: onnx.ModelProto) -> list[str]:
     return what
 
 
-def _graphs(g: onnx.GraphProto) -> list[onnx.GraphProto]:
-    out = [g]
-    for n in g.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                out += _graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    out += _graphs(sub)
-    return out
-
-
 def _sort_graphs(model: onnx.ModelProto) -> bool:
     """Sort the nodes of every graph of ``model`` topologically in place (Kahn, stable);
     whether any graph was out of order. A graph with a cycle is left as it is."""
     changed = False
-    for g in _graphs(model.graph):
+    for g in iter_graphs(model.graph):
         producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
         if all(producer.get(x, -1) < i for i, n in enumerate(g.node) for x in n.input if x):
             continue

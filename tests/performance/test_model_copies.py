@@ -416,7 +416,8 @@ def _ort_types(model: onnx.ModelProto) -> dict[str, Any]:
 
 
 def _contrib_model() -> onnx.ModelProto:
-    """Large weights, and an op ONNX has no schema for (only ORT's tool types it)."""
+    """Large weights, and an op ONNX has no schema for (only ORT's tool types it: no rule of
+    analyses.contrib_types either)."""
     n = DATALESS_MIN_ELEMENTS * 2
     w = numpy_helper.from_array(np.ones((4, n), dtype=np.float32), "w")
     b = numpy_helper.from_array(np.ones((n,), dtype=np.float32), "b")
@@ -424,7 +425,7 @@ def _contrib_model() -> onnx.ModelProto:
         [
             helper.make_node("MatMul", ["x", "w"], ["m"]),
             helper.make_node("Add", ["m", "b"], ["a"]),
-            helper.make_node("FastGelu", ["a"], ["f"], domain="com.microsoft"),
+            helper.make_node("BiasAdd", ["a", "b", "a"], ["f"], domain="com.microsoft"),
             helper.make_node("Relu", ["f"], ["y"]),
         ],
         "g",
