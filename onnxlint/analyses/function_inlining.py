@@ -107,6 +107,8 @@ def collapse_ort_inlined(model: onnx.ModelProto, source: ModelIndex) -> onnx.Mod
         op = origin.pop()
         if (
             op is None
+            # a model-local function is inlined before partitioning, whatever the EP
+            or (op.node.domain, op.op_type) in source.functions
             or set(op.outputs) - {""} != outs
             or any(name and name not in available for name in op.inputs)
         ):

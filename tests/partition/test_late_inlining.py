@@ -88,6 +88,33 @@ def after_conv(relu_first: bool) -> onnx.ModelProto:
     return model
 
 
+def with_local_swish() -> onnx.ModelProto:
+    """Relu -> ``fn`` (a call of the model-local function local.Swish: Sigmoid, Mul)
+    -> Sigmoid, on a [1, 8, 30] tensor."""
+    body = [
+        helper.make_node("Sigmoid", ["i"], ["s"]),
+        helper.make_node("Mul", ["i", "s"], ["o"]),
+    ]
+    swish = helper.make_function(
+        "local", "Swish", ["i"], ["o"], body, [helper.make_opsetid("", 18)]
+    )
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], "relu"),
+        helper.make_node("Swish", ["a"], ["m"], "fn", domain="local"),
+        helper.make_node("Sigmoid", ["m"], ["y"], "sig"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "local",
+        [helper.make_tensor_value_info("x", F, [1, 8, 30])],
+        [helper.make_tensor_value_info("y", F, [1, 8, 30])],
+    )
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, functions=[swish], ir_version=8)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
 def _model(
     nodes: list[onnx.NodeProto],
     inits: list[onnx.TensorProto],
@@ -167,7 +194,18 @@ def test_qnn_takes_group_normalization_with_a_scale_per_channel(
         assert exported.graph is not None and exported.graph.inlined_late
 
 
+@pytest.mark.parametrize("level", ["exported", "optimized"])
+def test_a_model_local_function_stays_inlined_at_both_levels(level: str) -> None:
+    # ORT inlines a call of a model-local function before any EP chooses (its
+    # level-1 graph holds the body, as for a late-inlined op): not folded back
+    plan = partitions(with_local_swish(), ["qnn"]).plan(level)
+    assert plan is not None
+    assert "main/fn" not in plan.node_ep and len(plan.node_ep) == 4
+    assert set(plan.node_ep.values()) == {QNN}
+
+
 CASES = {
+    "local_swish": with_local_swish(),
     "mish": between_relus_and_sigmoids("Mish", 18),
     "gn18": between_relus_and_sigmoids("GroupNormalization", 18),
     "gn21": between_relus_and_sigmoids("GroupNormalization", 21),
