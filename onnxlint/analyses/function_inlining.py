@@ -9,45 +9,155 @@ from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.ort_kernels import cpu_has_kernel
 from onnxlint.analyses.value_types import ValueType
 from onnxlint.ep_names import CPU_EP
-from onnxlint.index import ModelIndex
+from onnxlint.index import ModelIndex, subgraphs
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Model-local functions inlined, as ORT does before it partitions (a copy; else ``model``)."""
+    """Model-local functions inlined as ORT inlines them on loading, before any EP chooses
+    and at every optimization level (a copy; else ``model``).
+
+    Round by round, as ORT's ahead-of-time inlining does: each round inlines every call
+    in the graph in the order of ORT's node indices (a body's nodes are appended), and calls inside a body are inlined in the
+    next round; the bodies of If, Loop and Scan are graphs of their own. Each call gets a
+    prefix ``_inlfunc_<function>`` made unique in its graph as ORT's ``GenerateNodeName``
+    makes it (``_token_<n>`` from one counter per graph), and its body's node names and
+    inner values are that prefix, ``_`` and their own name: the names ORT reports."""
     if not model.functions:
         return model
-    try:
-        import onnx.inliner
-
-        out = onnx.inliner.inline_local_functions(model)
-    except Exception:
-        out = model
-    calls = {(f.domain, f.name) for f in model.functions}
-    if any((n.domain, n.op_type) in calls for n in out.graph.node):
-        # onnx's inliner leaves calls whose function imports another opset; ORT inlines them
-        out = _inline_simple(out)
-    return out
-
-
-def _inline_simple(model: onnx.ModelProto, depth: int = 8) -> onnx.ModelProto:
-    """Inline main-graph calls of local functions, renaming the function's inner values."""
     fns = {(f.domain, f.name): f for f in model.functions}
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    for _ in range(depth):
-        nodes: list[onnx.NodeProto] = []
-        changed = False
-        for k, n in enumerate(out.graph.node):
-            fn = fns.get((n.domain, n.op_type))
-            if fn is None:
-                nodes.append(n)
-                continue
-            changed = True
-            nodes.extend(_instantiate(fn, n, f"{n.name or n.op_type + '_' + str(k)}/"))
-        if not changed:
+    if not _inline_graph(out.graph, fns):
+        return model
+    imported = {o.domain for o in out.opset_import}
+    for fn in model.functions:
+        for o in fn.opset_import:
+            if o.domain not in imported and (o.domain, fn.name) not in fns:
+                out.opset_import.append(onnx.helper.make_opsetid(o.domain, o.version))
+                imported.add(o.domain)
+    return out
+
+
+class _NodeNames:
+    """ORT's ``Graph::GenerateNodeName`` for one graph: the base name if no node has it
+    and it was not handed out, else ``<base>_token_<n>`` from the graph's counter."""
+
+    def __init__(self, graph: onnx.GraphProto) -> None:
+        self.used = {n.name for n in graph.node}
+        self.counter = 0
+
+    def generate(self, base: str) -> str:
+        name = base
+        while name in self.used:
+            name = f"{base}_token_{self.counter}"
+            self.counter += 1
+        self.used.add(name)
+        return name
+
+
+#: rounds of inlining at most (a function calling itself never ends)
+_MAX_ROUNDS = 32
+
+
+def _inline_graph(graph: onnx.GraphProto, fns: dict[tuple[str, str], onnx.FunctionProto]) -> bool:
+    """Inline the calls of ``fns`` in ``graph`` and its bodies, in place; True if any."""
+    names = _NodeNames(graph)
+    placed: list[onnx.NodeProto] = []  # file order: each body where its call was
+    for n in graph.node:
+        own = onnx.NodeProto()
+        own.CopyFrom(n)
+        placed.append(own)
+    # ORT's node indices: the graph's nodes, then each inlined body appended in turn
+    by_index = list(placed)
+    changed = False
+    for _ in range(_MAX_ROUNDS):
+        for n in placed:
+            for _, g in subgraphs(n):
+                changed |= _inline_graph(g, fns)
+        # ORT walks the graph's nodes by index (checked against its saved graphs: in a
+        # round, the first call's body is named first)
+        calls = [n for n in by_index if (n.domain, n.op_type) in fns]
+        if not calls:
             break
-        del out.graph.node[:]
-        out.graph.node.extend(nodes)
+        changed = True
+        bodies: dict[int, list[onnx.NodeProto]] = {}
+        for call in calls:
+            prefix = names.generate(f"_inlfunc_{call.op_type}") + "_"
+            body = _specialize(fns[(call.domain, call.op_type)], call, prefix)
+            names.used.update(n.name for n in body)
+            bodies[id(call)] = body
+        by_index = [n for n in by_index if id(n) not in bodies]
+        for call in calls:
+            by_index.extend(bodies[id(call)])
+        placed = [m for n in placed for m in bodies.get(id(n), [n])]
+    if changed:
+        del graph.node[:]
+        graph.node.extend(placed)
+    return changed
+
+
+def _specialize(fn: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> list[onnx.NodeProto]:
+    """``fn``'s nodes for one call, renamed as ORT's function inliner renames them: the
+    formal inputs and outputs become the call's values (a missing output gets
+    ``prefix`` + its formal name), every other value and every node name gets ``prefix``
+    (an empty name stays empty), attribute references take the call's attribute (else the
+    function's default, else they are dropped)."""
+    attrs = {a.name: a for a in fn.attribute_proto}
+    attrs.update((a.name, a) for a in call.attribute)
+    scopes: list[dict[str, str]] = [{}]
+    top = scopes[0]
+    for i, formal in enumerate(fn.input):
+        top[formal] = call.input[i] if i < len(call.input) else ""
+    for i, formal in enumerate(fn.output):
+        actual = call.output[i] if i < len(call.output) else ""
+        top[formal] = actual or prefix + formal
+
+    def rename(name: str) -> str:
+        if not name:
+            return name
+        for scope in reversed(scopes):
+            if name in scope:
+                return scope[name]
+        scopes[-1][name] = prefix + name
+        return prefix + name
+
+    def node(n: onnx.NodeProto) -> None:
+        if n.name:
+            n.name = prefix + n.name
+        n.input[:] = [rename(x) for x in n.input]
+        n.output[:] = [rename(y) for y in n.output]
+        kept: list[onnx.AttributeProto] = []
+        for a in n.attribute:
+            b = onnx.AttributeProto()
+            if a.ref_attr_name:
+                given = attrs.get(a.ref_attr_name)
+                if given is None:
+                    continue
+                b.CopyFrom(given)
+                b.name = a.name
+            else:
+                b.CopyFrom(a)
+            kept.append(b)
+        del n.attribute[:]
+        n.attribute.extend(kept)
+        for _, g in subgraphs(n):
+            body(g)
+
+    def body(g: onnx.GraphProto) -> None:
+        scopes.append({})
+        for v in (*g.input, *g.output):
+            scopes[-1][v.name] = prefix + v.name
+            v.name = prefix + v.name
+        for n in g.node:
+            node(n)
+        scopes.pop()
+
+    out: list[onnx.NodeProto] = []
+    for inner in fn.node:
+        m = onnx.NodeProto()
+        m.CopyFrom(inner)
+        node(m)
+        out.append(m)
     return out
 
 
