@@ -96,6 +96,10 @@ class Constraint:
     graph_inputs_only: bool = False
     #: the constraint applies only while this input is absent or holds no element
     when_input_empty: int | None = None
+    #: ``multiple_of``: the attribute whose value must divide
+    divisor: str | None = None
+    #: ``multiple_of`` with ``inputs``: the attribute that names the input's axis
+    axis_attribute: str | None = None
 
     def op_excluded(self, op_type: str) -> bool:
         return op_type in self.except_ops
