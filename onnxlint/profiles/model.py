@@ -236,9 +236,11 @@ class LayoutPassFailure:
     """A layout-sensitive op the EP claims before ORT's layout transform without validating
     it, and then refuses once rewritten to its layout: session creation fails.
 
-    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0) or
+    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0),
     ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
-    is computed by a node that is not a DequantizeLinear)."""
+    is computed by a node that is not a DequantizeLinear) or ``"integer_input"`` (input
+    ``slot``, 0 by default, has an integer element type: a quantized tensor outside any
+    QDQ unit, whose quantization the EP does not know)."""
 
     op: str
     condition: str
