@@ -40,7 +40,14 @@ from typing import TYPE_CHECKING, Any
 
 import onnx
 
-from onnxlint.analyses.capability import NodeFacts, Verdict, evaluate, node_count_cap, symbols_of
+from onnxlint.analyses.capability import (
+    NodeFacts,
+    Verdict,
+    evaluate,
+    node_count_cap,
+    sized_ops,
+    symbols_of,
+)
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
 from onnxlint.analyses.function_inlining import (
     collapse_ort_inlined,
@@ -110,6 +117,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     # graph sizes matter only up to the largest size a profile asks about: without the cap
     # every control-flow body (its own node count) would need evaluations of its own
     cap = node_count_cap(eps)
+    sized = sized_ops(eps)
     exact, by_class = _memos(eps, cap)
     first = _FirstClaimers(eps)
     shared = _SharedVerdicts()
@@ -120,7 +128,9 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
             facts = node_facts(lg, n, count)
-            verdicts, facts = _verdicts(eps, facts, cap, exact, by_class, shared)
+            verdicts, facts = _verdicts(
+                eps, facts, cap, exact, by_class, shared, (facts.domain, facts.op_type) in sized
+            )
             result.nodes[n.path] = NodeAssignment(
                 node=n,
                 facts=facts,
@@ -236,23 +246,25 @@ def _verdicts(
     exact: dict[tuple[Any, ...], tuple[NodeFacts, tuple[Verdict, ...]]],
     by_class: dict[tuple[Any, ...], tuple[tuple[Verdict, ...], tuple[bool, ...]]],
     shared: _SharedVerdicts | None = None,
+    sizes: bool = False,
 ) -> tuple[tuple[Verdict, ...], NodeFacts]:
     """Every EP's verdict for ``facts`` through the two memos; also the facts object to keep
     (an equal one already kept, so that identical nodes share it). ``shared``: the verdicts
-    evaluated here are the objects already made for equal ones."""
+    evaluated here are the objects already made for equal ones. ``sizes``: a constraint
+    reads the node's dimension values, so they are part of its keys."""
     share = shared if shared is not None else _SharedVerdicts()
 
     def ask(p: Profile) -> Verdict:
         return _epcontext_verdict(p, facts) or evaluate(p, facts)
 
     try:
-        key = facts.key(cap)
+        key = facts.key(cap, sizes=sizes)
         hit = exact.get(key)
     except TypeError:  # an attribute value that does not hash: evaluate the node alone
         return tuple(ask(p) for p in eps), facts
     if hit is not None:
         return hit[1], (hit[0] if hit[0] == facts else facts)
-    ckey = facts.key(cap, symbols=False)
+    ckey = facts.key(cap, symbols=False, sizes=sizes)
     known = by_class.get(ckey)
     if known is None:
         verdicts = share.all(tuple(share.one(ask(p)) for p in eps))

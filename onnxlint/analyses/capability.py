@@ -24,7 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from onnxlint.analyses.constraints import SHAPE_KINDS, check_constraint, shown_dim
+from onnxlint.analyses.constraints import (
+    DIM_VALUE_KINDS,
+    SHAPE_KINDS,
+    check_constraint,
+    shown_dim,
+)
 from onnxlint.analyses.op_revisions import compress_opsets, opsets_for, revision_of
 from onnxlint.profiles import Constraint, OpRange, OpSupport, Profile
 
@@ -114,7 +119,9 @@ class NodeFacts:
     def qualified_op(self) -> str:
         return self.op_type if self.domain == "ai.onnx" else f"{self.domain}.{self.op_type}"
 
-    def key(self, node_count_cap: int | None = None, symbols: bool = True) -> tuple[Any, ...]:
+    def key(
+        self, node_count_cap: int | None = None, symbols: bool = True, sizes: bool = False
+    ) -> tuple[Any, ...]:
         """Everything :func:`evaluate` reads, hashable: nodes with equal keys get equal verdicts.
 
         ``name`` is left out (no profile looks at node names), and positive static
@@ -129,6 +136,8 @@ class NodeFacts:
         ``symbols=False``: symbolic dimensions count as one name. No check compares
         names, but messages print them: a verdict shared this way is only right for
         another node when its reasons name no symbol (the caller checks).
+        ``sizes=True``: positive static dimensions count as themselves, for the ops a
+        constraint reads dimension values of (see :func:`sized_ops`).
         """
         count = self.graph_node_count
         if node_count_cap is not None and count is not None and count > node_count_cap:
@@ -145,8 +154,8 @@ class NodeFacts:
             self.output_dtypes,
             self.input_type_params,
             self.output_type_params,
-            _shape_classes(self.input_shapes, symbols),
-            _shape_classes(self.output_shapes, symbols),
+            _shape_classes(self.input_shapes, symbols, sizes),
+            _shape_classes(self.output_shapes, symbols, sizes),
             self.constant_inputs,
             self.dequantized_inputs,
             self.graph_inputs,
@@ -173,7 +182,28 @@ def node_count_cap(profiles: Sequence[Profile]) -> int:
     return cap
 
 
-def _shape_classes(shapes: tuple[Shape, ...], symbols: bool = True) -> tuple[Shape, ...]:
+def sized_ops(profiles: Sequence[Profile]) -> frozenset[tuple[str, str]]:
+    """The (domain, op type) pairs whose constraints in ``profiles`` read dimension values
+    (not only ranks and zero or symbolic dims): their nodes are keyed with their sizes."""
+    out: set[tuple[str, str]] = set()
+    for p in profiles:
+        for support in p.ops.values():
+            groups = [support.constraints, *(r.constraints for r in support.ranges or ())]
+            if any(c.kind in DIM_VALUE_KINDS for group in groups for c in group):
+                out.add((support.domain, support.op))
+    return frozenset(out)
+
+
+def _shape_classes(
+    shapes: tuple[Shape, ...], symbols: bool = True, sizes: bool = False
+) -> tuple[Shape, ...]:
+    if sizes:
+        return tuple(
+            None
+            if s is None
+            else tuple((shown_dim(d) if symbols else "?") if type(d) is str else d for d in s)
+            for s in shapes
+        )
     if symbols:
         return tuple(None if s is None else _shape_class(s) for s in shapes)
     return tuple(

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
 #: constraint kinds about shapes: a refusal by one of them is a ``shape`` verdict
 SHAPE_KINDS = frozenset({"max_rank", "min_rank", "static_shape", "known_shape", "no_zero_dims"})
+#: constraint kinds that read the values of static dimensions, not only ranks and which
+#: dims are zero or symbolic: ``NodeFacts.key`` keeps the sizes of the ops they apply to
+DIM_VALUE_KINDS = frozenset({"channel_vector", "multiple_of"})
 
 
 def _slots(c: Constraint, facts: NodeFacts) -> tuple[list[int], list[int]]:
@@ -135,6 +138,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":
         return _channel_vector_problem(c, facts)
+    if c.kind == "multiple_of":
+        return _multiple_of_problem(c, facts)
     return None  # unknown kinds are rejected by the schema
 
 
@@ -154,6 +159,35 @@ def _channel_vector_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
                 "input",
                 i,
             )
+    return None
+
+
+def _multiple_of_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """The attribute ``c.name``, or with ``c.inputs`` the dimension of that input on the
+    axis attribute ``c.axis_attribute`` (``c.default`` when unset) names, is not a multiple
+    of the attribute ``c.divisor``. An unset or non-positive divisor and an unknown
+    dimension never refuse."""
+    divisor = _plain(facts.attributes.get(c.divisor or ""))
+    if not isinstance(divisor, int) or divisor <= 0:
+        return None
+    if c.inputs:
+        slot = c.inputs[0]
+        shape = _shape(facts, "input", slot) if facts.has_input(slot) else None
+        axis = _plain(facts.attributes.get(c.axis_attribute or "", c.default))
+        if shape is None or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+            return None
+        dim = shape[axis]
+        if isinstance(dim, int) and dim % divisor:
+            return Problem(
+                f"input {slot} has dimension {dim} on axis {axis}, not a multiple of "
+                f"{c.divisor}={divisor}",
+                "input",
+                slot,
+            )
+        return None
+    value = _plain(facts.attributes.get(c.name or "", c.default))
+    if isinstance(value, int) and value % divisor:
+        return Problem(f"{c.name}={value} is not a multiple of {c.divisor}={divisor}")
     return None
 
 

@@ -165,6 +165,13 @@ def _layout_problem(
         if prod is None or prod.path in unit or prod.op_type == "DequantizeLinear":
             return None
         return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
+    if rule.condition == "integer_input":
+        slot = rule.slot or 0
+        na = la.get(n.path)
+        dtypes = na.facts.input_dtypes if na is not None else ()
+        dtype = dtypes[slot] if slot < len(dtypes) else None
+        if dtype is not None and dtype.startswith(("int", "uint")):
+            return f"input {slot} is {dtype}"
     return None
 
 

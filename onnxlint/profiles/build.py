@@ -56,6 +56,8 @@ def _constraint(c: Mapping[str, Any]) -> Constraint:
         skip_constant_inputs=bool(c.get("skip_constant_inputs", False)),
         graph_inputs_only=bool(c.get("graph_inputs_only", False)),
         when_input_empty=c.get("when_input_empty"),
+        divisor=c.get("divisor"),
+        axis_attribute=c.get("axis_attribute"),
     )
 
 

@@ -96,6 +96,10 @@ class Constraint:
     graph_inputs_only: bool = False
     #: the constraint applies only while this input is absent or holds no element
     when_input_empty: int | None = None
+    #: ``multiple_of``: the attribute whose value must divide
+    divisor: str | None = None
+    #: ``multiple_of`` with ``inputs``: the attribute that names the input's axis
+    axis_attribute: str | None = None
 
     def op_excluded(self, op_type: str) -> bool:
         return op_type in self.except_ops
@@ -232,9 +236,11 @@ class LayoutPassFailure:
     """A layout-sensitive op the EP claims before ORT's layout transform without validating
     it, and then refuses once rewritten to its layout: session creation fails.
 
-    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0) or
+    ``condition`` is ``"zero_sized_output"`` (an output has a dimension of 0),
     ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
-    is computed by a node that is not a DequantizeLinear)."""
+    is computed by a node that is not a DequantizeLinear) or ``"integer_input"`` (input
+    ``slot``, 0 by default, has an integer element type: a quantized tensor outside any
+    QDQ unit, whose quantization the EP does not know)."""
 
     op: str
     condition: str

@@ -18,6 +18,7 @@ from onnxlint.analyses.level_graph import LevelGraph, source_location
 from onnxlint.analyses.partition import Partitions
 from onnxlint.analyses.partition_plan import Partition, PartitionPlan
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.analyses.static_types import value_type_of
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.ep_names import short_ep
@@ -174,7 +175,8 @@ class EpUnknownRankInput(Rule):
         the ones whose rank ONNX shape inference leaves unknown, and the ones another
         partition of the EP computes from an op revision the profile lists in
         ``partitioning.rank_losing_ops`` (OpenVINO CPU: GreaterOrEqual and LessOrEqual of
-        opsets 12-15, whose outputs reach the next subgraph with no rank).
+        opsets 12-15, whose outputs reach the next subgraph with no rank, unless the model
+        declares a rank in ``value_info`` for a tensor on the way).
 
     Why it matters:
         The EP compiles each partition as a graph of its own, whose inputs need a rank:
@@ -583,6 +585,12 @@ def _rank_lost_tensors(
                 origin = None
             if origin is not None:
                 for o in n.outputs:
-                    if o:
+                    if o and not _declares_rank(n.graph, o):
                         out[o] = origin
     return out
+
+
+def _declares_rank(g: GraphRef, name: str) -> bool:
+    """Whether the model declares a rank for ``name``: ORT then keeps it (measured)."""
+    vi = g.value_info.get(name)
+    return vi is not None and value_type_of(vi.type).shape is not None

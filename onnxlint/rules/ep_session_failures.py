@@ -79,11 +79,12 @@ class EpRefusedAfterLayoutTransform(_SessionFailure):
     """The execution provider claims this node, refuses it after ORT's layout transform, and the session fails.
 
     What it does:
-        For EPs whose profile lists ``partitioning.layout_pass_failures`` (QNN HTP: Conv),
-        reports the nodes the predicted partitions give the EP that meet one of the listed
-        conditions: a QDQ Conv whose bias is computed by a node at run time (an
-        ``Identity`` of the bias DequantizeLinear, as exporters write for shared biases), or
-        a Conv whose output has a zero-sized dimension. Both graph levels are checked: the
+        For EPs whose profile lists ``partitioning.layout_pass_failures`` (QNN HTP: Conv,
+        MaxPool), reports the nodes the predicted partitions give the EP that meet one of
+        the listed conditions: a QDQ Conv whose bias is computed by a node at run time (an
+        ``Identity`` of the bias DequantizeLinear, as exporters write for shared biases),
+        a Conv whose output has a zero-sized dimension, or a MaxPool of a uint8 or int8
+        tensor outside any QDQ unit (the QOperator format's MaxPool between QLinearConvs). Both graph levels are checked: the
         exported graph is what a session with optimizations disabled partitions, the
         level-1 graph what a default session partitions.
 
@@ -100,6 +101,8 @@ class EpRefusedAfterLayoutTransform(_SessionFailure):
         (ORT's level-1 optimizations do; ``onnxscript.optimizer`` too) or quantize the
         model again from a float model whose biases are initializers. For an empty output,
         give the input at least the kernel's length (fix the dims that make it shorter).
+        For an integer MaxPool, quantize in the QDQ format, which wraps the MaxPool in
+        DequantizeLinear and QuantizeLinear.
 
     Execution providers:
         QNN (HTP backend), measured.
