@@ -106,7 +106,7 @@ def fitted_path(profile_id: str) -> Path:
 def _only_in_model_constraint() -> dict[str, Any]:
     return {
         "kind": "always",
-        "reason": "OpenVINO does not take this op when it is alone in a model of at most "
+        "reason": "OpenVINO does not take this op as the first node of a graph of at most "
         "3 nodes (it only works as an intermediate node)",
         "provenance": "ov-capability",
         "graph_nodes_at_most": 3,

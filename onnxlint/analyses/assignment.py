@@ -124,10 +124,15 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
     for g in lg.graphs():
         nodes = lg.nodes(g)
         count = len(nodes)
+        # a graph_nodes_at_most constraint asks about the graph's first node in ORT's order
+        # only (OpenVINO's lone-op check reads that one node); the others see a graph
+        # larger than any such constraint
+        lead = lg.order(g)[0].path if nodes else None
+        other = max(count, cap + 1)
         # ORT asks EPs that need static control flow nothing about body nodes: they run on CPU.
         static_cf = tuple(p.ep for p in eps if p.requires_static_control_flow and g.depth > 0)
         for n in nodes:
-            facts = node_facts(lg, n, count)
+            facts = node_facts(lg, n, count if n.path == lead else other)
             verdicts, facts = _verdicts(
                 eps, facts, cap, exact, by_class, shared, (facts.domain, facts.op_type) in sized
             )

@@ -349,32 +349,30 @@ def _merge_small_clusters(
     min_nodes: int,
     order: list[str],
 ) -> list[list[str]]:
-    """A cluster below the minimum joins the next cluster it has an edge with (else an earlier one).
+    """A cluster below the minimum joins the first later cluster in ORT's order that it has
+    an edge with; one pass, in order, as OpenVINO's GetCapability walks its clusters.
 
     Measured with onnxruntime-openvino 1.24.1 (profile note): Relu -> {NonZero, Sigmoid, Cast}
     with NonZero and Cast refused keeps Relu + Sigmoid as one cluster although the
-    topological cut leaves them in two single-node runs.
+    topological cut leaves them in two single-node runs. A small cluster with an edge only
+    to earlier clusters is not merged (OLMo2's
+    ``Add(h, RMSNormalization(MatMul(h)))`` after a cluster that computes ``h`` goes back to
+    CPU); joining the next cluster happens even when it makes the fused graph cyclic (OL510).
     """
     if min_nodes <= 1:
         return clusters
     out = [list(c) for c in clusters]
-    changed = True
-    while changed:
-        changed = False
-        for i, cl in enumerate(out):
-            if len(cl) >= min_nodes:
-                continue
-            mine = set(cl)
-            linked = {x for p in cl for x in (*preds[p], *succs[p])} - mine
-            targets = [j for j in range(len(out)) if j != i and linked & set(out[j])]
-            if not targets:
-                continue
-            j = next((t for t in targets if t > i), targets[0])
+    merged: set[int] = set()
+    for i in range(len(out) - 1):
+        cl = out[i]
+        if len(cl) >= min_nodes:
+            continue
+        linked = {x for p in cl for x in (*preds[p], *succs[p])} - set(cl)
+        j = next((j for j in range(i + 1, len(out)) if linked & set(out[j])), None)
+        if j is not None:
             out[j] = sorted(out[j] + cl, key=order.index)
-            del out[i]
-            changed = True
-            break
-    return out
+            merged.add(i)
+    return [cl for i, cl in enumerate(out) if i not in merged]
 
 
 def dequantized_type(n: NodeRef, slot: int, dtypes: Mapping[str, str | None]) -> str | None:
