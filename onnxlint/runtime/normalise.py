@@ -100,6 +100,9 @@ def match_assignment(
     nodes = list(source) if isinstance(source, Sequence) else source_nodes(source)
     result = AssignmentMatch()
     by_name: dict[tuple[str, str], list[SourceNode]] = defaultdict(list)
+    #: named source nodes by their name without ORT's tokens (a graph ORT saved, whose
+    #: generated names count tokens from another start than the session reported)
+    by_stem: dict[tuple[str, str], list[SourceNode]] = defaultdict(list)
     unnamed: dict[tuple[str, str], list[SourceNode]] = defaultdict(list)
     for n in nodes:
         if n.op_type == "Constant" and n.domain == "":
@@ -107,29 +110,47 @@ def match_assignment(
             continue
         if n.name:
             by_name[(n.name, n.op_type)].append(n)
+            by_stem[(strip_token(n.name), n.op_type)].append(n)
         else:
             unnamed[(n.op_type, n.domain)].append(n)
+    taken: set[int] = set()
+
+    def take(cands: list[SourceNode] | None) -> SourceNode | None:
+        while cands:
+            c = cands.pop(0)
+            if c.index not in taken:
+                taken.add(c.index)
+                return c
+        return None
+
     leftovers: list[AssignedNode] = []
     for raw in reported:
         r = normalise_node(raw)
         if r.name:
-            cands = by_name.get((r.name, r.op_type)) or by_name.get((raw.name, r.op_type))
-            if cands:
-                result.ep_by_index[cands.pop(0).index] = r.ep
-                continue
+            c = take(by_name.get((r.name, r.op_type))) or take(by_name.get((raw.name, r.op_type)))
         else:
-            cands = unnamed.get((r.op_type, r.domain))
-            if cands:
-                result.ep_by_index[cands.pop(0).index] = r.ep
-                continue
-        leftovers.append(raw)
-    # A renamed node whose generated name is not the source name (e.g. the
-    # source was unnamed but ORT named an inserted copy): fall back to op type.
+            c = take(unnamed.get((r.op_type, r.domain)))
+        if c is not None:
+            result.ep_by_index[c.index] = r.ep
+        else:
+            leftovers.append(raw)
+    # a generated name whose tokens differ (``gemm_input_reshape_token_7`` reported, the
+    # level-1 graph's ``gemm_input_reshape_token_5``): the first of that stem left
+    rest: list[AssignedNode] = []
     for raw in leftovers:
         r = normalise_node(raw)
-        cands = unnamed.get((r.op_type, r.domain))
-        if cands and r.op_type not in INSERTED_OPS:
-            result.ep_by_index[cands.pop(0).index] = r.ep
+        c = take(by_stem.get((r.name, r.op_type))) if r.name else None
+        if c is not None:
+            result.ep_by_index[c.index] = r.ep
+        else:
+            rest.append(raw)
+    # A renamed node whose generated name is not the source name (e.g. the
+    # source was unnamed but ORT named an inserted copy): fall back to op type.
+    for raw in rest:
+        r = normalise_node(raw)
+        c = take(unnamed.get((r.op_type, r.domain))) if r.op_type not in INSERTED_OPS else None
+        if c is not None:
+            result.ep_by_index[c.index] = r.ep
         else:
             result.inserted.append(raw)
     matched = set(result.ep_by_index) | set(result.constants)

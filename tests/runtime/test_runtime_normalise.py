@@ -96,3 +96,33 @@ def test_unnamed_nodes_match_in_order() -> None:
         [AssignedNode("", "Relu", "", QNN), AssignedNode("", "Relu", "", CPU)],
     )
     assert m.ep_by_index == {0: QNN, 1: CPU}
+
+
+def test_generated_names_with_other_tokens_match_by_their_stem() -> None:
+    # ORT's level-1 graph (a CPU session) and the session reported count generated names'
+    # tokens from different starts: gemm_input_reshape_token_5 there is _token_7 here
+    tp = onnx.TensorProto
+    graph = oh.make_graph(
+        [
+            oh.make_node("Reshape", ["x", "s"], ["a"], "gemm_input_reshape_token_5"),
+            oh.make_node("Relu", ["a"], ["b"], "relu"),
+            oh.make_node("Reshape", ["b", "s"], ["c"], "gemm_input_reshape_token_8"),
+        ],
+        "g",
+        [
+            oh.make_tensor_value_info("x", tp.FLOAT, [2]),
+            oh.make_tensor_value_info("s", tp.INT64, [1]),
+        ],
+        [oh.make_tensor_value_info("c", tp.FLOAT, [2])],
+    )
+    m = match_assignment(
+        oh.make_model(graph),
+        [
+            AssignedNode("gemm_input_reshape_token_7", "Reshape", "", QNN),
+            AssignedNode("relu", "Relu", "", QNN),
+            # an exact name is matched before any stem: this one keeps its own node
+            AssignedNode("gemm_input_reshape_token_8", "Reshape", "", CPU),
+        ],
+    )
+    assert m.ep_by_index == {0: QNN, 1: QNN, 2: CPU}
+    assert not m.inserted and not m.unreported
