@@ -437,7 +437,9 @@ class Assignment:
 
             # collects the worker the engine started right after loading (or the cache's copy)
             failures: list[WorkerFailure] = []
-            got, note = graph_for(self.ctx.model, self.ctx.config, source, failures)
+            got, note = graph_for(
+                self.ctx.model, self.ctx.config, source, failures, self.ctx.loaded.base_dir
+            )
             self.optimized_note = note
             self.optimized_failure = failures[0] if failures else None
             if got is None:

@@ -882,6 +882,13 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
         try:
             so = _session_options(dict(item, log_severity=item.get("log_severity", 2)), True)
             so.optimized_model_filepath = item["output_path"]
+            if item.get("external_data_folder"):
+                # the model's external data, read by ORT from the model's own folder (the
+                # copy ORT is given lies elsewhere); the caller checked every location
+                so.add_session_config_entry(
+                    "session.model_external_initializers_file_folder_path",
+                    str(item["external_data_folder"]),
+                )
             if item.get("external_initializers"):
                 # large folded weights go to a side file the caller never reads: the graph
                 # is all it needs, and the weights would cost it hundreds of MB

@@ -180,6 +180,7 @@ def start_optimize(
     memory_cap_mb: int | None = DEFAULT_MEMORY_CAP_MB,
     external_initializers: str | None = None,
     discard_external: bool = False,
+    external_data_folder: str | os.PathLike[str] | None = None,
 ) -> PendingRun:
     """:func:`optimize_model` started now, in the background; ``.result()`` collects it.
 
@@ -189,6 +190,8 @@ def start_optimize(
     worker still running when the interpreter exits (e.g. after Ctrl-C).
     ``discard_external``: the ``external_initializers`` file is never read, so the
     weights written there go to the null device (POSIX), not to disk.
+    ``external_data_folder``: where ORT reads the model's external data from (the
+    model's own folder; the caller has checked every location).
     """
     item = WorkerItem(
         id="optimize",
@@ -199,6 +202,11 @@ def start_optimize(
             "optimization": level,
             **({"external_initializers": external_initializers} if external_initializers else {}),
             **({"discard_external": True} if discard_external and external_initializers else {}),
+            **(
+                {"external_data_folder": str(Path(external_data_folder).resolve())}
+                if external_data_folder is not None
+                else {}
+            ),
         },
     )
     return PendingRun(

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     import onnx
 
     from onnxlint.analyses.level1.eligibility import (
+        external_data_folder,
         inert_reason,
         skip_reason,
         with_default_attributes,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
 #: on first use, so that the CLI's head start (:mod:`~onnxlint.analyses.level1.prewarm`)
 #: starts ORT's worker before anything imports onnx
 _ELIGIBILITY = (
+    "external_data_folder",
     "inert_reason",
     "skip_reason",
     "with_default_attributes",
@@ -157,8 +159,15 @@ class Level1Job:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         hint: str | None = None,
         file: ModelFile | None = None,
+        external_dir: Path | None = None,
     ) -> None:
         self.model = model
+        #: the folder ORT reads the model's external data from (checked:
+        #: :func:`external_data_folder`); None: ORT is given no external data. Such a
+        #: graph is not cached: its key would have to cover the data files too
+        self.external_dir = external_dir
+        if external_dir is not None:
+            use_cache, hint = False, None
         #: the file ``model`` was parsed from, unchanged (None: serialise ``model``)
         self.file = file
         self.use_cache = use_cache
@@ -188,7 +197,7 @@ class Level1Job:
 
     def _start(self) -> Level1Job:
         _load_eligibility()
-        reason = skip_reason(self.model)
+        reason = skip_reason(self.model, external_ok=self.external_dir is not None)
         if reason is not None:
             self._graph, self.source = (None, reason), "skipped"
             return self
@@ -241,6 +250,7 @@ class Level1Job:
             timeout_s=self.timeout_s,
             external_initializers=WEIGHTS_FILE,
             discard_external=True,
+            external_data_folder=self.external_dir,
         )
         self.source = "worker"
         if _KEEP_SPARE:
@@ -380,7 +390,14 @@ def prefetch(loaded: LoadedModel, config: Config, profiles: Sequence[Any]) -> Le
     source = override_dims(loaded.model, config.assume_dims)
     use_cache = cache_enabled(config)
     hint = hint_key(loaded.content_hash, config.assume_dims) if use_cache and loaded.path else None
-    job = Level1Job(source, use_cache=use_cache, hint=hint, file=model_file(loaded, source))
+    _load_eligibility()
+    job = Level1Job(
+        source,
+        use_cache=use_cache,
+        hint=hint,
+        file=model_file(loaded, source),
+        external_dir=external_data_folder(loaded.model, loaded.base_dir),
+    )
     with _ACTIVE_LOCK:
         _ACTIVE[id(loaded.model)] = (loaded.model, dims_key(config.assume_dims), job)
     try:
@@ -431,11 +448,13 @@ def graph_for(
     config: Config,
     source: onnx.ModelProto,
     failures: list[WorkerFailure] | None = None,
+    base_dir: Path | None = None,
 ) -> Graph:
     """The level-1 graph of ``source`` (``base`` with ``config.assume_dims`` applied).
 
     Collects the job :func:`prefetch` started for ``base`` when there is one;
-    otherwise builds it now (through the cache). A worker failure is appended to
+    otherwise builds it now (through the cache; ``base_dir``: the model's folder, where
+    ORT may read its checked external data). A worker failure is appended to
     ``failures`` when given.
     """
     with _ACTIVE_LOCK:
@@ -444,7 +463,12 @@ def graph_for(
         job = found[2]
         got = job.result()
     else:
-        job = Level1Job(source, use_cache=cache_enabled(config))
+        _load_eligibility()
+        job = Level1Job(
+            source,
+            use_cache=cache_enabled(config),
+            external_dir=external_data_folder(base, base_dir),
+        )
         try:
             got = job.result()
         finally:

@@ -9,6 +9,7 @@ attribute's default written out.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import onnx
@@ -27,8 +28,11 @@ def count_nodes(g: onnx.GraphProto) -> int:
     return sum(len(body.node) for body in iter_graphs(g))
 
 
-def skip_reason(model: onnx.ModelProto) -> str | None:
-    """Why the level-1 graph is not built for ``model`` during a static lint (None: it is)."""
+def skip_reason(model: onnx.ModelProto, external_ok: bool = False) -> str | None:
+    """Why the level-1 graph is not built for ``model`` during a static lint (None: it is).
+
+    ``external_ok``: the model's external data may be read by ORT (every location checked
+    to be a regular file inside the model's own folder: :func:`external_data_folder`)."""
     from onnxlint.tensors import data_mismatch, first_data_mismatch, is_external, iter_tensors
 
     # every tensor, not just initializers: ORT would read a Constant's, a function
@@ -36,8 +40,11 @@ def skip_reason(model: onnx.ModelProto) -> str | None:
     # (without the graph paths: only a mismatch's is read, from a second walk)
     mismatch = False
     for tensor, _ in iter_tensors(model, paths=False):
-        if is_external(tensor):
-            return "the model keeps tensors in external data, which onnxlint never reads"
+        if is_external(tensor) and not external_ok:
+            return (
+                "the model keeps tensors in external data that ORT may not read (no model "
+                "folder, or a location refused as OL010-OL012 say)"
+            )
         mismatch = mismatch or data_mismatch(tensor) is not None
     first = first_data_mismatch(model) if mismatch else None
     if first is not None:
@@ -166,3 +173,19 @@ def with_default_attributes(model: onnx.ModelProto) -> onnx.ModelProto:
             added.CopyFrom(default)
             added.name = name
     return out
+
+
+def external_data_folder(model: onnx.ModelProto, base_dir: Path | None) -> Path | None:
+    """The folder ORT may read ``model``'s external data from: the model's own folder, when
+    the model has external data and every location is a regular file inside it, long
+    enough for its tensor (:func:`~onnxlint.modelfile.external.check_external_data`
+    finds nothing); None otherwise. Nothing is opened here, a stat at most; onnxlint
+    itself never reads the data, ORT's worker does."""
+    from onnxlint.modelfile.external import check_external_data
+    from onnxlint.tensors import has_external_data
+
+    if base_dir is None or not has_external_data(model):
+        return None
+    if next(iter(check_external_data(model, base_dir)), None) is not None:
+        return None
+    return base_dir
