@@ -27,6 +27,15 @@ def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
     return shapes[i] if i < len(shapes) else None
 
 
+def _any_slot_holds_elements(facts: NodeFacts, slots: list[tuple[str, int]]) -> bool:
+    """Whether one of ``slots`` has a known shape with no zero-sized dimension."""
+    for io, i in slots:
+        shape = _shape(facts, io, i)
+        if shape is not None and 0 not in shape:
+            return True
+    return False
+
+
 def shown_dim(d: Dim) -> str:
     """A dynamic dimension as a message names it. The only place a check reads a symbolic
     dim's name: ``NodeFacts.key`` keys symbolic dims by this text, so nodes whose dims
@@ -77,6 +86,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
             if c.kind == "known_shape" and shape is None:
                 return Problem(f"{io} {i} has an unknown rank", io, i)
             if c.kind == "no_zero_dims" and shape is not None and 0 in shape:
+                if c.only_beside_elements and not _any_slot_holds_elements(facts, slots):
+                    continue
                 return Problem(f"{io} {i} has a zero-sized dimension", io, i)
             if c.kind == "static_shape":
                 if shape is None:
