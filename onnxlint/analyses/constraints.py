@@ -142,6 +142,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
             return Problem(f"{name}={value!r}")
         return None
+    if c.kind == "pad_room":
+        return _pad_room_problem(c, facts)
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":
@@ -166,6 +168,19 @@ def _channel_vector_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
                 i,
             )
     return None
+
+
+def _pad_room_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """A Pad whose ``pad_room`` is below ``c.value`` while its attribute ``c.name`` (default
+    ``c.default``) is one of ``c.allowed``; unknown pads or shapes never refuse."""
+    if c.name is not None:
+        value = _plain(facts.attributes.get(c.name, c.default))
+        if value not in [_plain(v) for v in c.allowed or ()]:
+            return None
+    room = facts.pad_room
+    if room is None or room >= (c.value or 0):
+        return None
+    return Problem(f"a pad amount reaches {-room} past the input's dimension - 1", "input", 1)
 
 
 def _einsum_problem(c: Constraint, facts: NodeFacts) -> Problem | None:

@@ -149,4 +149,22 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         absent_inputs=slot_set(tuple(absent)),
         attributes=attrs,
         graph_node_count=graph_node_count,
+        pad_room=_pad_room(lg, node, ins[0].shape if ins else None),
     )
+
+
+def _pad_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> int | None:
+    """``NodeFacts.pad_room`` of a Pad (opset 11 on: the pads are input 1); None for
+    another op, pads that are not a constant, an axes input, or a data shape not static."""
+    if node.op_type != "Pad" or node.domain != "ai.onnx" or (node.since_version or 0) < 11:
+        return None
+    names = node.input_names
+    if len(names) < 2 or not names[1] or (len(names) > 3 and names[3]):
+        return None
+    if data is None or not all(isinstance(d, int) for d in data):
+        return None
+    pads = lg.int_constant(node.graph, names[1])
+    rank = len(data)
+    if pads is None or len(pads) != 2 * rank or rank == 0:
+        return None
+    return min(int(data[i % rank]) - 1 - p for i, p in enumerate(pads))

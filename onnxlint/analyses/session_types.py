@@ -93,6 +93,9 @@ def infer_session_types_without_weights(
             elif (twin := _contrib_twin(n)) is not None:
                 originals[(gi, ni)] = _copy_node(n)
                 n.CopyFrom(twin)
+            elif (unset := _unset_defaults(n)) is not None:
+                originals[(gi, ni)] = _copy_node(n)
+                n.attribute.extend(unset)
     function_ops = {n.op_type for f in work.functions for n in f.node}
     rules = rules_for(contrib) | used_rules(work, function_ops)
     untouched = work.ir_version == model.ir_version
@@ -152,6 +155,8 @@ def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto)
             op = n.op_type
             if gi == 0 and op in unresolved:
                 return False
+            if op in _INFERENCE_DEFAULTS and _unset_defaults(n) is not None:
+                return False
             if not n.output:
                 continue
             if op == "Shape" and n.input:
@@ -172,6 +177,25 @@ _UNRESOLVED_SHAPE_OPS: dict[str, tuple[int, int]] = {
     "GreaterOrEqual": (12, 15),
     "LessOrEqual": (12, 15),
 }
+
+
+#: op -> attributes whose schema default ONNX's shape inference does not apply when the
+#: node leaves them unset (onnx 1.23.2: STFT's output has n_fft bins, not n_fft / 2 + 1,
+#: though ``onesided`` defaults to 1); ORT's own inference and kernel use the default (an
+#: STFT -> ReduceSumSquare -> MatMul by a [n_fft / 2 + 1, k] filter bank loads in ORT 1.32,
+#: by a [n_fft, k] one it fails "Incompatible dimensions"). The inference's copy sets them.
+_INFERENCE_DEFAULTS: dict[str, dict[str, int]] = {"STFT": {"onesided": 1}}
+
+
+def _unset_defaults(node: onnx.NodeProto) -> list[onnx.AttributeProto] | None:
+    """The attributes of :data:`_INFERENCE_DEFAULTS` that an ai.onnx ``node`` leaves unset,
+    with their defaults; None when it sets them all (or is of another op)."""
+    defaults = _INFERENCE_DEFAULTS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if not defaults:
+        return None
+    have = {a.name for a in node.attribute}
+    unset = [onnx.helper.make_attribute(k, v) for k, v in defaults.items() if k not in have]
+    return unset or None
 
 
 def _hide_unresolved_outputs(
