@@ -74,6 +74,10 @@ class NodeFacts:
     - ``pad_room``: for a Pad whose pads are a constant (and no axes input) and whose
       data has a static shape, the least ``dim - 1 - pad`` over every axis and both
       sides (negative when a pad reaches past the input's last element); None otherwise.
+    - ``index_room``: for a Gather whose indices are a constant and whose data has a
+      static dimension on its axis, the least room of an index within ``[-dim, dim)``
+      (``dim - 1 - i``, or ``dim + i`` for a negative one; negative when out of range);
+      None otherwise.
     """
 
     op_type: str
@@ -96,6 +100,7 @@ class NodeFacts:
     graph_node_count: int | None = None
     name: str = ""
     pad_room: int | None = None
+    index_room: int | None = None
 
     def __post_init__(self) -> None:
         if self.domain in ("", "ai.onnx"):
@@ -160,6 +165,7 @@ class NodeFacts:
             attrs,
             count,
             self.pad_room,
+            self.index_room,
         )
 
 

@@ -144,6 +144,11 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         return None
     if c.kind == "pad_room":
         return _pad_room_problem(c, facts)
+    if c.kind == "index_room":
+        room = facts.index_room
+        if room is None or room >= (c.value or 0):
+            return None
+        return Problem(f"a constant index lies {-room} outside the axis's range", "input", 1)
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":
