@@ -701,6 +701,8 @@ def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
         "absent_outputs": frozenset({0}),
         "attributes": {"pads": [1, 1, 1, 1], "group": 1},
         "graph_node_count": 6,
+        "pad_room": -1,
+        "index_room": -1,
     }
     fields = {f.name for f in dataclasses.fields(NodeFacts)} - {"name"}
     assert fields == set(changed), "a new NodeFacts field must go into NodeFacts.key()"

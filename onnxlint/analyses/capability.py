@@ -76,6 +76,13 @@ class NodeFacts:
     - ``attributes``: attribute values as plain Python (int, float, str, lists; tensors as None).
     - ``graph_node_count``: nodes in the node's graph (some EPs refuse lone nodes
       of tiny models); None when unknown.
+    - ``pad_room``: for a Pad whose pads are a constant (and no axes input) and whose
+      data has a static shape, the least ``dim - 1 - pad`` over every axis and both
+      sides (negative when a pad reaches past the input's last element); None otherwise.
+    - ``index_room``: for a Gather whose indices are a constant and whose data has a
+      static dimension on its axis, the least room of an index within ``[-dim, dim)``
+      (``dim - 1 - i``, or ``dim + i`` for a negative one; negative when out of range);
+      None otherwise.
     """
 
     op_type: str
@@ -97,6 +104,8 @@ class NodeFacts:
     attributes: Mapping[str, Any] = field(default_factory=dict, hash=False)
     graph_node_count: int | None = None
     name: str = ""
+    pad_room: int | None = None
+    index_room: int | None = None
 
     def __post_init__(self) -> None:
         if self.domain in ("", "ai.onnx"):
@@ -164,6 +173,8 @@ class NodeFacts:
             self.absent_outputs,
             attrs,
             count,
+            self.pad_room,
+            self.index_room,
         )
 
 

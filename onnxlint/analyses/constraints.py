@@ -30,6 +30,15 @@ def _shape(facts: NodeFacts, io: str, i: int) -> Shape:
     return shapes[i] if i < len(shapes) else None
 
 
+def _any_slot_holds_elements(facts: NodeFacts, slots: list[tuple[str, int]]) -> bool:
+    """Whether one of ``slots`` has a known shape with no zero-sized dimension."""
+    for io, i in slots:
+        shape = _shape(facts, io, i)
+        if shape is not None and 0 not in shape:
+            return True
+    return False
+
+
 def shown_dim(d: Dim) -> str:
     """A dynamic dimension as a message names it. The only place a check reads a symbolic
     dim's name: ``NodeFacts.key`` keys symbolic dims by this text, so nodes whose dims
@@ -80,6 +89,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
             if c.kind == "known_shape" and shape is None:
                 return Problem(f"{io} {i} has an unknown rank", io, i)
             if c.kind == "no_zero_dims" and shape is not None and 0 in shape:
+                if c.only_beside_elements and not _any_slot_holds_elements(facts, slots):
+                    continue
                 return Problem(f"{io} {i} has a zero-sized dimension", io, i)
             if c.kind == "static_shape":
                 if shape is None:
@@ -134,6 +145,13 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         if c.forbidden is not None and value in [_plain(v) for v in c.forbidden]:
             return Problem(f"{name}={value!r}")
         return None
+    if c.kind == "pad_room":
+        return _pad_room_problem(c, facts)
+    if c.kind == "index_room":
+        room = facts.index_room
+        if room is None or room >= (c.value or 0):
+            return None
+        return Problem(f"a constant index lies {-room} outside the axis's range", "input", 1)
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":
@@ -189,6 +207,19 @@ def _multiple_of_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
     if isinstance(value, int) and value % divisor:
         return Problem(f"{c.name}={value} is not a multiple of {c.divisor}={divisor}")
     return None
+
+
+def _pad_room_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """A Pad whose ``pad_room`` is below ``c.value`` while its attribute ``c.name`` (default
+    ``c.default``) is one of ``c.allowed``; unknown pads or shapes never refuse."""
+    if c.name is not None:
+        value = _plain(facts.attributes.get(c.name, c.default))
+        if value not in [_plain(v) for v in c.allowed or ()]:
+            return None
+    room = facts.pad_room
+    if room is None or room >= (c.value or 0):
+        return None
+    return Problem(f"a pad amount reaches {-room} past the input's dimension - 1", "input", 1)
 
 
 def _einsum_problem(c: Constraint, facts: NodeFacts) -> Problem | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
-from onnxlint.index import NodeRef
+from onnxlint.index import GraphRef, NodeRef
 
 
 def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
@@ -144,7 +144,7 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
         if n.op_type != "Erf":
             continue
         pattern = _erf_gelu_nodes(n)
-        if not pattern:
+        if not pattern or not _gelu_ends_agree(pattern):
             continue
         verdicts = []
         for v in na.verdicts:
@@ -164,6 +164,29 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
         result.nodes[n.path] = replace(na, verdicts=tuple(verdicts))
 
 
+def _gelu_ends_agree(pattern: list[NodeRef]) -> bool:
+    """Whether the Gelu of ``pattern`` (Div first) is quantized at both ends or at neither.
+
+    QNN validates the fused Gelu with its input taken before a DequantizeLinear feeding the
+    Div's ``x`` and its output after a QuantizeLinear that alone reads the last Mul
+    (onnxruntime-qnn ``qnn_node_group/gelu_fusion.cc``); a Gelu from float to quantized, or
+    from quantized to float, fails that validation and the Erf stays on the CPU. Measured
+    with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60), both
+    levels: float Add -> pattern -> Q (a MatMul-only QDQ BERT) and DQ -> pattern -> Relu
+    leave Erf on the CPU; DQ -> pattern -> Q and float -> pattern -> float are fused."""
+    g = pattern[0].graph
+    x = pattern[0].inputs[0]
+    root = g.producers.get(x)
+    quantized_in = root is not None and root.op_type == "DequantizeLinear"
+    inside = {name for m in pattern for name in m.inputs}
+    last = next((m for m in pattern if m.op_type == "Mul" and m.outputs[0] not in inside), None)
+    if last is None:
+        return False
+    readers = g.consumers.get(last.outputs[0], [])
+    quantized_out = len(readers) == 1 and readers[0].op_type == "QuantizeLinear"
+    return quantized_in == quantized_out
+
+
 def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     """The other nodes of the Gelu that ``erf`` is the middle of, or [] when no match.
 
@@ -177,12 +200,14 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     - ``... -> Add -> Mul(., c) -> Mul(x, .)``: the dynamo exporter's order.
 
     ``Mul(x, Add)`` with no second Mul is not fused: its Erf stays on the CPU.
+    A copy of a DequantizeLinear writing ``x`` (ORT's ``/duplicated`` DQ for each node
+    unit) writes ``x`` too: QNN compares the names without that suffix.
     """
     g = erf.graph
     div = g.producers.get(erf.inputs[0]) if erf.inputs else None
     if div is None or div.op_type != "Div" or not div.inputs:
         return []
-    x = div.inputs[0]
+    x = _same_tensor(g, div.inputs[0])
     adds = g.consumers.get(erf.outputs[0], [])
     if len(adds) != 1 or adds[0].op_type != "Add":
         return []
@@ -192,11 +217,24 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
             continue
         for name in mul.inputs:  # the half taken first: Mul(Mul(x, 0.5), add)
             p = g.producers.get(name)
-            if p is not None and p is not add and p.op_type == "Mul" and x in p.inputs:
+            if p is not None and p is not add and p.op_type == "Mul" and x & set(p.inputs):
                 return [div, add, mul, p]
         after = g.consumers.get(mul.outputs[0], []) if mul.outputs else []
         if len(after) != 1 or after[0].op_type != "Mul":
             continue
-        if x in mul.inputs or x in after[0].inputs:  # the half last, or the dynamo order
+        if x & {*mul.inputs, *after[0].inputs}:  # the half last, or the dynamo order
             return [div, add, mul, after[0]]
     return []
+
+
+def _same_tensor(g: GraphRef, name: str) -> set[str]:
+    """``name`` and the outputs of every DequantizeLinear reading what the one writing
+    ``name`` reads (ORT's copies of a DQ shared by two node units)."""
+    dq = g.producers.get(name)
+    if dq is None or dq.op_type != "DequantizeLinear":
+        return {name}
+    return {
+        c.outputs[0]
+        for c in g.consumers.get(dq.inputs[0], [])
+        if c.op_type == "DequantizeLinear" and c.inputs == dq.inputs and c.outputs
+    } | {name}

@@ -13,6 +13,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint.analyses.elements import constant_elems, tensor_elems
 from onnxlint.analyses.session_types import infer_session_types
 from onnxlint.analyses.shapes import dtype_name
 from onnxlint.analyses.value_types import ValueType, vi_type
@@ -164,6 +165,23 @@ class LevelGraph:
                 for d in shape:
                     n *= int(d)  # type: ignore[arg-type]
                 return n
+            g = g.outer
+        return None
+
+    def int_constant(self, graph: GraphRef, name: str) -> tuple[int, ...] | None:
+        """The elements of a small integer initializer or Constant output (at most
+        ``MAX_TRACKED_ELEMENTS``, inline data only); None otherwise."""
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers:
+                if not self.is_initializer(g, name):
+                    return None
+                got = tensor_elems(g.initializers[name])
+                return None if got is None else tuple(int(v) for v in got if isinstance(v, int))
+            producer = g.producers.get(name)
+            if producer is not None:
+                got = constant_elems(producer.node) if is_constant_node(producer) else None
+                return None if got is None else tuple(int(v) for v in got if isinstance(v, int))
             g = g.outer
         return None
 

@@ -149,4 +149,42 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         absent_inputs=slot_set(tuple(absent)),
         attributes=attrs,
         graph_node_count=graph_node_count,
+        pad_room=_pad_room(lg, node, ins[0].shape if ins else None),
+        index_room=_index_room(lg, node, ins[0].shape if ins else None),
     )
+
+
+def _pad_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> int | None:
+    """``NodeFacts.pad_room`` of a Pad (opset 11 on: the pads are input 1); None for
+    another op, pads that are not a constant, an axes input, or a data shape not static."""
+    if node.op_type != "Pad" or node.domain != "ai.onnx" or (node.since_version or 0) < 11:
+        return None
+    names = node.input_names
+    if len(names) < 2 or not names[1] or (len(names) > 3 and names[3]):
+        return None
+    if data is None or not all(isinstance(d, int) for d in data):
+        return None
+    pads = lg.int_constant(node.graph, names[1])
+    rank = len(data)
+    if pads is None or len(pads) != 2 * rank or rank == 0:
+        return None
+    return min(int(data[i % rank]) - 1 - p for i, p in enumerate(pads))
+
+
+def _index_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> int | None:
+    """``NodeFacts.index_room`` of a Gather; None for another op, indices that are not a
+    small constant, or a data dim on the axis that is not static."""
+    if node.op_type != "Gather" or node.domain != "ai.onnx" or data is None:
+        return None
+    names = node.input_names
+    if len(names) < 2 or not names[1]:
+        return None
+    a = node.attr("axis")
+    axis = int(a.i) if a is not None else 0
+    if not -len(data) <= axis < len(data):
+        return None
+    dim = data[axis]
+    indices = lg.int_constant(node.graph, names[1])
+    if not isinstance(dim, int) or not indices:
+        return None
+    return min(dim + i if i < 0 else dim - 1 - i for i in indices)

@@ -93,6 +93,9 @@ def infer_session_types_without_weights(
             elif (twin := _contrib_twin(n)) is not None:
                 originals[(gi, ni)] = _copy_node(n)
                 n.CopyFrom(twin)
+            elif (unset := _unset_defaults(n)) is not None:
+                originals[(gi, ni)] = _copy_node(n)
+                n.attribute.extend(unset)
     function_ops = {n.op_type for f in work.functions for n in f.node}
     rules = rules_for(contrib) | used_rules(work, function_ops)
     untouched = work.ir_version == model.ir_version
@@ -152,6 +155,8 @@ def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto)
             op = n.op_type
             if gi == 0 and op in unresolved:
                 return False
+            if op in _INFERENCE_DEFAULTS and _unset_defaults(n) is not None:
+                return False
             if not n.output:
                 continue
             if op == "Shape" and n.input:
@@ -172,6 +177,25 @@ _UNRESOLVED_SHAPE_OPS: dict[str, tuple[int, int]] = {
     "GreaterOrEqual": (12, 15),
     "LessOrEqual": (12, 15),
 }
+
+
+#: op -> attributes whose schema default ONNX's shape inference does not apply when the
+#: node leaves them unset (onnx 1.23.2: STFT's output has n_fft bins, not n_fft / 2 + 1,
+#: though ``onesided`` defaults to 1); ORT's own inference and kernel use the default (an
+#: STFT -> ReduceSumSquare -> MatMul by a [n_fft / 2 + 1, k] filter bank loads in ORT 1.32,
+#: by a [n_fft, k] one it fails "Incompatible dimensions"). The inference's copy sets them.
+_INFERENCE_DEFAULTS: dict[str, dict[str, int]] = {"STFT": {"onesided": 1}}
+
+
+def _unset_defaults(node: onnx.NodeProto) -> list[onnx.AttributeProto] | None:
+    """The attributes of :data:`_INFERENCE_DEFAULTS` that an ai.onnx ``node`` leaves unset,
+    with their defaults; None when it sets them all (or is of another op)."""
+    defaults = _INFERENCE_DEFAULTS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if not defaults:
+        return None
+    have = {a.name for a in node.attribute}
+    unset = [onnx.helper.make_attribute(k, v) for k, v in defaults.items() if k not in have]
+    return unset or None
 
 
 def _hide_unresolved_outputs(
@@ -339,6 +363,10 @@ def _constant_shapes(
                 dims = [d for i in n.input if i for d in values[i]]
             elif n.op_type == "Squeeze" and n.input and n.input[0] in values:
                 dims, scalar = _squeezed_shape_value(g, n, values, scalars)
+            elif n.op_type in _PROPAGATED_ARITHMETIC and n.input and n.input[0] in scalars:
+                got_scalar = _arithmetic_of_scalars(n, values, scalars)
+                if got_scalar is not None:
+                    dims, scalar = [got_scalar], True
             elif n.op_type == "Range" and _range_of_values(g, n, values, scalars, table):
                 originals[(gi, ni)] = _copy_node(n)
                 g.node[ni].CopyFrom(_range_constant(g, n, values, scalars))
@@ -364,6 +392,39 @@ _CONCAT_PROPAGATES = 13
 
 #: longest Range whose output ORT's graph resolution sizes that is replaced by its value
 _MAX_RANGE = 4096
+
+
+#: the binary ops of scalar shape values ORT's graph resolution propagates
+#: (``core/graph/data_propagation`` has Add, Sub, Mul and Div). Measured with ORT 1.32 +
+#: onnxruntime-qnn 2.7.0 (named dims fixed, optimizations disabled):
+#: ``Range(0, Add(Gather(Shape(x), 1), Gather(Shape(y), 1)), 1)`` (dynamo's total length of
+#: a key/value cache, ``past + sequence``) has a static output, and so has a Slice ending
+#: at the Unsqueeze of such a sum; QNN takes what follows. A sum of one-element vectors
+#: (``Gather(Shape(x), [-1]) + [2]``, TorchScript's rotary halves and Swin's window shapes
+#: on the corpus) sizes nothing, nor does one with a constant operand (onnx-asr's
+#: resampler: ``Range(0, (160 * Shape(x)[1] + 441 - 1) / 441)`` stays unsized): only two
+#: scalar shape values count here.
+_PROPAGATED_ARITHMETIC = frozenset({"Add", "Sub", "Mul", "Div"})
+
+
+def _arithmetic_of_scalars(
+    n: onnx.NodeProto, values: dict[str, list[int]], scalars: set[str]
+) -> int | None:
+    """An Add, Sub, Mul or Div of two scalar shape values: its value."""
+    if len(n.input) != 2 or not all(name in scalars for name in n.input):
+        return None
+    a, b = (int(values[name][0]) for name in n.input)
+    if n.op_type == "Add":
+        out = a + b
+    elif n.op_type == "Sub":
+        out = a - b
+    elif n.op_type == "Mul":
+        out = a * b
+    elif b == 0:
+        return None
+    else:  # C++ integer division: toward zero
+        out = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    return out
 
 
 def _squeezed_shape_value(

@@ -55,6 +55,7 @@ def _constraint(c: Mapping[str, Any]) -> Constraint:
         except_ops=frozenset(c.get("except_ops", [])),
         skip_constant_inputs=bool(c.get("skip_constant_inputs", False)),
         graph_inputs_only=bool(c.get("graph_inputs_only", False)),
+        only_beside_elements=bool(c.get("only_beside_elements", False)),
         when_input_empty=c.get("when_input_empty"),
         divisor=c.get("divisor"),
         axis_attribute=c.get("axis_attribute"),

@@ -94,6 +94,9 @@ class Constraint:
     except_ops: frozenset[str] = frozenset()
     skip_constant_inputs: bool = False
     graph_inputs_only: bool = False
+    #: ``no_zero_dims``: a zero-sized dimension counts only while another checked slot
+    #: holds elements (the EP takes the node when every checked slot is empty)
+    only_beside_elements: bool = False
     #: the constraint applies only while this input is absent or holds no element
     when_input_empty: int | None = None
     #: ``multiple_of``: the attribute whose value must divide

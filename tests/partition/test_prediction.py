@@ -12,9 +12,11 @@ from __future__ import annotations
 import dataclasses
 import sys
 
+import numpy as np
 import onnx
 import onnx.parser
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.partition import Partitions
@@ -159,6 +161,74 @@ def test_erf_gelu_forms_qnn_fuses(name: str, tail: str, fused: bool) -> None:
 @pytest.mark.ort_qnn
 def test_erf_gelu_forms_on_the_real_qnn(qnn_available: None) -> None:
     models = {name: onnx.parser.parse_model(_gelu_text(tail)) for name, tail, _ in GELU_TAILS}
+    check_real("qnn", sys.executable, models)
+
+
+#: the ends of a "half last" Gelu pattern: float (a Relu) or quantized (a QuantizeLinear
+#: -> DequantizeLinear pair), and whether QNN HTP fuses it: QNN validates the Gelu from
+#: the tensor before a DequantizeLinear feeding it to the one after a QuantizeLinear reading
+#: it, so a pattern quantized at one end only keeps its Erf on the CPU (a MatMul-only QDQ
+#: BERT: float bias Add -> Gelu -> QuantizeLinear). Measured: onnxruntime 1.32.0 +
+#: onnxruntime-qnn 2.7.0, HTP simulator soc_model 60, both levels.
+GELU_ENDS = [
+    ("float_float", False, False, True),
+    ("float_quantized", False, True, False),
+    ("quantized_float", True, False, False),
+    ("quantized_quantized", True, True, True),
+]
+
+
+def _gelu_ends_model(q_in: bool, q_out: bool) -> onnx.ModelProto:
+    consts = {"sq": 1.4142135, "one": 1.0, "half": 0.5, "s": 0.05}
+    inits = [numpy_helper.from_array(np.array(v, np.float32), k) for k, v in consts.items()]
+    inits.append(numpy_helper.from_array(np.array(128, np.uint8), "zp"))
+    mk = helper.make_node
+    if q_in:
+        nodes = [mk("QuantizeLinear", ["x", "s", "zp"], ["xq"], "q_in")]
+        nodes.append(mk("DequantizeLinear", ["xq", "s", "zp"], ["r"], "dq_in"))
+    else:
+        nodes = [mk("Relu", ["x"], ["r"], "pre")]
+    nodes += [
+        mk("Div", ["r", "sq"], ["d"], "div"),
+        mk("Erf", ["d"], ["e"], "erf"),
+        mk("Add", ["e", "one"], ["a"], "add"),
+        mk("Mul", ["r", "a"], ["m"], "mul"),
+        mk("Mul", ["m", "half"], ["g"], "mul_1"),
+    ]
+    if q_out:
+        nodes.append(mk("QuantizeLinear", ["g", "s", "zp"], ["gq"], "q_out"))
+        nodes.append(mk("DequantizeLinear", ["gq", "s", "zp"], ["gd"], "dq_out"))
+        nodes.append(mk("Relu", ["gd"], ["y"], "post"))
+    else:
+        nodes.append(mk("Relu", ["g"], ["y"], "post"))
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        nodes,
+        "gelu_ends",
+        [helper.make_tensor_value_info("x", f, [1, 8, 16])],
+        [helper.make_tensor_value_info("y", f, [1, 8, 16])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize(
+    ("name", "q_in", "q_out", "fused"), GELU_ENDS, ids=[c[0] for c in GELU_ENDS]
+)
+def test_erf_gelu_is_fused_only_with_both_ends_alike(
+    name: str, q_in: bool, q_out: bool, fused: bool
+) -> None:
+    model = _gelu_ends_model(q_in, q_out)
+    for level in ("exported", "optimized"):
+        plan = partitions(model, ["qnn"]).plan(level)
+        assert plan is not None
+        assert plan.node_ep["main/erf"] == (QNN if fused else CPU_EP), (name, level)
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_erf_gelu_ends_on_the_real_qnn(qnn_available: None) -> None:
+    models = {n: _gelu_ends_model(i, o) for n, i, o, _ in GELU_ENDS}
     check_real("qnn", sys.executable, models)
 
 

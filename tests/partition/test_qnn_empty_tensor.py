@@ -3,8 +3,9 @@
 QNN takes a unary or shape op reading an empty computed tensor and then fails to build it
 ("Failed to compose Qnn graph"; Transpose and ReduceSum crash the process): session
 creation fails, with no fallback (OL513, ``partitioning.empty_input_failure``). It refuses
-the binary elementwise ops reading one (a ``no_zero_dims`` constraint: they run on the CPU)
-and builds a Concat by skipping its empty inputs (concat_op_builder.cc). An empty constant
+the binary elementwise ops reading one beside a tensor that holds elements (a
+``no_zero_dims`` constraint: they run on the CPU), but takes one whose inputs are all empty
+(``Sub(e, e)``; ``only_beside_elements``), which then fails as the unary ops do; it builds a Concat by skipping its empty inputs (concat_op_builder.cc). An empty constant
 (Resize's unused roi) is no tensor QNN builds. Measured with onnxruntime 1.32.0 +
 onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator, ``soc_model=60``), both levels.
 """
@@ -27,7 +28,8 @@ QNN = "QNNExecutionProvider"
 
 
 def empty_model(op: str, source: str) -> onnx.ModelProto:
-    """``op`` reading a [2, 0] float tensor: the graph input itself (``input``), or an empty
+    """``op`` reading a [2, 0] float tensor (a binary ``op`` beside a [1, 1] constant, or
+    ``<op>_both`` twice): the graph input itself (``input``), or an empty
     Slice (which QNN refuses) of a [2, 4] input, beside a QNN Relu -> Sigmoid (``slice``)."""
     inits = [
         numpy_helper.from_array(np.array([4], np.int64), "starts"),
@@ -49,7 +51,9 @@ def empty_model(op: str, source: str) -> onnx.ModelProto:
         ]
         outputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 4]))
         empty = "e"
-    if op in ("Add", "Mul", "Sub"):
+    if op.endswith("_both"):
+        nodes.append(helper.make_node(op.split("_")[0], [empty, empty], ["o"], name="op"))
+    elif op in ("Add", "Mul", "Sub"):
         nodes.append(helper.make_node(op, [empty, "one"], ["o"], name="op"))
     elif op == "Softmax":
         nodes.append(helper.make_node(op, [empty], ["o"], name="op", axis=-1))
@@ -69,6 +73,9 @@ CASES = {
     "Add": "cpu",
     "Mul": "cpu",
     "Sub": "cpu",
+    "Add_both": "fails",
+    "Mul_both": "fails",
+    "Sub_both": "fails",
 }
 SOURCES = ("input", "slice")
 
