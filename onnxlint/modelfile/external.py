@@ -43,6 +43,16 @@ def unsafe_location(location: str) -> str | None:
     return None
 
 
+def external_locations(model: onnx.ModelProto) -> list[str]:
+    """The distinct external-data locations ``model``'s tensors name, as written."""
+    out: dict[str, None] = {}
+    for tensor, _ in iter_tensors(model, paths=False):
+        if tensor.data_location == onnx.TensorProto.EXTERNAL:
+            location = next((e.value for e in tensor.external_data if e.key == "location"), "")
+            out.setdefault(location)
+    return list(out)
+
+
 def external_data_files(loaded: LoadedModel) -> list[Path]:
     """The external-data files a loaded model references inside its folder (resolved; the
     ones that exist), so that a writer never replaces a model's weights. Nothing is opened."""

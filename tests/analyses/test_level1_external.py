@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint.analyses.assignment import Assignment
-from onnxlint.analyses.level1.eligibility import external_data_folder
+from onnxlint.analyses.level1.eligibility import EXTERNAL_DATA_MAX_BYTES, external_data_folder
 from onnxlint.config import Config
 from onnxlint.context import LintContext
 from onnxlint.engine import resolve_eps
@@ -93,3 +93,11 @@ def test_only_a_model_with_checked_external_data_names_a_folder(tmp_path: Path) 
     assert external_data_folder(model, tmp_path) == tmp_path
     (tmp_path / "w.bin").unlink()
     assert external_data_folder(model, tmp_path) is None  # OL010: missing
+
+
+def test_external_data_past_the_limit_names_no_folder(tmp_path: Path) -> None:
+    path = _save(tmp_path)
+    model = onnx.load(str(path), load_external_data=False)
+    with open(tmp_path / "w.bin", "r+b") as fh:  # sparse: nothing written, nothing read
+        os.truncate(fh.fileno(), EXTERNAL_DATA_MAX_BYTES + 1)
+    assert external_data_folder(model, tmp_path) is None

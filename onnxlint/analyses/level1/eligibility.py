@@ -42,8 +42,9 @@ def skip_reason(model: onnx.ModelProto, external_ok: bool = False) -> str | None
     for tensor, _ in iter_tensors(model, paths=False):
         if is_external(tensor) and not external_ok:
             return (
-                "the model keeps tensors in external data that ORT may not read (no model "
-                "folder, or a location refused as OL010-OL012 say)"
+                "the model keeps tensors in external data that ORT's level-1 worker is not "
+                "given (no model folder, a location refused as OL010-OL012 say, or more "
+                f"than {EXTERNAL_DATA_MAX_BYTES >> 20} MiB of it)"
             )
         mismatch = mismatch or data_mismatch(tensor) is not None
     first = first_data_mismatch(model) if mismatch else None
@@ -175,17 +176,30 @@ def with_default_attributes(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
+#: the most external data ORT's level-1 worker is given during a static lint (its files'
+#: sizes together): the worker holds what it reads, and a model of several GB would make a
+#: lint as large (the level-1 graph of such a model is not built; the exported one is used)
+EXTERNAL_DATA_MAX_BYTES = 256 << 20
+
+
 def external_data_folder(model: onnx.ModelProto, base_dir: Path | None) -> Path | None:
     """The folder ORT may read ``model``'s external data from: the model's own folder, when
-    the model has external data and every location is a regular file inside it, long
-    enough for its tensor (:func:`~onnxlint.modelfile.external.check_external_data`
-    finds nothing); None otherwise. Nothing is opened here, a stat at most; onnxlint
-    itself never reads the data, ORT's worker does."""
-    from onnxlint.modelfile.external import check_external_data
+    the model has external data, every location is a regular file inside it, long enough
+    for its tensor (:func:`~onnxlint.modelfile.external.check_external_data` finds
+    nothing), and the files hold at most ``EXTERNAL_DATA_MAX_BYTES`` together; None
+    otherwise. Nothing is opened here, a stat at most; onnxlint itself never reads the
+    data, ORT's worker does."""
+    from onnxlint.modelfile.external import check_external_data, external_locations
     from onnxlint.tensors import has_external_data
 
     if base_dir is None or not has_external_data(model):
         return None
     if next(iter(check_external_data(model, base_dir)), None) is not None:
         return None
-    return base_dir
+    total = 0
+    for location in external_locations(model):
+        try:
+            total += (base_dir / location).stat().st_size
+        except OSError:
+            return None
+    return base_dir if total <= EXTERNAL_DATA_MAX_BYTES else None
