@@ -60,7 +60,17 @@ _MAX_ROUNDS = 32
 
 
 def _inline_graph(graph: onnx.GraphProto, fns: dict[tuple[str, str], onnx.FunctionProto]) -> bool:
-    """Inline the calls of ``fns`` in ``graph`` and its bodies, in place; True if any."""
+    """Inline the calls of ``fns`` in ``graph`` and its bodies, in place; True if any.
+
+    Every graph has its own names (``_NodeNames``), so a body is inlined on its own: the
+    bodies the graph holds first, then the bodies of each round's inlined nodes; the
+    graph's nodes are copied only when the graph itself holds a call."""
+    changed = False
+    for n in graph.node:
+        for _, g in subgraphs(n):
+            changed |= _inline_graph(g, fns)
+    if not any((n.domain, n.op_type) in fns for n in graph.node):
+        return changed
     names = _NodeNames(graph)
     placed: list[onnx.NodeProto] = []  # file order: each body where its call was
     for n in graph.node:
@@ -69,31 +79,28 @@ def _inline_graph(graph: onnx.GraphProto, fns: dict[tuple[str, str], onnx.Functi
         placed.append(own)
     # ORT's node indices: the graph's nodes, then each inlined body appended in turn
     by_index = list(placed)
-    changed = False
     for _ in range(_MAX_ROUNDS):
-        for n in placed:
-            for _, g in subgraphs(n):
-                changed |= _inline_graph(g, fns)
         # ORT walks the graph's nodes by index (checked against its saved graphs: in a
         # round, the first call's body is named first)
         calls = [n for n in by_index if (n.domain, n.op_type) in fns]
         if not calls:
             break
-        changed = True
         bodies: dict[int, list[onnx.NodeProto]] = {}
         for call in calls:
             prefix = names.generate(f"_inlfunc_{call.op_type}") + "_"
             body = _specialize(fns[(call.domain, call.op_type)], call, prefix)
             names.used.update(n.name for n in body)
+            for m in body:
+                for _, g in subgraphs(m):
+                    _inline_graph(g, fns)
             bodies[id(call)] = body
         by_index = [n for n in by_index if id(n) not in bodies]
         for call in calls:
             by_index.extend(bodies[id(call)])
         placed = [m for n in placed for m in bodies.get(id(n), [n])]
-    if changed:
-        del graph.node[:]
-        graph.node.extend(placed)
-    return changed
+    del graph.node[:]
+    graph.node.extend(placed)
+    return True
 
 
 def _specialize(fn: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> list[onnx.NodeProto]:

@@ -111,6 +111,70 @@ def with_attribute_and_branch() -> onnx.ModelProto:
     return model
 
 
+def calls_in_branches() -> onnx.ModelProto:
+    """Calls inside If branches: of the main graph (two calls of Act in one branch) and
+    of a function's body (Outer's If calls Act), next to a call in the main graph."""
+    act = _fn(
+        "Act",
+        [
+            helper.make_node("Relu", ["i"], ["t"], "relu"),
+            helper.make_node("Neg", ["t"], ["o"], "neg"),
+        ],
+        ["i"],
+        ["o"],
+    )
+
+    def branch(name: str, calls: int, value: str) -> onnx.GraphProto:
+        nodes: list[onnx.NodeProto] = []
+        for k in range(calls):
+            nodes.append(
+                helper.make_node("Act", [value], [f"{name}{k}"], f"{name}_act{k}", domain="local")
+            )
+            value = f"{name}{k}"
+        nodes.append(helper.make_node("Identity", [value], [f"{name}_out"], f"{name}_id"))
+        return helper.make_graph(
+            nodes, name, [], [helper.make_tensor_value_info(f"{name}_out", F, [2, 3])]
+        )
+
+    inner = [
+        helper.make_node("ReduceSum", ["i"], ["r"], "sum", keepdims=0),
+        helper.make_node("Greater", ["r", "zero"], ["c"], "gt"),
+        helper.make_node(
+            "If",
+            ["c"],
+            ["o"],
+            "branch",
+            then_branch=branch("t", 1, "i"),
+            else_branch=branch("e", 0, "i"),
+        ),
+    ]
+    outer = _fn("Outer", inner, ["i", "zero"], ["o"])
+    nodes = [
+        helper.make_node("Act", ["x"], ["a"], "act", domain="local"),
+        helper.make_node("ReduceSum", ["a"], ["r"], "sum", keepdims=0),
+        helper.make_node("Greater", ["r", "z"], ["c"], "gt"),
+        helper.make_node(
+            "If",
+            ["c"],
+            ["b"],
+            "top",
+            then_branch=branch("tt", 2, "a"),
+            else_branch=branch("ee", 0, "a"),
+        ),
+        helper.make_node("Outer", ["b", "z"], ["y"], "outer", domain="local"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", F, [2, 3])],
+        [helper.make_tensor_value_info("y", F, [2, 3])],
+        [onnx.numpy_helper.from_array(__import__("numpy").zeros((), "float32"), "z")],
+    )
+    model = helper.make_model(graph, opset_imports=OPSETS, functions=[act, outer], ir_version=9)
+    onnx.checker.check_model(model)
+    return model
+
+
 def _saved_by_ort(model: onnx.ModelProto, tmp: Path) -> onnx.ModelProto:
     ort = pytest.importorskip("onnxruntime")
     so = ort.SessionOptions()
@@ -133,7 +197,7 @@ def _nodes(graph: onnx.GraphProto) -> list[tuple[object, ...]]:
     return sorted(out, key=repr)
 
 
-@pytest.mark.parametrize("build", [nested_calls, with_attribute_and_branch])
+@pytest.mark.parametrize("build", [nested_calls, with_attribute_and_branch, calls_in_branches])
 def test_inlined_as_ort_saves_it(build: object, tmp_path: Path) -> None:
     model = build()  # type: ignore[operator]
     assert _nodes(inline_functions(model).graph) == _nodes(_saved_by_ort(model, tmp_path).graph)
