@@ -14,6 +14,11 @@ from typing import Any
 #: hostile model (2^62 dims) must not make the arithmetic or the output explode.
 BYTES_CAP = 1 << 64
 
+#: A description shows this many symbolic terms at most (the largest ones): a graph of
+#: thousands of unnamed dims would otherwise print a line of thousands of terms. The
+#: JSON's ``symbolic`` field keeps every term.
+TERMS_SHOWN = 4
+
 
 @dataclass(frozen=True, slots=True)
 class ByteCount:
@@ -83,16 +88,24 @@ class ByteCount:
     def static_part(self) -> int:
         return int(sum(v for k, v in self.terms if not k))
 
-    def describe(self) -> str:
-        """``1.2 MiB``, ``3 KiB·batch + 12 B``, ``unknown``."""
+    def describe(self, max_terms: int = TERMS_SHOWN) -> str:
+        """``1.2 MiB``, ``3 KiB·batch + 12 B``, ``unknown``; beyond ``max_terms`` symbolic
+        terms, the largest ones and ``+ 1,331 more symbolic terms``."""
+        terms = [(syms, coef) for syms, coef in self.terms if coef != 0]
+        symbolic = [t for t in terms if t[0]]
+        hidden = 0
+        if len(symbolic) > max_terms:
+            shown = set(sorted(symbolic, key=lambda t: (-t[1], t[0]))[:max_terms])
+            hidden = len(symbolic) - max_terms
+            terms = [t for t in terms if not t[0] or t in shown]
         parts: list[str] = []
-        for syms, coef in sorted(self.terms, key=lambda t: (len(t[0]), t[0])):
-            if coef == 0:
-                continue
+        for syms, coef in sorted(terms, key=lambda t: (len(t[0]), t[0])):
             text = human_bytes(coef)
             if syms:
                 text += "·" + "·".join(syms)
             parts.append(text)
+        if hidden:
+            parts.append(f"{hidden:,} more symbolic term{'s' if hidden != 1 else ''}")
         out = " + ".join(parts) if parts else ("0 B" if not self.unknown else "")
         if self.capped:
             out = f"≥ {out}"

@@ -397,6 +397,19 @@ def test_byte_sums_stay_bounded() -> None:
     assert total.describe().startswith("≥")
 
 
+def test_a_sum_of_many_dims_shows_its_largest_terms_and_counts_the_rest() -> None:
+    counts = [ByteCount.of("float", (f"unk__{i}", 2 + i), {}) for i in range(10)]
+    total = ByteCount.total([*counts, ByteCount.of("float", (3,), {})])
+    text = total.describe()
+    # the four largest symbolic terms, the static part, and how many are left out
+    assert text == (
+        "12 B + 32 B·unk__6 + 36 B·unk__7 + 40 B·unk__8 + 44 B·unk__9 + 6 more symbolic terms"
+    )
+    # the JSON keeps every term as fields
+    assert len(total.to_dict()["symbolic"]) == 10
+    assert total.describe(max_terms=10).count("·") == 10
+
+
 def test_loop_body_edges_carry_a_multiplier() -> None:
     plan = partitions(_model("loop_fallback"), ["cuda"]).plan("exported")
     assert plan is not None
