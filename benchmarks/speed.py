@@ -423,8 +423,11 @@ def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
         if r["tool"].startswith(BASE):
             continue
         how = "warm" if r["tool"].endswith("warm") else "cold"
+        # issue 19's line is a folder of 100 real models; the folder of light and
+        # one-node models is a stricter case of ours (start-up is a quarter of its run)
+        what = "" if r["model"].startswith("realworld") else ", light and one-node models"
         add(
-            f"{r['model']}: -j 2 vs serial ({how})",
+            f"{r['model']}: -j 2 vs serial ({how}{what})",
             f"{r['speedup']:.2f}x ({r['serial_s']:.1f} s / {r['j2_s']:.1f} s)",
             f">= {FOLDER_SPEEDUP_MIN}x",
             r["speedup"] >= FOLDER_SPEEDUP_MIN,
