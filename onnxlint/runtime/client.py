@@ -140,6 +140,14 @@ def run_sessions(
         remove_temp_dir(tmp)
 
 
+#: session options of the optimize request. Prepacking lays weights out for the CPU
+#: kernels once the graph is written: the same graph bytes without it (onnxruntime
+#: 1.32.0), and the session is faster and smaller (BERT-base 0.65 -> 0.29 s,
+#: light_resnet50 0.21 -> 0.17 s; a 1 GiB external MatMul weight 5.7 s and 450 MB ->
+#: 1.3 s and 190 MB)
+OPTIMIZE_CONFIG = {"session.disable_prepacking": "1"}
+
+
 def optimize_model(
     model: str | os.PathLike[str],
     output_path: str | os.PathLike[str],
@@ -200,6 +208,7 @@ def start_optimize(
             "model_path": str(Path(model).resolve()),
             "output_path": str(Path(output_path).resolve()),
             "optimization": level,
+            "config": dict(OPTIMIZE_CONFIG),
             **({"external_initializers": external_initializers} if external_initializers else {}),
             **({"discard_external": True} if discard_external and external_initializers else {}),
             **(

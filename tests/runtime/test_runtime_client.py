@@ -247,6 +247,45 @@ def test_optimize_model_writes_a_cpu_only_graph(tmp_path: Path) -> None:
     assert [n.op_type for n in onnx.load(out).graph.node] == ["Relu"]
 
 
+def test_optimize_asks_for_no_prepacking_and_writes_the_graph_a_plain_session_writes(
+    tmp_path: Path,
+) -> None:
+    """Prepacking (weights laid out for the CPU kernels) only costs the optimize request
+    time and memory: the graph ORT writes is the same bytes with it (onnxruntime 1.32.0)."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxlint.runtime.client import OPTIMIZE_CONFIG, start_optimize
+
+    weight = numpy_helper.from_array(np.ones((64, 32), np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Transpose", ["w"], ["wt"], "fold_me"),
+            helper.make_node("MatMul", ["x", "w"], ["y"], "mm"),
+            helper.make_node("MatMul", ["y", "wt"], ["z"], "mm2"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 64])],
+        [weight],
+    )
+    src = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), src)
+    assert OPTIMIZE_CONFIG == {"session.disable_prepacking": "1"}
+    pending = start_optimize(src, tmp_path / "ours.onnx")
+    assert pending.items[0].payload["config"] == OPTIMIZE_CONFIG
+    res = pending.result()[0]
+    assert res.ok, res.error
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    so.optimized_model_filepath = str(tmp_path / "plain.onnx")
+    ort.InferenceSession(str(src), so, providers=[CPU])
+    ours = onnx.load(tmp_path / "ours.onnx")
+    assert [n.op_type for n in ours.graph.node] == ["MatMul", "MatMul"]  # Transpose folded
+    assert ours.SerializeToString() == onnx.load(tmp_path / "plain.onnx").SerializeToString()
+
+
 def test_discover_this_interpreter() -> None:
     info = discover(sys.executable)
     assert info.ok
