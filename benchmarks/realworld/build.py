@@ -23,7 +23,9 @@ transformer optimizer's fused ``com.microsoft`` ops, dynamic quantization, the
 QOperator format, float16 conversion and 4-bit ``MatMulNBits``. The fourth adds model-local
 functions, decoders with a key/value cache, opset-23/24 dynamo exports (Attention,
 RMSNormalization, RotaryEmbedding), more QDQ recipes (one saved with external data) and the
-dynamo exporter's control flow.
+dynamo exporter's control flow. The fifth adds vision, audio, state-space and hybrid families
+the others lack, whole encoder-decoder models and decoder steps with cross-attention caches,
+QDQ of dynamo exports and of decoders, loops over convolutions and four more wheels.
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
