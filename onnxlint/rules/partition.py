@@ -451,6 +451,7 @@ class Level1GraphRefused(Rule):
     name = "level1-graph-refused"
     category = Category.PARTITION
     severity = Severity.ERROR
+    status = "preview"
     since = "0.2.0"
     emitted_by = "partition-report"
     messages = {
