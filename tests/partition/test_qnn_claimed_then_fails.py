@@ -5,6 +5,11 @@ dims). Other unary ops with the same input are refused ("Cannot get shape") and 
 back to CPU. The profile says so as data: the global static-shape constraint skips
 Reciprocal, whose own constraint has ``effect: fails_after_claim`` (OL506).
 
+GRU is the same (the fifth held-out batch: the GRU encoders of arabic-name-romanizer): QNN
+claims it whatever its input shapes and session creation fails when the sequence, the
+batch or ``initial_h`` is dynamic, while an LSTM with the same input is refused and runs
+on the CPU.
+
 Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
 ``soc_model=60``).
 """
@@ -15,13 +20,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
+from onnxlint.analyses.assignment import Assignment
 
-from .conftest import agreement
+from .conftest import agreement, context
 
 
 def unary(op: str, dim: int | str) -> onnx.ModelProto:
@@ -45,6 +52,47 @@ def unary(op: str, dim: int | str) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+def recurrent(
+    op: str, seq: int | str, batch: int | str = 1, h0: int | str | None = None
+) -> onnx.ModelProto:
+    """Relu(x) -> ``op`` (hidden 8) -> Relu(Y_h), x [seq, batch, 8]; with ``h0``, the
+    initial hidden state a Relu of a graph input [1, h0, 8]."""
+    gates = {"GRU": 3, "LSTM": 4}[op]
+    rng = np.random.default_rng(0)
+    weights = [
+        numpy_helper.from_array(rng.random(shape).astype(np.float32), name)
+        for name, shape in (("W", (1, gates * 8, 8)), ("R", (1, gates * 8, 8)),
+                            ("B", (1, 2 * gates * 8)))
+    ]  # fmt: skip
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, 8])]
+    nodes = [helper.make_node("Relu", ["x"], ["xr"], "relu")]
+    rnn_inputs = ["xr", "W", "R", "B", ""]
+    if h0 is not None:
+        inputs.append(helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, h0, 8]))
+        nodes.append(helper.make_node("Relu", ["h0"], ["h0r"], "relu_h"))
+        rnn_inputs.append("h0r")
+    nodes += [
+        helper.make_node(op, rnn_inputs, ["y", "yh"], "rnn", hidden_size=8),
+        helper.make_node("Relu", ["yh"], ["out"], "relu_out"),
+    ]
+    out = helper.make_tensor_value_info("out", TensorProto.FLOAT, None)
+    graph = helper.make_graph(nodes, "recurrent", inputs, [out], weights)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+#: (op, seq, batch, h0 batch) -> whether the QNN session fails
+RECURRENT = {
+    ("GRU", "T", 1, None): True,
+    ("GRU", 4, "N", None): True,
+    ("GRU", 4, 1, "N"): True,
+    ("GRU", 4, 1, None): False,
+    ("GRU", 4, 1, 1): False,
+    ("LSTM", "T", 1, None): False,
+}
 
 
 #: (op, first dim) -> whether the QNN session fails
@@ -92,3 +140,54 @@ def test_reciprocal_on_real_qnn() -> None:
         assert (not r.get("ok")) is fails, r
         if fails:
             assert "Dynamic shape is not supported yet" in str(r.get("error"))
+
+
+@pytest.mark.parametrize(("case", "fails"), list(RECURRENT.items()))
+def test_gru_with_a_dynamic_input_fails_the_session(
+    case: tuple[str, int | str, int | str, int | str | None], fails: bool
+) -> None:
+    assert ("OL506" in _codes(recurrent(*case))) is fails
+
+
+def test_lstm_with_a_dynamic_input_is_refused() -> None:
+    ctx = context(recurrent("LSTM", "T"), ["qnn"])
+    la = ctx.analysis(Assignment).exported
+    rnn = next(na for na in la if na.node.name == "rnn")
+    assert rnn.first_claimer == "CPUExecutionProvider"
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_recurrent_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    spec = agreement.EPS["qnn"]
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for case in RECURRENT:
+            key = "_".join(map(str, case))
+            path = Path(tmp) / f"{key}.onnx"
+            path.write_bytes(recurrent(*case).SerializeToString())
+            jobs.append(
+                {
+                    "id": key,
+                    "path": str(path),
+                    "level": "disabled",
+                    "provider": spec["provider"],
+                    "options": spec["options"],
+                    "plugin": spec["plugin"],
+                }
+            )
+        real = agreement.run_real(jobs, sys.executable, timeout_s=300)
+    for case, fails in RECURRENT.items():
+        r = real["_".join(map(str, case))]
+        assert (not r.get("ok")) is fails, r
+        if fails:
+            assert "Dynamic shape is not supported yet" in str(r.get("error"))
+        else:
+            on_qnn = {
+                n["name"]
+                for p in r["partitions"]
+                if p["ep"] == spec["provider"]
+                for n in p["nodes"]
+            }
+            assert ("rnn" in on_qnn) is (case[0] == "GRU"), r

@@ -32,6 +32,7 @@ private temporary folder, which is removed when the job is closed.
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -98,6 +99,26 @@ def _load_eligibility() -> None:
 
 
 NOTE_OK = "ORT level-1 (basic), CPU only"
+#: the note of a level-1 graph ORT itself refused (``status`` is the worker's result status)
+REFUSAL_NOTE = "ONNX Runtime could not load the model on CPU ({status}): {reason}"
+#: errors of ORT's graph resolution (its type and shape inference), which runs on the
+#: level-1 graph before any EP chooses a node: measured to fail the default-level session of
+#: the CPU, QNN and OpenVINO EPs alike (tests/partition/test_level1_refused.py)
+_RESOLVE_ERROR = re.compile(r"\[(ShapeInferenceError|TypeInferenceError)\]")
+
+
+def resolve_refusal(note: str | None) -> str | None:
+    """ORT's own error when its level-1 graph failed its graph resolution (type and shape
+    inference), from the note :func:`graph_for` gives; None for any other note (a built
+    graph, a worker that hung or crashed, an op the CPU EP lacks, a file it cannot read)."""
+    prefix = REFUSAL_NOTE.format(status="error", reason="")
+    if not note or not note.startswith(prefix) or not _RESOLVE_ERROR.search(note):
+        return None
+    reason = note[len(prefix) :]
+    at = reason.find("Node (")
+    return reason[at:] if at >= 0 else reason
+
+
 DEFAULT_TIMEOUT_S = 120.0
 
 
@@ -307,7 +328,7 @@ class Level1Job:
         if not res.ok:
             first = (res.error or res.status).strip().splitlines()
             reason = first[0][:300] if first else res.status
-            note = f"ONNX Runtime could not load the model on CPU ({res.status}): {reason}"
+            note = REFUSAL_NOTE.format(status=res.status, reason=reason)
             if res.status == "error":  # ORT's own refusal: as deterministic as its output
                 self._store(None, note)
             else:

@@ -1,0 +1,113 @@
+"""ONNX Runtime refuses a graph its level-1 optimizations make: OL606 (the fifth held-out
+batch: CANINE's TorchScript export, whose final character encoder multiplies a query and a
+key of different lengths).
+
+With optimizations disabled ORT cannot tell the shapes of a Reshape whose target shape is
+computed from a ``Shape``, so the session loads and the MatMul after it fails when it
+runs. At the basic level constant folding turns that shape into a constant, and ORT's
+graph resolution then refuses the MatMul ("[ShapeInferenceError] Incompatible dimensions
+for matrix multiplication") before any EP chooses a node: measured with the CPU, QNN HTP
+and OpenVINO EPs, the session loads at ``disabled`` and fails at ``basic`` on each.
+
+Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
+``soc_model=60``) and onnxruntime-openvino 1.24.1 (CPU).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint import lint
+
+from .conftest import openvino_runner, real_sessions
+
+
+def reshaped_matmul(inner: int) -> onnx.ModelProto:
+    """x [1, 8] -> Relu -> Reshape to [Shape(x)[0], 2, 4] -> MatMul with a [inner, 3]
+    weight: with ``inner`` 8 the MatMul's dimensions do not fit (4 against 8)."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], "relu"),
+        helper.make_node("Shape", ["r"], ["s"], "shape"),
+        helper.make_node("Gather", ["s", "zero"], ["b"], "gather", axis=0),
+        helper.make_node("Unsqueeze", ["b", "axes"], ["b1"], "unsqueeze"),
+        helper.make_node("Concat", ["b1", "tail"], ["target"], "concat", axis=0),
+        helper.make_node("Reshape", ["r", "target"], ["y"], "reshape"),
+        helper.make_node("MatMul", ["y", "w"], ["z"], "matmul"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.ones((inner, 3), np.float32), "w"),
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        numpy_helper.from_array(np.array([0], np.int64), "axes"),
+        numpy_helper.from_array(np.array([2, 4], np.int64), "tail"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "reshaped_matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+#: name -> (weight rows, whether the default-level session fails)
+MODELS = {"misfit": (8, True), "fits": (4, False)}
+
+
+@pytest.mark.parametrize("ep", ["qnn", "openvino"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_refused_level1_graph_is_a_session_failure(
+    name: str, ep: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+    inner, fails = MODELS[name]
+    found = [d for d in lint(reshaped_matmul(inner), eps=[ep]).diagnostics if d.code == "OL606"]
+    assert bool(found) is fails, found
+    if fails:
+        assert "Node (matmul) Op (MatMul) [ShapeInferenceError]" in found[0].message
+        assert found[0].severity.name == "ERROR"
+
+
+def test_a_refusal_without_an_inference_error_is_not_reported() -> None:
+    from onnxlint.analyses.level1 import REFUSAL_NOTE, resolve_refusal
+
+    assert resolve_refusal(None) is None
+    assert resolve_refusal("ORT level-1 (basic), CPU only") is None
+    missing = "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation"
+    assert resolve_refusal(REFUSAL_NOTE.format(status="error", reason=missing)) is None
+    resolve = "Fail: [ONNXRuntimeError] : 1 : FAIL : Node (m) Op (MatMul) [ShapeInferenceError] x"
+    assert resolve_refusal(REFUSAL_NOTE.format(status="error", reason=resolve)) == (
+        "Node (m) Op (MatMul) [ShapeInferenceError] x"
+    )
+    assert resolve_refusal(REFUSAL_NOTE.format(status="crash", reason=resolve)) is None
+
+
+def _check(real: dict[str, dict[str, object]]) -> None:
+    for name, (_, fails) in MODELS.items():
+        assert real[f"{name}|disabled"].get("ok"), real[f"{name}|disabled"]
+        basic = real[f"{name}|basic"]
+        assert (not basic.get("ok")) is fails, basic
+        if fails:
+            assert "[ShapeInferenceError] Incompatible dimensions" in str(basic.get("error"))
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+@pytest.mark.usefixtures("qnn_available")
+def test_refused_level1_graph_on_real_qnn() -> None:
+    models = {name: reshaped_matmul(inner) for name, (inner, _) in MODELS.items()}
+    _check(real_sessions("qnn", sys.executable, models))
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_refused_level1_graph_on_real_openvino() -> None:
+    models = {name: reshaped_matmul(inner) for name, (inner, _) in MODELS.items()}
+    _check(real_sessions("openvino", str(openvino_runner()), models))
