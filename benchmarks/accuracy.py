@@ -208,7 +208,7 @@ def evaluate_model(
                 continue
             got = _predict(ctx, ep, GRAPH_LEVEL[level]) if ctx is not None else None
             if got is None:
-                row.note = "no prediction at this graph level"
+                row.note = NO_PREDICTION
                 continue
             plan, la = got
             index = plan.graph.index
@@ -254,6 +254,10 @@ def _ep(provider: str) -> str:
 
 # ---------------------------------------------------------------------------
 # Summary
+
+
+#: a row's note when the lint made no prediction at the session's graph level
+NO_PREDICTION = "no prediction at this graph level"
 
 
 def summarise(rows: list[Row]) -> dict[str, Any]:
@@ -325,6 +329,9 @@ def summarise(rows: list[Row]) -> dict[str, Any]:
             "false_flag_codes": dict(flag_codes.most_common()),
             "failure_kinds": dict(failure_kinds.most_common()),
             "lint_crashes": sum(1 for r in rs if r.status == "lint-crash"),
+            # a session that loaded and a lint that gave no prediction at its level (ORT's
+            # level-1 graph not built): no node of it is compared, so it is counted here
+            "no_prediction": sum(1 for r in rs if r.status == "ok" and r.note == NO_PREDICTION),
             "create_s_median": _median([r.create_s for r in rs if r.create_s is not None]),
             "classes": {k: dict(c.most_common(15)) for k, c in classes.items()},
             "top_classes": dict(full.most_common(25)),
@@ -371,8 +378,11 @@ def format_table(summary: dict[str, Any]) -> str:
         parts = f"{g['partition_exact']}/{g['partition_models']}" if g["partition_models"] else "-"
         fails = f"{g['failures_predicted']}/{g['failures']}" if g["failures"] else "-"
         flags = f"{g['false_failure_flags']}/{g['loading_models']}"
+        models = str(g["models"])
+        if g.get("no_prediction"):
+            models += f" ({g['no_prediction']} without a prediction)"
         lines.append(
-            f"| {key} | {g['models']} | {pct} ({g['nodes_agree']}/{g['nodes']}) | {parts} | "
+            f"| {key} | {models} | {pct} ({g['nodes_agree']}/{g['nodes']}) | {parts} | "
             f"{fails} | {flags} |"
         )
     return "\n".join(lines)

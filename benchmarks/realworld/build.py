@@ -2171,6 +2171,39 @@ def heldout5_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Size: deep configs, past the node counts where onnxlint's limits sit (2026-12-07)
+
+#: name -> (model type, kind, layers, dims): TorchScript at opset 17, ARCHS' small width,
+#: many layers (bert: 7,900 nodes, vit: 5,109; the level-1 graph was not built above
+#: 5,000 nodes until this batch, and every other corpus model has at most 1,746)
+SIZE: dict[str, tuple[str, str, int, str]] = {
+    "size-bert-96l-ts-op17-dynamic": ("bert", "text", 96, "dynamic"),
+    "size-vit-96l-ts-op17-fixed": ("vit", "vision", 96, "fixed"),
+}
+
+
+def _size(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, kind, layers, dims = SIZE[name]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, {**ARCHS[mt][1], "num_hidden_layers": layers})
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, "torchscript", 17
+    ), {}
+
+
+def size_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, kind, _, dims) in SIZE.items():
+        family = {"vision": "vision"}.get(kind, "transformer")
+        entry = Entry(name, family, f"transformers:{mt}", "torchscript", 17, dims)
+        jobs.append((name, functools.partial(_size, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -2327,6 +2360,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout3_jobs()
         + heldout4_jobs()
         + heldout5_jobs()
+        + size_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

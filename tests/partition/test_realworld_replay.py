@@ -80,3 +80,23 @@ def test_truth_files_are_compact_and_consistent() -> None:
                 assert all(0 <= i < len(table) for i in s["nodes"])
             else:
                 assert s.get("error") or s["status"] != "error"
+
+
+def test_a_loading_session_without_a_prediction_is_counted_not_dropped() -> None:
+    """A model whose session loaded but whose lint made no prediction at that level (ORT's
+    level-1 graph not built) compares no node: the summary counts it, the table says so."""
+
+    def row(level: str, note: str | None, compared: int) -> accuracy.Row:
+        return accuracy.Row(
+            model="m", family="f", target="qnn", level=level, status="ok",
+            compared=compared, agree=compared, note=note,
+        )  # fmt: skip
+
+    summary = accuracy.summarise(
+        [row("default", accuracy.NO_PREDICTION, 0), row("disabled", None, 10)]
+    )
+    assert summary["qnn/default"]["no_prediction"] == 1
+    assert summary["qnn/disabled"]["no_prediction"] == 0
+    table = accuracy.format_table(summary)
+    assert "| qnn/default | 1 (1 without a prediction) |" in table
+    assert "| qnn/disabled | 1 |" in table
