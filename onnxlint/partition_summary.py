@@ -13,7 +13,7 @@ from onnxlint.context import LintContext
 from onnxlint.diagnostics import Location
 from onnxlint.ep_names import CPU_EP
 from onnxlint.report import Report
-from onnxlint.rules.partition import Level1GraphUnavailable
+from onnxlint.rules.partition import Level1GraphUnavailable, OrtRejectsGraph
 
 
 def fill_report(ctx: LintContext, report: Report) -> None:
@@ -38,6 +38,9 @@ def fill_report(ctx: LintContext, report: Report) -> None:
 
 
 def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
+    refusal = parts.assignment.optimized_refusal
+    if refusal is not None:
+        ctx.emit(OrtRejectsGraph.make(Location(), "default", error=_without_paths(refusal)))
     failure = parts.assignment.optimized_failure
     if failure is None:
         return
@@ -46,3 +49,9 @@ def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
             Location(), failure.status, seconds=failure.timeout_s, detail=failure.detail
         )
     )
+
+
+def _without_paths(error: str) -> str:
+    """ORT's error without the worker's copy of the model ("Load model from <tmp> failed:")."""
+    head, sep, rest = error.partition(" failed:")
+    return rest.strip() if sep and "Load model from " in head else error

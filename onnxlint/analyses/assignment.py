@@ -358,6 +358,21 @@ def _fill_first_claimer(result: LevelAssignment, first: _FirstClaimers) -> None:
             result.nodes[path] = replace(na, first_claimer=ep)
 
 
+#: what ORT's graph resolution says when its type and shape inference rejects a node
+_INFERENCE_ERRORS = ("[TypeInferenceError]", "[ShapeInferenceError]")
+#: the note ``level1.graph_for`` gives for ORT's own refusal to load the model
+_REFUSED = "ONNX Runtime could not load the model on CPU (error): "
+
+
+def inference_refusal(note: str | None) -> str | None:
+    """ORT's error when the level-1 worker's note says ORT's type and shape inference
+    rejected the graph; None for anything else (a worker failure, a missing kernel)."""
+    if not note or not note.startswith(_REFUSED):
+        return None
+    error = note[len(_REFUSED) :]
+    return error if any(e in error for e in _INFERENCE_ERRORS) else None
+
+
 def mark_known_conditions(lg: LevelGraph, ctx: LintContext) -> None:
     """Record in ``lg.known_values`` each If condition of ``lg`` that the lint's dataflow
     analysis finds known before the run (computed from constants and static shapes
@@ -444,6 +459,9 @@ class Assignment:
         self.optimized_note: str | None = None
         #: the level-1 worker's failure (hung, crashed, ...), reported as OL605
         self.optimized_failure: WorkerFailure | None = None
+        #: ORT's own type and shape inference rejecting the graph in the level-1 worker
+        #: (the error, deterministic), reported as OL606: no session with these dims loads
+        self.optimized_refusal: str | None = None
 
     @property
     def exported(self) -> LevelAssignment:
@@ -471,6 +489,7 @@ class Assignment:
             )
             self.optimized_note = note
             self.optimized_failure = failures[0] if failures else None
+            self.optimized_refusal = inference_refusal(note) if got is None else None
             if got is None:
                 return None
             got = collapse_ort_inlined(got, self.ctx.index)

@@ -419,3 +419,42 @@ class Level1GraphUnavailable(Rule):
         "oom": "ONNX Runtime's level-1 graph was not built: its worker ran out of memory "
         "({detail}); partitions are predicted on the exported graph",
     }
+
+
+@register
+class OrtRejectsGraph(Rule):
+    """ONNX Runtime's type and shape inference rejects the graph, so no session loads.
+
+    What it does:
+        Reports the error ONNX Runtime gives when its worker (CPU only, basic
+        optimizations, with the dims the lint assumes) loads the model and ORT's own
+        type and shape inference fails while it resolves the graph: a control-flow body
+        whose declared shapes contradict what reaches it, a declared dim that the fixed
+        dims of the session make wrong. ORT resolves the graph before any execution
+        provider sees it, so every session with those dims fails the same way.
+
+    Why it matters:
+        Session creation fails on every EP and at every optimization level ("Can't merge
+        shape info. Both inferred and declared dimension have values but they differ").
+        A model that loads with symbolic dims can fail once the dims are fixed
+        (``add_free_dimension_override_by_name``, ``--assume-dim``).
+
+    Fix:
+        Correct or remove the declared shape that contradicts the inferred one (the
+        ``value_info`` or the body's input and output types), or fix the dims to values
+        the model was written for.
+
+    Execution providers:
+        All (ORT's graph resolution precedes partitioning); reported when the lint builds
+        ORT's level-1 graph, i.e. for accelerator EPs.
+    """
+
+    code = "OL606"
+    name = "ort-rejects-graph"
+    category = Category.PARTITION
+    severity = Severity.ERROR
+    emitted_by = "partition-report"
+    messages = {
+        "default": "ONNX Runtime's type and shape inference rejects the graph, so session "
+        "creation fails on every EP: {error}",
+    }
