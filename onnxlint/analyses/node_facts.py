@@ -105,7 +105,7 @@ def slot_set(slots: tuple[int, ...]) -> frozenset[int]:
 _ABSENT = ValueType()
 
 
-def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
+def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int | None) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
     # one pass over the inputs for the four slot sets: this runs for every node of the graph
