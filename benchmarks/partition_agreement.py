@@ -74,6 +74,8 @@ def worker(jobs_path: str) -> int:
                 "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
             }[job["level"]]
             so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+            for name, value in (job.get("free_dims") or {}).items():
+                so.add_free_dimension_override_by_name(name, int(value))
             provider = job["provider"]
             providers = None
             if job.get("plugin"):

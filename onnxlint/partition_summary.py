@@ -1,6 +1,6 @@
 """The partition-summary stage: after the rules, the partition plans (both graph levels)
 and the node -> EP map go onto the report (``Report.partitions``, ``Report.assignment``),
-and a level-1 graph that could not be built is reported (OL605), or one ORT refused (OL606).
+and a level-1 graph that could not be built is reported (OL605).
 
 A stage of the engine (``engine.stages()``), above the rules: it reads the partition
 analysis the rules already computed and never raises.
@@ -8,13 +8,12 @@ analysis the rules already computed and never raises.
 
 from __future__ import annotations
 
-from onnxlint.analyses.level1 import resolve_refusal
 from onnxlint.analyses.partition import Partitions
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Location
 from onnxlint.ep_names import CPU_EP
 from onnxlint.report import Report
-from onnxlint.rules.partition import Level1GraphRefused, Level1GraphUnavailable
+from onnxlint.rules.partition import Level1GraphUnavailable, OrtRejectsGraph
 
 
 def fill_report(ctx: LintContext, report: Report) -> None:
@@ -39,9 +38,9 @@ def fill_report(ctx: LintContext, report: Report) -> None:
 
 
 def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
-    refusal = resolve_refusal(parts.assignment.optimized_note)
+    refusal = parts.assignment.optimized_refusal
     if refusal is not None:
-        ctx.emit(Level1GraphRefused.make(Location(), reason=refusal))
+        ctx.emit(OrtRejectsGraph.make(Location(), "default", error=_without_paths(refusal)))
     failure = parts.assignment.optimized_failure
     if failure is None:
         return
@@ -50,3 +49,9 @@ def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
             Location(), failure.status, seconds=failure.timeout_s, detail=failure.detail
         )
     )
+
+
+def _without_paths(error: str) -> str:
+    """ORT's error without the worker's copy of the model ("Load model from <tmp> failed:")."""
+    head, sep, rest = error.partition(" failed:")
+    return rest.strip() if sep and "Load model from " in head else error

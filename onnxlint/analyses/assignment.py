@@ -359,6 +359,34 @@ def _fill_first_claimer(result: LevelAssignment, first: _FirstClaimers) -> None:
             result.nodes[path] = replace(na, first_claimer=ep)
 
 
+def mark_known_conditions(lg: LevelGraph, ctx: LintContext) -> None:
+    """Record in ``lg.known_values`` each If condition of ``lg`` that the lint's dataflow
+    analysis finds known before the run (computed from constants and static shapes
+    alone: a comparison of a rank, or of a static dim). OpenVINO folds such an If and
+    compiles the branch it takes (measured, ``ov-if-known-condition``). A level-1 graph's
+    value is looked up by its name in the graph of the same path in the model as
+    written: ORT keeps the names of the values it does not fold."""
+    from onnxlint.analyses.dataflow import Dataflow
+
+    source = {g.path: g for g in ctx.index.graphs}
+    dataflow: Dataflow | None = None
+    for g in lg.graphs():
+        known: set[str] = set()
+        for n in g.nodes:
+            if n.op_type != "If" or n.domain != "ai.onnx" or not n.input_names:
+                continue
+            cond = n.input_names[0]
+            src = source.get(g.path)
+            if not cond or src is None or lg.is_initializer(g, cond):
+                continue
+            if dataflow is None:
+                dataflow = ctx.analysis(Dataflow)
+            if dataflow.foldable(cond, src):
+                known.add(cond)
+        if known:
+            lg.known_values[g.path] = frozenset(known)
+
+
 class ExportedGraph:
     """``ctx.analysis(ExportedGraph).graph``: the exported graph level (functions inlined,
     ``assume-dims`` applied) with its types, which every EP's assignment reads. It depends
@@ -396,6 +424,7 @@ class ExportedGraph:
             source_index=ctx.index if inferred is not None else None,
             weights_left_out=left,
         )
+        mark_known_conditions(self.graph, ctx)
         if inferred is not None and len(ctx.index.nodes) >= TRIM_MIN_NODES:
             del inferred  # read: the level graph keeps the types, not the copy
             release_freed()
@@ -416,6 +445,9 @@ class Assignment:
         self.optimized_note: str | None = None
         #: the level-1 worker's failure (hung, crashed, ...), reported as OL605
         self.optimized_failure: WorkerFailure | None = None
+        #: ORT's own type and shape inference rejecting the graph in the level-1 worker
+        #: (the error, deterministic), reported as OL606: no session with these dims loads
+        self.optimized_refusal: str | None = None
 
     @property
     def exported(self) -> LevelAssignment:
@@ -434,7 +466,7 @@ class Assignment:
             lg = self.ctx.analysis(ExportedGraph).graph
         elif level == OPTIMIZED:
             source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
-            from onnxlint.analyses.level1 import graph_for
+            from onnxlint.analyses.level1 import graph_for, resolve_refusal
 
             # collects the worker the engine started right after loading (or the cache's copy)
             failures: list[WorkerFailure] = []
@@ -443,10 +475,12 @@ class Assignment:
             )
             self.optimized_note = note
             self.optimized_failure = failures[0] if failures else None
+            self.optimized_refusal = resolve_refusal(note) if got is None else None
             if got is None:
                 return None
             got = collapse_ort_inlined(drop_inserted_casts(got), self.ctx.index)
             lg = build_level_graph(got, level, source=self.ctx.index)
+            mark_known_conditions(lg, self.ctx)
         else:
             raise ValueError(f"unknown graph level {level!r}")
         la = assign_level(lg, self.profiles)
@@ -454,6 +488,7 @@ class Assignment:
         if expanded is not None:
             model, positions = expanded
             lg = build_level_graph(model, level, source=self.ctx.index)
+            mark_known_conditions(lg, self.ctx)
             lg.inlined_late = frozenset(n.path for n in lg.index.main.nodes if n.index in positions)
             la = assign_level(lg, self.profiles)
         if note is not None:

@@ -83,6 +83,9 @@ class NodeFacts:
       static dimension on its axis, the least room of an index within ``[-dim, dim)``
       (``dim - 1 - i``, or ``dim + i`` for a negative one; negative when out of range);
       None otherwise.
+    - ``known_inputs``: input slots (not initializers) whose values are known before the
+      run, computed from constants and static shapes alone (onnxlint's dataflow: an If's
+      condition that compares a rank, or a static dim); see ``LevelGraph.known_values``.
     """
 
     op_type: str
@@ -106,6 +109,7 @@ class NodeFacts:
     name: str = ""
     pad_room: int | None = None
     index_room: int | None = None
+    known_inputs: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         if self.domain in ("", "ai.onnx"):
@@ -175,6 +179,7 @@ class NodeFacts:
             count,
             self.pad_room,
             self.index_room,
+            self.known_inputs,
         )
 
 

@@ -66,6 +66,10 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         return None
     if c.when_input_empty is not None and _holds_elements(facts, c.when_input_empty):
         return None
+    if c.unless_inputs_known and all(
+        i in facts.constant_inputs or i in facts.known_inputs for i in c.unless_inputs_known
+    ):
+        return None
     if c.kind == "always":
         return Problem("")
     if c.kind in SHAPE_KINDS:

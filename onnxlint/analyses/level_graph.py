@@ -50,6 +50,10 @@ class LevelGraph:
     #: paths of the nodes an ONNX function op expands into when no EP claims the op: ORT
     #: inlines it only after every EP has chosen its nodes, and partitions again
     inlined_late: frozenset[str] = frozenset()
+    #: graph path -> names of values known before the run that are no initializers,
+    #: computed from constants and static shapes alone (the lint's dataflow analysis);
+    #: kept for what capability rules read them for, an If's condition
+    known_values: dict[str, frozenset[str]] = field(default_factory=dict)
     note: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:

@@ -105,7 +105,7 @@ def slot_set(slots: tuple[int, ...]) -> frozenset[int]:
 _ABSENT = ValueType()
 
 
-def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFacts:
+def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int | None) -> NodeFacts:
     """NodeFacts for one node as ORT's capability code would see it."""
     g = node.graph
     # one pass over the inputs for the four slot sets: this runs for every node of the graph
@@ -127,6 +127,12 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
             dequantized.append(i)
         if lg.is_graph_input(g, n):
             graph_inputs.append(i)
+    known_values = lg.known_values.get(g.path) if lg.known_values else None
+    known = (
+        [i for i, n in enumerate(node.input_names) if n and n in known_values]
+        if known_values
+        else ()
+    )
     out_names = node.output_names
     outs = [value_type(g, n) if n else _ABSENT for n in out_names]
     attribute = node.node.attribute
@@ -151,6 +157,7 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int) -> NodeFact
         graph_node_count=graph_node_count,
         pad_room=_pad_room(lg, node, ins[0].shape if ins else None),
         index_room=_index_room(lg, node, ins[0].shape if ins else None),
+        known_inputs=slot_set(tuple(known)),
     )
 
 

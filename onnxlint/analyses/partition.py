@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.bytecount import ByteCount
+from onnxlint.analyses.compiled_bodies import compiled_with_parent
 from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
@@ -97,7 +98,7 @@ def plan_level(la: LevelAssignment, assume_dims: Mapping[str, int] | None = None
         nodes = lg.nodes(g)
         if not nodes:
             continue
-        owner = _compiled_with_parent(g, plan, la.profiles)
+        owner = compiled_with_parent(g, plan, la, nodes)
         if owner is not None:
             # the EP compiles the body as part of the node it claimed: no partition of its own
             for n in nodes:
@@ -339,20 +340,6 @@ def _nodes_alone(
     if not made:
         made.append(unit_graph(g, order, None, edges))
     return made[0]
-
-
-def _compiled_with_parent(
-    g: GraphRef, plan: PartitionPlan, profiles: Sequence[Profile]
-) -> str | None:
-    """The EP that claimed ``g``'s parent node when its profile compiles such bodies whole."""
-    parent = g.parent
-    if parent is None:
-        return None
-    ep = plan.node_ep.get(parent.path)
-    prof = next((p for p in profiles if p.ep == ep), None)
-    if prof is None or parent.op_type not in prof.partitioning.bodies_compiled_with_node:
-        return None
-    return ep
 
 
 def _number_partitions(

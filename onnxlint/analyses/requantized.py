@@ -157,6 +157,19 @@ def _activation_ok(
     return False
 
 
+def _dequantized_from_types(
+    lg: LevelGraph, g: GraphRef, computed: list[NodeRef], types: frozenset[str]
+) -> bool:
+    """Whether a DequantizeLinear among ``computed`` reads an initializer of ``types``."""
+    return bool(types) and any(
+        _qdq(n, "DequantizeLinear")
+        and n.inputs
+        and lg.is_initializer(g, n.inputs[0])
+        and lg.value_type(g, n.inputs[0]).dtype in types
+        for n in computed
+    )
+
+
 def _rank_fits(constant: str, shape: tuple[object, ...] | None) -> bool:
     if constant == "any":
         return True
@@ -186,7 +199,9 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
                 computed = (
                     _constant_producers(lg, g, q.inputs[0]) if failure.computed_constants else None
                 )
-                if not computed:
+                if not computed or _dequantized_from_types(
+                    lg, g, computed, failure.except_dequantized_from
+                ):
                     continue
             dtype = _quantized_type(lg, g, q)
             if dtype is None or dtype not in failure.quantized_types:

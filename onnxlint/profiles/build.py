@@ -59,6 +59,7 @@ def _constraint(c: Mapping[str, Any]) -> Constraint:
         when_input_empty=c.get("when_input_empty"),
         divisor=c.get("divisor"),
         axis_attribute=c.get("axis_attribute"),
+        unless_inputs_known=idx("unless_inputs_known"),
     )
 
 
@@ -217,6 +218,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 activation_producers=frozenset(r.get("activation_producers", [])),
                 activation_producer_computed=bool(r.get("activation_producer_computed", False)),
                 except_consumers=frozenset(r.get("except_consumers", [])),
+                except_dequantized_from=frozenset(r.get("except_dequantized_from", [])),
                 reason=r["reason"],
                 provenance=r.get("provenance"),
             )

@@ -103,6 +103,9 @@ class Constraint:
     divisor: str | None = None
     #: ``multiple_of`` with ``inputs``: the attribute that names the input's axis
     axis_attribute: str | None = None
+    #: the constraint does not apply when every one of these input slots is known before
+    #: the run (``NodeFacts.known_inputs``, or a constant): the EP folds the node
+    unless_inputs_known: tuple[int, ...] | None = None
 
     def op_excluded(self, op_type: str) -> bool:
         return op_type in self.except_ops
@@ -311,6 +314,9 @@ class RequantizedConstantFailure:
     activation_producer_computed: bool = False
     #: a node whose every consumer is one of these loads
     except_consumers: frozenset[str] = frozenset()
+    #: a computed constant dequantized from an initializer of one of these element types
+    #: loads (a DequantizeLinear among the nodes that compute it reads one)
+    except_dequantized_from: frozenset[str] = frozenset()
     reason: str = ""
     provenance: str | None = None
 

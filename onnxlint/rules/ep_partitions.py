@@ -493,7 +493,10 @@ g (float[4] x) => (float[4] y) {
                     ctx,
                     (lg, n),
                     p.ep,
-                    "unroll the loop at export, or run without the EP",
+                    "unroll the loop at export, or run without the EP"
+                    if n.op_type != "If"
+                    else "give the branches only nodes the EP takes (a reduction to a scalar "
+                    "is one it refuses), or run without the EP",
                     op=n.op_type,
                     node=n.label,
                     partition=p.id,

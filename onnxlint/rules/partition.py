@@ -422,39 +422,45 @@ class Level1GraphUnavailable(Rule):
 
 
 @register
-class Level1GraphRefused(Rule):
-    """ONNX Runtime refuses the graph its level-1 optimizations make: every default session fails.
+class OrtRejectsGraph(Rule):
+    """ONNX Runtime's type and shape inference rejects the graph it partitions: no default session loads.
 
     What it does:
-        Reports that ONNX Runtime (CPU only, basic optimizations: the worker that gives
-        the partition predictions their level-1 graph) refused the model in its graph
-        resolution, with a type or shape inference error, after its level-1 passes.
+        Reports the error ONNX Runtime gives when its worker (CPU only, basic
+        optimizations, with the dims the lint assumes: the worker that gives the
+        partition predictions their level-1 graph) loads the model and ORT's own type and
+        shape inference fails while it resolves the graph. Two causes were measured:
+        constant folding turns a computed shape into a constant and the shapes ORT then
+        knows do not fit (a MatMul whose inner dimensions differ: CANINE's TorchScript
+        export), and fixed dims that contradict a declared shape (a control-flow body's
+        declared state shape: onnx-asr's wespeaker with its dims fixed).
 
     Why it matters:
-        ORT runs the level-1 passes and resolves the graph before any execution provider
-        chooses a node, so a session at the default (or any higher) optimization level
-        fails the same way on every EP: measured with the CPU, QNN HTP and OpenVINO EPs.
-        The usual cause is a model that is wrong but not visibly so: constant folding
-        turns a computed shape into a constant, and the shapes ORT then knows do not fit
-        (a MatMul whose inner dimensions differ; with optimizations disabled the session
-        loads and the same node fails when it runs).
+        ORT resolves the graph before any execution provider chooses a node, so session
+        creation at the default optimization level fails the same way on every EP
+        (measured with the CPU, QNN HTP and OpenVINO EPs). When fixed dims contradict a
+        declaration it fails at every level; when only folding reveals the misfit, a
+        session with optimizations disabled loads and the node fails when it runs.
 
     Fix:
-        Fix the node the error names (re-export the model, or correct the shape it
-        computes); disabling optimizations only moves the failure to the first run.
+        Fix the node the error names: correct or remove the declared shape that
+        contradicts the inferred one (the ``value_info`` or a body's input and output
+        types), fix the dims to values the model was written for, or re-export the model
+        so that the shape it computes fits.
 
     Execution providers:
-        All (ORT's own graph resolution).
+        All (ORT's graph resolution precedes partitioning); reported when the lint builds
+        ORT's level-1 graph, i.e. for accelerator EPs.
     """
 
     code = "OL606"
-    name = "level1-graph-refused"
+    name = "ort-rejects-graph"
     category = Category.PARTITION
     severity = Severity.ERROR
     status = "preview"
     since = "0.2.0"
     emitted_by = "partition-report"
     messages = {
-        "default": "ONNX Runtime refuses the graph its level-1 optimizations make ({reason}): "
-        "session creation at the default optimization level fails on every execution provider",
+        "default": "ONNX Runtime's type and shape inference rejects the graph, so session "
+        "creation at the default optimization level fails on every EP: {error}",
     }

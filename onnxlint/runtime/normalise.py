@@ -90,7 +90,8 @@ def match_assignment(
 ) -> AssignmentMatch:
     """Pair reported nodes with source nodes.
 
-    Named nodes match by name (after stripping ``_token_N``) and op type;
+    Named nodes match by name and op type: every name as reported first, then
+    the rest after stripping ``_token_N``, then by that stem among source names;
     unnamed ones by op type and domain in order of appearance, which is the
     order ORT keeps for top-level nodes. A reported node that matches nothing
     is recorded as inserted. Nodes inside If/Loop bodies, which ORT also
@@ -123,13 +124,26 @@ def match_assignment(
                 return c
         return None
 
-    leftovers: list[AssignedNode] = []
+    # every name as reported first: ORT's copies of a shared DequantizeLinear
+    # (``b_DequantizeLinear/duplicated``, ``.../duplicated_token_1``, ...) all strip to one
+    # name, and the first one reported must not take the source node of that name from
+    # the copy ORT reports under it later
+    renamed: list[AssignedNode] = []
     for raw in reported:
         r = normalise_node(raw)
-        if r.name:
-            c = take(by_name.get((r.name, r.op_type))) or take(by_name.get((raw.name, r.op_type)))
+        if raw.name:
+            c = take(by_name.get((raw.name, r.op_type)))
         else:
             c = take(unnamed.get((r.op_type, r.domain)))
+        if c is not None:
+            result.ep_by_index[c.index] = r.ep
+        else:
+            renamed.append(raw)
+    # then without ORT's tokens (the layout transform's ``conv0_token_1`` is ``conv0``)
+    leftovers: list[AssignedNode] = []
+    for raw in renamed:
+        r = normalise_node(raw)
+        c = take(by_name.get((r.name, r.op_type))) if r.name else None
         if c is not None:
             result.ep_by_index[c.index] = r.ep
         else:

@@ -84,7 +84,8 @@ def elementwise(
     """``op``(DQ(Q(producer(x))), c) -> Q -> DQ on x: float[1,8,32], where c is
     ``how``: "q" DQ(Q(float constant)), "dq" DQ(a quantized initializer), "float" the
     float constant itself, "computed" DQ(Q(Identity(DQ(an int32 initializer)))) (a shared
-    quantized bias, as the ConvNeXt QDQ export has), "folded" DQ(Q(Mul(two float
+    quantized bias, as the ConvNeXt QDQ export has; "computed_u8", "computed_i8": of a
+    uint8 or int8 initializer, as get_qnn_qdq_config writes it), "folded" DQ(Q(Mul(two float
     constants))). ``producer`` "MatMul" multiplies by a quantized weight,
     "Scores" multiplies x by its own transpose (two activations, as attention does)."""
     b = _Builder(dtype)
@@ -106,10 +107,12 @@ def elementwise(
         c = b.qdq("c")
     elif how == "dq":
         c = b.weight("c", constant)
-    elif how == "computed":
-        i32 = b.init("c_i32", b.rng.integers(-50, 50, constant), np.int32)
-        s, z = b.init("c_i32_s", 0.001), b.init("c_i32_z", 0, np.int32)
-        base = b.node("DequantizeLinear", [i32, s, z], "c_base")
+    elif how.startswith("computed"):
+        src = {"computed": np.int32, "computed_u8": np.uint8, "computed_i8": np.int8}[how]
+        low, high = (0, 200) if src is np.uint8 else (-50, 50)
+        data = b.init("c_src", b.rng.integers(low, high, constant), src)
+        s, z = b.init("c_src_s", 0.001), b.init("c_src_z", 100 if src is np.uint8 else 0, src)
+        base = b.node("DequantizeLinear", [data, s, z], "c_base")
         c = b.qdq(b.node("Identity", [base], "c"))
     elif how == "folded":
         c = b.qdq(b.node("Mul", [b.init("c_a", value), b.init("c_b", value)], "c"))
@@ -183,6 +186,18 @@ CASES: dict[str, tuple[onnx.ModelProto, bool]] = {
         False,
     ),
     "pad_u16_computed": (pad("uint16", "", "computed", "qdq"), True),
+    # ... dequantized from a uint8 initializer, it loads (get_qnn_qdq_config's per-channel
+    # ConvNeXt shares its bias so); from an int8 one it fails like the int32 one
+    "add_vector_u8_computed": (elementwise("Add", (32,), "MatMul", how="computed_u8"), False),
+    "mul_full_u8_computed": (
+        elementwise("Mul", (1, 8, 32), "Sigmoid", how="computed_u8"),
+        False,
+    ),
+    "add_vector_int8act_u8_computed": (
+        elementwise("Add", (32,), "MatMul", "int8", how="computed_u8"),
+        False,
+    ),
+    "add_vector_i8_computed": (elementwise("Add", (32,), "MatMul", how="computed_i8"), True),
 }
 #: the failing cases whose constant a DequantizeLinear computes: ORT's constant folding
 #: leaves it, so they fail at the basic level too (every other case loads there)

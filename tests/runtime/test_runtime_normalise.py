@@ -126,3 +126,31 @@ def test_generated_names_with_other_tokens_match_by_their_stem() -> None:
     )
     assert m.ep_by_index == {0: QNN, 1: QNN, 2: CPU}
     assert not m.inserted and not m.unreported
+
+
+def test_copies_of_a_shared_dequantize_keep_their_own_names() -> None:
+    # ORT gives each reader of a shared DequantizeLinear its own copy (``dq_b``,
+    # ``dq_b/duplicated``, ``dq_b/duplicated_token_1``): all three strip to names the
+    # source has, so the copy reported first (here the Conv's, in its QNN partition)
+    # must not take ``dq_b/duplicated`` from the copy reported under that name later
+    tp = onnx.TensorProto
+    names = ["dq_b", "dq_b/duplicated", "dq_b/duplicated_token_1"]
+    graph = oh.make_graph(
+        [oh.make_node("DequantizeLinear", ["q", "s"], [f"f{i}"], n) for i, n in enumerate(names)],
+        "g",
+        [
+            oh.make_tensor_value_info("q", tp.INT32, [4]),
+            oh.make_tensor_value_info("s", tp.FLOAT, []),
+        ],
+        [oh.make_tensor_value_info(f"f{i}", tp.FLOAT, [4]) for i in range(3)],
+    )
+    m = match_assignment(
+        oh.make_model(graph),
+        [
+            AssignedNode("dq_b/duplicated_token_1", "DequantizeLinear", "", QNN),
+            AssignedNode("dq_b", "DequantizeLinear", "", CPU),
+            AssignedNode("dq_b/duplicated", "DequantizeLinear", "", CPU),
+        ],
+    )
+    assert m.ep_by_index == {0: CPU, 1: CPU, 2: QNN}
+    assert not m.inserted and not m.unreported
