@@ -124,49 +124,44 @@ def match_assignment(
                 return c
         return None
 
-    # every name as reported first: ORT's copies of a shared DequantizeLinear
-    # (``b_DequantizeLinear/duplicated``, ``.../duplicated_token_1``, ...) all strip to one
-    # name, and the first one reported must not take the source node of that name from
-    # the copy ORT reports under it later
-    renamed: list[AssignedNode] = []
-    for raw in reported:
-        r = normalise_node(raw)
+    # The passes, each over what the ones before it left:
+    # 1. every name as reported: ORT's copies of a shared DequantizeLinear
+    #    (``b_DequantizeLinear/duplicated``, ``.../duplicated_token_1``, ...) all strip to
+    #    one name, and the first one reported must not take the source node of that name
+    #    from the copy ORT reports under it later (an unnamed node: by op type, in order);
+    # 2. the name without ORT's tokens (the layout transform's ``conv0_token_1`` is ``conv0``);
+    # 3. a generated name whose tokens differ (``gemm_input_reshape_token_7`` reported, the
+    #    level-1 graph's ``gemm_input_reshape_token_5``): the first of that stem left;
+    # 4. a renamed node whose generated name is not the source name (the source was
+    #    unnamed but ORT named an inserted copy): by op type, never for an inserted op.
+    def as_reported(raw: AssignedNode, r: AssignedNode) -> SourceNode | None:
         if raw.name:
-            c = take(by_name.get((raw.name, r.op_type)))
-        else:
-            c = take(unnamed.get((r.op_type, r.domain)))
-        if c is not None:
-            result.ep_by_index[c.index] = r.ep
-        else:
-            renamed.append(raw)
-    # then without ORT's tokens (the layout transform's ``conv0_token_1`` is ``conv0``)
-    leftovers: list[AssignedNode] = []
-    for raw in renamed:
-        r = normalise_node(raw)
-        c = take(by_name.get((r.name, r.op_type))) if r.name else None
-        if c is not None:
-            result.ep_by_index[c.index] = r.ep
-        else:
-            leftovers.append(raw)
-    # a generated name whose tokens differ (``gemm_input_reshape_token_7`` reported, the
-    # level-1 graph's ``gemm_input_reshape_token_5``): the first of that stem left
-    rest: list[AssignedNode] = []
-    for raw in leftovers:
-        r = normalise_node(raw)
-        c = take(by_stem.get((r.name, r.op_type))) if r.name else None
-        if c is not None:
-            result.ep_by_index[c.index] = r.ep
-        else:
-            rest.append(raw)
-    # A renamed node whose generated name is not the source name (e.g. the
-    # source was unnamed but ORT named an inserted copy): fall back to op type.
-    for raw in rest:
-        r = normalise_node(raw)
-        c = take(unnamed.get((r.op_type, r.domain))) if r.op_type not in INSERTED_OPS else None
-        if c is not None:
-            result.ep_by_index[c.index] = r.ep
-        else:
-            result.inserted.append(raw)
+            return take(by_name.get((raw.name, r.op_type)))
+        return take(unnamed.get((r.op_type, r.domain)))
+
+    def stripped(raw: AssignedNode, r: AssignedNode) -> SourceNode | None:
+        return take(by_name.get((r.name, r.op_type))) if r.name else None
+
+    def by_token_stem(raw: AssignedNode, r: AssignedNode) -> SourceNode | None:
+        return take(by_stem.get((r.name, r.op_type))) if r.name else None
+
+    def by_op(raw: AssignedNode, r: AssignedNode) -> SourceNode | None:
+        if r.op_type in INSERTED_OPS:
+            return None
+        return take(unnamed.get((r.op_type, r.domain)))
+
+    left = list(reported)
+    for match in (as_reported, stripped, by_token_stem, by_op):
+        unmatched: list[AssignedNode] = []
+        for raw in left:
+            r = normalise_node(raw)
+            c = match(raw, r)
+            if c is not None:
+                result.ep_by_index[c.index] = r.ep
+            else:
+                unmatched.append(raw)
+        left = unmatched
+    result.inserted.extend(left)
     matched = set(result.ep_by_index) | set(result.constants)
     result.unreported = [n.index for n in nodes if n.index not in matched]
     return result
