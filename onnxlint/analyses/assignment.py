@@ -359,6 +359,15 @@ def _fill_first_claimer(result: LevelAssignment, first: _FirstClaimers) -> None:
             result.nodes[path] = replace(na, first_claimer=ep)
 
 
+def level_graph(ctx: LintContext, model: onnx.ModelProto, level: str, **kwargs: Any) -> LevelGraph:
+    """:func:`build_level_graph` for this lint, with the If conditions the lint's dataflow
+    knows before the run marked (:func:`mark_known_conditions`): every level graph an
+    assignment reads is built here."""
+    lg = build_level_graph(model, level, **kwargs)
+    mark_known_conditions(lg, ctx)
+    return lg
+
+
 def mark_known_conditions(lg: LevelGraph, ctx: LintContext) -> None:
     """Record in ``lg.known_values`` each If condition of ``lg`` that the lint's dataflow
     analysis finds known before the run (computed from constants and static shapes
@@ -416,7 +425,8 @@ class ExportedGraph:
                 del first  # the level graph reads its types from ``inferred`` alone
             else:
                 inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
-        self.graph = build_level_graph(
+        self.graph = level_graph(
+            ctx,
             model,
             EXPORTED,
             source=ctx.index if model is not source else None,
@@ -424,7 +434,6 @@ class ExportedGraph:
             source_index=ctx.index if inferred is not None else None,
             weights_left_out=left,
         )
-        mark_known_conditions(self.graph, ctx)
         if inferred is not None and len(ctx.index.nodes) >= TRIM_MIN_NODES:
             del inferred  # read: the level graph keeps the types, not the copy
             release_freed()
@@ -466,29 +475,25 @@ class Assignment:
             lg = self.ctx.analysis(ExportedGraph).graph
         elif level == OPTIMIZED:
             source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
-            from onnxlint.analyses.level1 import graph_for, resolve_refusal
+            from onnxlint.analyses.level1 import graph_for
 
             # collects the worker the engine started right after loading (or the cache's copy)
-            failures: list[WorkerFailure] = []
-            got, note = graph_for(
-                self.ctx.model, self.ctx.config, source, failures, self.ctx.loaded.base_dir
-            )
+            outcome = graph_for(self.ctx.model, self.ctx.config, source, self.ctx.loaded.base_dir)
+            got, note = outcome.graph, outcome.note
             self.optimized_note = note
-            self.optimized_failure = failures[0] if failures else None
-            self.optimized_refusal = resolve_refusal(note) if got is None else None
+            self.optimized_failure = outcome.failure
+            self.optimized_refusal = outcome.refusal
             if got is None:
                 return None
             got = collapse_ort_inlined(drop_inserted_casts(got), self.ctx.index)
-            lg = build_level_graph(got, level, source=self.ctx.index)
-            mark_known_conditions(lg, self.ctx)
+            lg = level_graph(self.ctx, got, level, source=self.ctx.index)
         else:
             raise ValueError(f"unknown graph level {level!r}")
         la = assign_level(lg, self.profiles)
         expanded = expand_unclaimed_function_ops(lg, la)
         if expanded is not None:
             model, positions = expanded
-            lg = build_level_graph(model, level, source=self.ctx.index)
-            mark_known_conditions(lg, self.ctx)
+            lg = level_graph(self.ctx, model, level, source=self.ctx.index)
             lg.inlined_late = frozenset(n.path for n in lg.index.main.nodes if n.index in positions)
             la = assign_level(lg, self.profiles)
         if note is not None:

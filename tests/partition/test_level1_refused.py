@@ -15,7 +15,9 @@ Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -76,17 +78,40 @@ def test_a_refused_level1_graph_is_a_session_failure(
 
 
 def test_a_refusal_without_an_inference_error_is_not_reported() -> None:
-    from onnxlint.analyses.level1 import REFUSAL_NOTE, resolve_refusal
+    from onnxlint.analyses.level1 import inference_error
 
-    assert resolve_refusal(None) is None
-    assert resolve_refusal("ORT level-1 (basic), CPU only") is None
+    assert inference_error("") is None
     missing = "[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation"
-    assert resolve_refusal(REFUSAL_NOTE.format(status="error", reason=missing)) is None
+    assert inference_error(missing) is None
     resolve = "Fail: [ONNXRuntimeError] : 1 : FAIL : Node (m) Op (MatMul) [ShapeInferenceError] x"
-    assert resolve_refusal(REFUSAL_NOTE.format(status="error", reason=resolve)) == (
+    assert inference_error(f"Traceback (most recent call last):\n{resolve}\n") == (
         "Node (m) Op (MatMul) [ShapeInferenceError] x"
     )
-    assert resolve_refusal(REFUSAL_NOTE.format(status="crash", reason=resolve)) is None
+
+
+def test_the_refusal_travels_through_the_cache_as_a_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second lint reads the refusal from the cache entry's own field: the same OL606,
+    with no worker started."""
+    monkeypatch.delenv("ONNXLINT_NO_CACHE", raising=False)
+    monkeypatch.setenv("ONNXLINT_CACHE_DIR", str(tmp_path))
+    model = reshaped_matmul(MODELS["misfit"][0])
+    first = [d.message for d in lint(model, eps=["qnn"]).diagnostics if d.code == "OL606"]
+    entries = list((tmp_path / "level1").glob("*.level1"))
+    assert len(entries) == 1
+    header = json.loads(entries[0].read_bytes().split(b"\n", 1)[0])
+    assert header["status"] == "error"
+    assert "Node (matmul) Op (MatMul) [ShapeInferenceError]" in header["refusal"]
+
+    from onnxlint.runtime import client
+
+    def no_worker(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the cached refusal should need no worker")
+
+    monkeypatch.setattr(client, "start_optimize", no_worker)
+    again = [d.message for d in lint(model, eps=["qnn"]).diagnostics if d.code == "OL606"]
+    assert first and again == first
 
 
 def _check(real: dict[str, dict[str, object]]) -> None:

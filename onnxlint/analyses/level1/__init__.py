@@ -107,16 +107,33 @@ REFUSAL_NOTE = "ONNX Runtime could not load the model on CPU ({status}): {reason
 _RESOLVE_ERROR = re.compile(r"\[(ShapeInferenceError|TypeInferenceError)\]")
 
 
-def resolve_refusal(note: str | None) -> str | None:
-    """ORT's own error when its level-1 graph failed its graph resolution (type and shape
-    inference), from the note :func:`graph_for` gives; None for any other note (a built
-    graph, a worker that hung or crashed, an op the CPU EP lacks, a file it cannot read)."""
-    prefix = REFUSAL_NOTE.format(status="error", reason="")
-    if not note or not note.startswith(prefix) or not _RESOLVE_ERROR.search(note):
-        return None
-    reason = note[len(prefix) :]
-    at = reason.find("Node (")
-    return reason[at:] if at >= 0 else reason
+def inference_error(error: str) -> str | None:
+    """ORT's error, from ``Node (`` on, when the level-1 worker's session failed ORT's
+    graph resolution (its type and shape inference); None for any other error (an op the
+    CPU EP lacks, a file it cannot read). Read once, from the worker's own error text:
+    what it finds travels as ``Level1Job.refusal`` and in the cache entry, never parsed
+    back out of a note."""
+    for line in error.strip().splitlines():
+        if _RESOLVE_ERROR.search(line):
+            at = line.find("Node (")
+            return (line[at:] if at >= 0 else line.strip())[:_REFUSAL_CHARS]
+    return None
+
+
+#: how much of ORT's error a refusal keeps (one line of ORT's message is far shorter)
+_REFUSAL_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class Level1Outcome:
+    """What :func:`graph_for` found: the graph (None and why when there is none), the
+    worker's own failure if it hung or crashed (OL605), and ORT's type/shape inference
+    error if ORT refused the graph (OL606)."""
+
+    graph: onnx.ModelProto | None
+    note: str
+    failure: WorkerFailure | None = None
+    refusal: str | None = None
 
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -201,6 +218,8 @@ class Level1Job:
         self.discarded: str | None = None
         #: set when the worker failed (None: a graph, a cache hit, or ORT's own refusal)
         self.failure: WorkerFailure | None = None
+        #: ORT's type/shape inference error when it refused the graph (:func:`inference_error`)
+        self.refusal: str | None = None
         self._graph: Graph | None = None
         self._pending: PendingRun | None = None
         self._tmp: Path | None = None
@@ -243,7 +262,7 @@ class Level1Job:
             hit = self.cache.get(self._key, self._material)
             self.discarded = hit.discarded
             if hit.graph is not None:
-                self._graph, self.source = hit.graph, "cache"
+                self._graph, self.source, self.refusal = hit.graph, "cache", hit.refusal
                 if self.hint:
                     self.cache.put_hint(self.hint)
                 return self
@@ -330,7 +349,8 @@ class Level1Job:
             reason = first[0][:300] if first else res.status
             note = REFUSAL_NOTE.format(status=res.status, reason=reason)
             if res.status == "error":  # ORT's own refusal: as deterministic as its output
-                self._store(None, note)
+                self.refusal = inference_error(res.error or "")
+                self._store(None, note, self.refusal)
             else:
                 lintdeps.volatile(f"ORT's level-1 worker: {res.status}")
             if res.status in (STATUS_TIMEOUT, STATUS_CRASH, STATUS_OOM):
@@ -352,9 +372,9 @@ class Level1Job:
         self._store(payload, NOTE_OK)
         return graph, NOTE_OK
 
-    def _store(self, payload: bytes | None, note: str) -> None:
+    def _store(self, payload: bytes | None, note: str, refusal: str | None = None) -> None:
         if self.use_cache and self._key is not None and self._material is not None:
-            self.cache.put(self._key, self._material, payload, note)
+            self.cache.put(self._key, self._material, payload, note, refusal)
             if self.hint:
                 self.cache.put_hint(self.hint)
 
@@ -468,15 +488,13 @@ def graph_for(
     base: onnx.ModelProto,
     config: Config,
     source: onnx.ModelProto,
-    failures: list[WorkerFailure] | None = None,
     base_dir: Path | None = None,
-) -> Graph:
+) -> Level1Outcome:
     """The level-1 graph of ``source`` (``base`` with ``config.assume_dims`` applied).
 
     Collects the job :func:`prefetch` started for ``base`` when there is one;
     otherwise builds it now (through the cache; ``base_dir``: the model's folder, where
-    ORT may read its checked external data). A worker failure is appended to
-    ``failures`` when given.
+    ORT may read its checked external data).
     """
     with _ACTIVE_LOCK:
         found = _ACTIVE.get(id(base))
@@ -494,6 +512,4 @@ def graph_for(
             got = job.result()
         finally:
             job.close()
-    if failures is not None and job.failure is not None:
-        failures.append(job.failure)
-    return got
+    return Level1Outcome(got[0], got[1], job.failure, job.refusal if got[0] is None else None)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: (ORT's level-1 graph or None, a note on how it was made or why it is missing)
 Graph = tuple["onnx.ModelProto | None", str]
-CACHE_SCHEMA = "onnxlint-level1-cache/1"
+CACHE_SCHEMA = "onnxlint-level1-cache/2"
 #: ORT's optimization level for the prediction graph (what a default session partitions)
 LEVEL = "basic"
 #: initializers at least this large go to the side file the linter never reads
@@ -85,6 +85,8 @@ def hint_key(file_sha256: str, dims: dict[str, int] | None) -> str | None:
 class CacheHit:
     graph: Graph | None
     discarded: str | None = None  # why an entry was deleted instead of used
+    #: ORT's own type/shape inference error on a graph it refused (``Level1Job.refusal``)
+    refusal: str | None = None
 
 
 class Level1Cache:
@@ -112,15 +114,25 @@ class Level1Cache:
             cachefs.touch(path)  # pruning keeps the most recently used entries
             if entry.get("status") == "ok":
                 return CacheHit((_guarded_graph(payload), note))
+            refusal = entry.get("refusal")
             if entry.get("status") == "error" and not payload:
-                return CacheHit((None, note))
+                if refusal is not None and not isinstance(refusal, str):
+                    raise ValueError("refusal is not a string")
+                return CacheHit((None, note), refusal=refusal)
             raise ValueError("unknown status")
         except Exception as exc:  # any malformed entry is discarded, never trusted
             why = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
             cachefs.discard(path)
             return CacheHit(None, why or type(exc).__name__)
 
-    def put(self, key: str, material: dict[str, Any], payload: bytes | None, note: str) -> None:
+    def put(
+        self,
+        key: str,
+        material: dict[str, Any],
+        payload: bytes | None,
+        note: str,
+        refusal: str | None = None,
+    ) -> None:
         from onnxlint.cachefs import make_private_dir
         from onnxlint.fsutil import atomic_write_bytes
 
@@ -130,6 +142,7 @@ class Level1Cache:
             "key": material,
             "status": "ok" if payload is not None else "error",
             "note": note,
+            "refusal": refusal,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "payload_sha256": hashlib.sha256(body).hexdigest(),
         }
