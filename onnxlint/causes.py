@@ -28,6 +28,30 @@ MIN_MEMBERS = 2
 #: node names a cause's message quotes (the rest are counted)
 NAMED_NODES = 3
 
+#: what a refused node's EP constraint asks, by the constraint's kind (``Cause.subject[1]``
+#: of a ``constraint`` cause; the kinds of ``onnxlint.analyses.constraints``): the cause's
+#: title says it in words, the JSON keeps the kind
+CONSTRAINT_WORDS = {
+    "always": "a case it does not take",
+    "attribute": "an attribute value it does not take",
+    "channel_vector": "a per-channel input whose shape it does not take",
+    "constant_input": "an input it needs constant is computed",
+    "einsum_equation": "an Einsum equation it does not take",
+    "index_room": "constant indices out of range",
+    "input_absent": "an optional input it does not take",
+    "known_shape": "a shape it cannot know",
+    "max_rank": "a tensor rank above its limit",
+    "min_inputs": "fewer inputs than it needs",
+    "min_rank": "a tensor rank below its minimum",
+    "multiple_of": "a dimension that is not a multiple it needs",
+    "no_zero_dims": "a zero-sized dimension",
+    "not_graph_input": "an input read straight from a graph input",
+    "not_graph_output": "an output that is a graph output",
+    "output_absent": "an optional output it does not produce",
+    "pad_room": "pads that reach past the input",
+    "static_shape": "a dynamic dimension",
+}
+
 
 @dataclass
 class WhatIf:
@@ -55,10 +79,8 @@ class WhatIf:
             f"partition{'s' if a_parts != 1 else ''} (now {b_on}/{b_all} in {b_parts})"
         )
         if self.remaining:
-            rest = ", ".join(
-                f"{what} ({n} node{'s' if n != 1 else ''})" for what, n in self.remaining
-            )
-            text += f"; still off {self.ep}: {rest}"
+            # each cause's text states its own node count (the JSON carries it as a field)
+            text += f"; still off {self.ep}: " + "; ".join(what for what, _ in self.remaining)
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,8 +172,9 @@ class CauseGroup:
             return f"{ep} does not support the element types of {cost} ({subject[0]})"
         if kind == "domain":
             return f"{ep} does not claim the custom domain {subject[0]}: {cost} fall back"
-        what = f" ({subject[1]})" if len(subject) > 1 else ""
-        return f"{ep} refuses {cost} ({subject[0]}){what}"
+        if len(subject) > 1:
+            return f"{ep} refuses {cost} ({subject[0]}): {CONSTRAINT_WORDS.get(subject[1], subject[1])}"
+        return f"{ep} refuses {cost} ({subject[0]})"
 
     def fix(self) -> Fix | None:
         """The remedy of the cause: the head finding's, unless the cause names its own."""

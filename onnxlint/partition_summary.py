@@ -8,6 +8,7 @@ analysis the rules already computed and never raises.
 
 from __future__ import annotations
 
+from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.partition import Partitions
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Location
@@ -18,12 +19,15 @@ from onnxlint.rules.partition import Level1GraphUnavailable, OrtRejectsGraph
 
 def fill_report(ctx: LintContext, report: Report) -> None:
     """Attach the partition plans and the node -> EP map to ``report``."""
-    if not ctx.eps or all(p.ep == CPU_EP for p in ctx.eps):
+    if not ctx.eps:
+        return
+    if all(p.ep == CPU_EP for p in ctx.eps):
+        _report_cpu_refusal(ctx, report)
         return
     try:
         parts = ctx.analysis(Partitions)
         report.partitions = list(parts.plans())
-        _report_level1_failure(ctx, parts)
+        _report_level1_failure(ctx, parts.assignment)
         plan = parts.deployment
         assert plan.graph is not None
         assignment: dict[str, str] = {}
@@ -37,11 +41,27 @@ def fill_report(ctx: LintContext, report: Report) -> None:
         report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"
 
 
-def _report_level1_failure(ctx: LintContext, parts: Partitions) -> None:
-    refusal = parts.assignment.optimized_refusal
+def _report_cpu_refusal(ctx: LintContext, report: Report) -> None:
+    """A lint for the CPU alone predicts no partition, but ORT refusing its own level-1
+    graph fails the CPU's default session too (OL606): the level-1 outcome is read for that
+    alone, without an assignment."""
+    from onnxlint.analyses import level1
+
+    if not level1.needed(ctx.config, ctx.eps):
+        return
+    try:
+        assignment = ctx.analysis(Assignment)
+        assignment.level1_outcome()
+        _report_level1_failure(ctx, assignment)
+    except Exception as exc:  # a stage must never break a lint
+        report.stats["partition_error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _report_level1_failure(ctx: LintContext, assignment: Assignment) -> None:
+    refusal = assignment.optimized_refusal
     if refusal is not None:
         ctx.emit(OrtRejectsGraph.make(Location(), "default", error=_without_paths(refusal)))
-    failure = parts.assignment.optimized_failure
+    failure = assignment.optimized_failure
     if failure is None:
         return
     ctx.emit(

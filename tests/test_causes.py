@@ -242,3 +242,48 @@ def test_a_dynamic_dims_title_names_the_input_dims_and_counts_the_others() -> No
     assert unknown.title().startswith(
         f"dynamic dims {', '.join(inside[:3])} and 1 dim named inside the graph"
     )
+
+
+def _constraint_kinds() -> set[str]:
+    """The constraint kinds the shipped profiles use."""
+    from onnxlint import profiles
+
+    kinds: set[str] = set()
+    for prof in profiles.all_profiles():
+        kinds |= {c.kind for c in prof.global_constraints}
+        for op in prof.ops.values():
+            kinds |= {c.kind for c in op.constraints}
+            for r in op.ranges or ():
+                kinds |= {c.kind for c in r.constraints}
+    return kinds
+
+
+def test_every_constraint_kind_a_profile_uses_is_said_in_words() -> None:
+    from onnxlint.causes import CONSTRAINT_WORDS
+
+    kinds = _constraint_kinds()
+    assert "constant_input" in kinds and "max_rank" in kinds
+    assert kinds <= set(CONSTRAINT_WORDS)
+
+
+def test_a_constraint_cause_is_titled_in_words_and_a_what_if_counts_each_cause_once() -> None:
+    """A Pad whose pads are computed: QNN HTP needs them constant. Its cause's title says
+    so in words (the JSON keeps the constraint's kind); a what-if listing it does not repeat
+    the count the title already gives."""
+    from onnxlint.causes import WhatIf
+
+    model = onnx.parser.parse_model("""\
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,4] x, int64[8] p) => (float[1,4] y) {
+    a = Pad(x, p)
+    b = Pad(a, p)
+    y = Relu(b)
+}
+""")
+    report = lint(model, eps=["qnn"])
+    groups = [g for g in group(report, min_members=1) if g.cause.kind == "constraint"]
+    assert [g.cause.subject for g in groups] == [("Pad", "constant_input")]
+    title = groups[0].title()
+    assert title == "qnn-htp refuses 2 nodes (Pad): an input it needs constant is computed"
+    w = WhatIf("qnn-htp", {"N": 1}, "cmd", (0, 3, 0), (1, 3, 1), [(title, 2)])
+    assert w.describe().endswith(f"; still off qnn-htp: {title}")

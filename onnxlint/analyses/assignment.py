@@ -69,7 +69,7 @@ from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.rewrites import override_dims
 
 if TYPE_CHECKING:
-    from onnxlint.analyses.level1 import WorkerFailure
+    from onnxlint.analyses.level1 import Level1Outcome, WorkerFailure
     from onnxlint.context import LintContext
     from onnxlint.profiles import Profile
 
@@ -457,6 +457,23 @@ class Assignment:
         #: ORT's own type and shape inference rejecting the graph in the level-1 worker
         #: (the error, deterministic), reported as OL606: no session with these dims loads
         self.optimized_refusal: str | None = None
+        self._outcome: Level1Outcome | None = None
+
+    def level1_outcome(self) -> Level1Outcome:
+        """ORT's level-1 graph of the model (``assume-dims`` applied), or why there is
+        none: collected once from the worker the engine started right after loading, or
+        the cache's copy. Reading it builds no assignment (a CPU-only lint asks for it
+        only to report ORT's own refusal)."""
+        if self._outcome is None:
+            from onnxlint.analyses.level1 import graph_for
+
+            source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
+            got = graph_for(self.ctx.model, self.ctx.config, source, self.ctx.loaded.base_dir)
+            self._outcome = got
+            self.optimized_note = got.note
+            self.optimized_failure = got.failure
+            self.optimized_refusal = got.refusal
+        return self._outcome
 
     @property
     def exported(self) -> LevelAssignment:
@@ -474,15 +491,8 @@ class Assignment:
         if level == EXPORTED:
             lg = self.ctx.analysis(ExportedGraph).graph
         elif level == OPTIMIZED:
-            source = override_dims(self.ctx.model, self.ctx.config.assume_dims)
-            from onnxlint.analyses.level1 import graph_for
-
-            # collects the worker the engine started right after loading (or the cache's copy)
-            outcome = graph_for(self.ctx.model, self.ctx.config, source, self.ctx.loaded.base_dir)
+            outcome = self.level1_outcome()
             got, note = outcome.graph, outcome.note
-            self.optimized_note = note
-            self.optimized_failure = outcome.failure
-            self.optimized_refusal = outcome.refusal
             if got is None:
                 return None
             got = collapse_ort_inlined(drop_inserted_casts(got), self.ctx.index)

@@ -433,7 +433,8 @@ class OrtRejectsGraph(Rule):
         constant folding turns a computed shape into a constant and the shapes ORT then
         knows do not fit (a MatMul whose inner dimensions differ: CANINE's TorchScript
         export), and fixed dims that contradict a declared shape (a control-flow body's
-        declared state shape: onnx-asr's wespeaker with its dims fixed).
+        declared state shape: onnx-asr's wespeaker with its dims fixed). A lint for the
+        CPU alone asks for that graph too, for this rule only (it predicts no partition).
 
     Why it matters:
         ORT resolves the graph before any execution provider chooses a node, so session

@@ -63,7 +63,7 @@ def reshaped_matmul(inner: int) -> onnx.ModelProto:
 MODELS = {"misfit": (8, True), "fits": (4, False)}
 
 
-@pytest.mark.parametrize("ep", ["qnn", "openvino"])
+@pytest.mark.parametrize("ep", ["cpu", "qnn", "openvino"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_a_refused_level1_graph_is_a_session_failure(
     name: str, ep: str, monkeypatch: pytest.MonkeyPatch

@@ -57,6 +57,16 @@ def test_node_facts_share_their_slot_sets() -> None:
     assert len({id(f) for f in facts}) == len(facts) == 4  # four different nodes
     for name in ("absent_inputs", "constant_inputs", "dequantized_inputs"):
         assert len({id(getattr(f, name)) for f in facts}) == 1, name
+    # equal per-slot tuples are one object: every input and output is float[2,4] here
+    # (one-input nodes and two-input nodes: two input tuples, one output tuple)
+    for name, objects in (
+        ("input_dtypes", 2),
+        ("input_shapes", 2),
+        ("output_dtypes", 1),
+        ("output_shapes", 1),
+        ("attributes", 1),
+    ):
+        assert len({id(getattr(f, name)) for f in facts}) == objects, name
 
 
 @pytest.mark.parametrize("name", ["plain", *_models()])

@@ -117,7 +117,18 @@ def test_skipping_the_summary_keeps_the_selected_findings() -> None:
     assert full.partitions and not lean.partitions
 
 
-def test_cpu_only_plans_nothing() -> None:
+def test_cpu_only_plans_the_level1_graph_for_its_refusal_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CPU alone predicts no partition, but ORT refusing its level-1 graph fails the
+    CPU's default session (OL606): the graph is asked for once, and the report carries no
+    partition plan."""
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
     cfg = Config()
     plan = engine.plan_lint(cfg, engine.resolve_eps(["cpu"], cfg), engine.instantiate_rules(cfg))
-    assert plan.level1 is False
+    assert plan.level1 is True
+    seen = _Seen(monkeypatch)
+    report = engine.lint(parse(MODEL), eps=["cpu"], config=cfg, observe=seen.observe)
+    assert seen.jobs == 1 and seen.ctx is not None
+    assert seen.ctx.level1_prefetched is True
+    assert not report.partitions and not report.assignment

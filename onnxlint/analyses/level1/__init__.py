@@ -19,8 +19,9 @@ of a static lint. Two things keep it off the critical path:
   rebuilt, never trusted. ``--no-cache`` (``[tool.onnxlint.confirm] cache =
   false``) and ``ONNXLINT_NO_CACHE=1`` bypass it: no read, no write.
 - **The early start.** :func:`prefetch` is called by the engine right after the
-  model is loaded; when the lint will need the graph (an EP other than the CPU,
-  the partition level not set to ``exported`` or ``--confirm``) and the cache has
+  model is loaded; when the lint will need the graph (any EP, the partition level
+  not set to ``exported``, or ``--confirm``; for the CPU alone only ORT's refusal of
+  the graph is read from it) and the cache has
   no entry, the worker is started in the background, so that it runs while this
   process builds the index and runs the other rules. The assignment analysis
   collects it (:func:`graph_for`); the engine closes it after the lint, which
@@ -49,7 +50,6 @@ from onnxlint.analyses.level1.cache import (
     key_material,
     key_material_of,
 )
-from onnxlint.ep_names import CPU_EP
 
 # re-exported: the cache switch and ORT's identity are part of what this module answers by
 from onnxlint.runtime.identity import NO_CACHE_ENV as NO_CACHE_ENV
@@ -168,17 +168,17 @@ def needed(config: Config, profiles: Sequence[Any]) -> bool:
     """Whether a lint with this configuration and these EPs asks for the level-1 graph.
 
     Mirrors its consumers: the partition rules and the report's partition hook
-    (any EP but the CPU, unless ``[tool.onnxlint.partition] graph-level`` is
-    ``exported``) and ``--confirm`` (whose default-level sessions are compared with
-    it). ``tests/test_level1_cache.py`` checks this against what a lint really asks for.
+    (any EP, unless ``[tool.onnxlint.partition] graph-level`` is ``exported``; for the
+    CPU alone only ORT's own refusal of the graph is read from it: OL606, a default
+    session that fails on every EP) and ``--confirm`` (whose default-level sessions are
+    compared with it). ``tests/test_level1_cache.py`` checks this against what a lint
+    really asks for.
     """
     if not profiles:
         return False
     if str((config.confirm or {}).get("mode", "off")) == "run":
         return True
-    if str((config.partition or {}).get("graph-level", "optimized")) == "exported":
-        return False
-    return any(getattr(p, "ep", None) != CPU_EP for p in profiles)
+    return str((config.partition or {}).get("graph-level", "optimized")) != "exported"
 
 
 # ---------------------------------------------------------------------------
