@@ -13,6 +13,7 @@ from onnxlint.profiles.model import (
     Constraint,
     EmptyInputFailure,
     FinalizeFailure,
+    LayoutConstantRewrite,
     LayoutPassFailure,
     LayoutReshapeRewrite,
     OpRange,
@@ -309,6 +310,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 part.get("grouping_ignores_captured_inputs", False)
             ),
             layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
+            layout_constant_rewrite=_layout_constant_rewrite(part.get("layout_constant_rewrite")),
             empty_input_failure=_empty_input_failure(part.get("empty_input_failure")),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
@@ -339,6 +341,12 @@ def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewr
         orphan_reason=str(spec.get("orphan_reason", "")),
         provenance=spec.get("provenance"),
     )
+
+
+def _layout_constant_rewrite(spec: Mapping[str, Any] | None) -> LayoutConstantRewrite | None:
+    if spec is None:
+        return None
+    return LayoutConstantRewrite(reason=str(spec["reason"]), provenance=spec.get("provenance"))
 
 
 def _empty_input_failure(spec: Mapping[str, Any] | None) -> EmptyInputFailure | None:
