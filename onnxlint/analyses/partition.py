@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.compiled_bodies import compiled_with_parent
+from onnxlint.analyses.integer_tensors import integer_tensor_refusals
 from onnxlint.analyses.layout_constants import constant_only_readers, shared_constant_readers
 from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
@@ -170,6 +171,13 @@ def _plan_graph(
                     if p in claimed:
                         claimed.discard(p)
                         plan.released.setdefault(p, why)
+            integer_rule = profile.partitioning.integer_tensor_registration
+            if integer_rule is not None:
+                for p, why in integer_tensor_refusals(
+                    order, claimed, units, dtypes, integer_rule
+                ).items():
+                    claimed.discard(p)
+                    plan.released.setdefault(p, why)
             for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
                 claimed.discard(p)
                 plan.released.setdefault(p, why)
