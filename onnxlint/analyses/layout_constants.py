@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING
 
 from onnxlint.analyses.layout_outputs import push_through_all_ops, transposed_values
 from onnxlint.analyses.level_graph import is_constant_node
-from onnxlint.analyses.partition_units import UnitGraph, greedy_groups
+from onnxlint.analyses.partition_units import UnitGraph, greedy_groups, unit_graph
 
 if TYPE_CHECKING:
     from onnxlint.analyses.level_assignment import LevelAssignment
     from onnxlint.analyses.level_graph import LevelGraph
     from onnxlint.index import GraphRef, NodeRef
+    from onnxlint.profiles import Profile
 
 #: element types of the initializers whose Squeeze/Transpose the EP was seen to take
 _FLOAT_TYPES = frozenset({"float", "float16"})
@@ -134,3 +135,43 @@ def constant_only_readers(
         if all(p in stand_ins for p in grp):
             alone += [stand_ins[p] for p in grp]
     return alone
+
+
+def constant_rewrite_failures(
+    lg: LevelGraph,
+    la: LevelAssignment,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    claimed: set[str],
+    units: Mapping[str, list[str]],
+    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
+    profile: Profile,
+) -> dict[str, tuple[str, str]]:
+    """The readers of a shared initializer whose Squeeze/Transpose, written by ORT's
+    layout transform once the EP claimed nodes in its first pass, the EP then compiles as
+    a graph with no input (``partitioning.layout_constant_rewrite``): path -> (EP, why).
+    """
+    out: dict[str, tuple[str, str]] = {}
+    rule = profile.partitioning.layout_constant_rewrite
+    if rule is None or g.depth > 0:
+        return out  # ORT's layout transform does not enter control-flow bodies
+    eps = [p.ep for p in la.profiles]
+    earlier = eps[: eps.index(profile.ep)]
+    rewritten = shared_constant_readers(lg, la, g, order, profile.ep, earlier)
+    if not rewritten:
+        return out
+    ug = unit_graph(g, order, units, edges)
+    by_path = {n.path: n for n in order}
+    for name in constant_only_readers(ug, g, order, claimed, rewritten):
+        pusher, readers = rewritten[name]
+        others = f" and {len(readers) - 1} other nodes" if len(readers) > 1 else ""
+        out.setdefault(
+            readers[0],
+            (
+                profile.ep,
+                f"ORT's layout transform pushes a Transpose through {by_path[pusher].label}, "
+                f"rewrites the initializer `{name}` it shares with this node{others} in "
+                f"place and gives this node a Squeeze/Transpose of it: {rule.reason}",
+            ),
+        )
+    return out

@@ -33,7 +33,7 @@ from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.compiled_bodies import compiled_with_parent
 from onnxlint.analyses.integer_tensors import integer_tensor_refusals
-from onnxlint.analyses.layout_constants import constant_only_readers, shared_constant_readers
+from onnxlint.analyses.layout_constants import constant_rewrite_failures
 from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
@@ -224,7 +224,11 @@ def _plan_graph(
             kept = {p for grp in groups for p in grp}
             plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
             if first_pass and found and profile.partitioning.layout_constant_rewrite:
-                _constant_rewrites(lg, la, g, order, claimed, units, fused_edges, profile, plan)
+                plan.layout_constant_failures.update(
+                    constant_rewrite_failures(
+                        lg, la, g, order, claimed, units, fused_edges, profile
+                    )
+                )
             for grp in groups:
                 plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
                 plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
@@ -279,44 +283,6 @@ def _second_pass(
                 f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
             )
     return groups, rewrites.dropped
-
-
-def _constant_rewrites(
-    lg: LevelGraph,
-    la: LevelAssignment,
-    g: GraphRef,
-    order: Sequence[NodeRef],
-    claimed: set[str],
-    units: Mapping[str, list[str]],
-    edges: tuple[dict[str, list[str]], dict[str, list[str]]],
-    profile: Profile,
-    plan: PartitionPlan,
-) -> None:
-    """Mark the readers of a shared initializer whose Squeeze/Transpose, written by ORT's
-    layout transform once the EP claimed nodes in its first pass, the EP then compiles as
-    a graph with no input (``partitioning.layout_constant_rewrite``)."""
-    rule = profile.partitioning.layout_constant_rewrite
-    if rule is None or g.depth > 0:
-        return  # ORT's layout transform does not enter control-flow bodies
-    eps = [p.ep for p in la.profiles]
-    earlier = eps[: eps.index(profile.ep)]
-    rewritten = shared_constant_readers(lg, la, g, order, profile.ep, earlier)
-    if not rewritten:
-        return
-    ug = unit_graph(g, order, units, edges)
-    by_path = {n.path: n for n in order}
-    for name in constant_only_readers(ug, g, order, claimed, rewritten):
-        pusher, readers = rewritten[name]
-        others = f" and {len(readers) - 1} other nodes" if len(readers) > 1 else ""
-        plan.layout_constant_failures.setdefault(
-            readers[0],
-            (
-                profile.ep,
-                f"ORT's layout transform pushes a Transpose through {by_path[pusher].label}, "
-                f"rewrites the initializer `{name}` it shares with this node{others} in "
-                f"place and gives this node a Squeeze/Transpose of it: {rule.reason}",
-            ),
-        )
 
 
 def _late_pass(
