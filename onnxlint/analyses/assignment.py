@@ -56,6 +56,7 @@ from onnxlint.analyses.function_inlining import (
 )
 from onnxlint.analyses.fusions import apply_fusions
 from onnxlint.analyses.inserted_casts import drop_inserted_casts
+from onnxlint.analyses.integer_tensors import apply_quantized_input_claims
 from onnxlint.analyses.layout_outputs import apply_layout_output_claims
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment, first_claimer
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph, build_level_graph
@@ -146,6 +147,7 @@ def assign_level(lg: LevelGraph, profiles: Sequence[Profile]) -> LevelAssignment
             )
     apply_fusions(lg, result)
     apply_layout_output_claims(lg, result)
+    apply_quantized_input_claims(lg, result)
     _apply_requantized_failures(lg, result)
     for p in eps:
         if p.cpu_preferred_shape_nodes:

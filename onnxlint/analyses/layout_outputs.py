@@ -62,6 +62,13 @@ def pushed_through_ops() -> frozenset[str]:
     return frozenset(op for key in keys for op in _ops(key))
 
 
+@functools.cache
+def push_through_all_ops() -> frozenset[str]:
+    """The elementwise and broadcasting op types a pushed Transpose passes on any input
+    (ORT transposes or unsqueezes their other inputs)."""
+    return _ops("all")
+
+
 def apply_layout_output_claims(lg: LevelGraph, result: LevelAssignment) -> None:
     """Claim, for each NHWC EP, the nodes it refused only for writing a graph output that
     its layout transform puts a Transpose in front of."""
@@ -98,7 +105,11 @@ def apply_layout_output_claims(lg: LevelGraph, result: LevelAssignment) -> None:
 
 
 def transposed_values(
-    order: Sequence[NodeRef], result: LevelAssignment, ep: str, earlier: Sequence[str]
+    order: Sequence[NodeRef],
+    result: LevelAssignment,
+    ep: str,
+    earlier: Sequence[str],
+    static_input: bool = True,
 ) -> dict[str, tuple[int, ...]]:
     """The values of one graph (in ORT's order) that carry a pushed Transpose once ``ep``'s
     layout-sensitive nodes are converted and the Transposes pushed down, with its perm.
@@ -111,6 +122,9 @@ def transposed_values(
     pushed when the merged perm is again between channels first and last, stopped otherwise.
     A node another EP of higher priority took is never changed (ORT's ``CanModifyNode``);
     the CPU's nodes are still unassigned then, and are changed like the EP's own.
+    ``static_input=False`` also pushes a model's Transpose whose input has a known rank
+    but dimensions computed at run time (measured where it rewrites a shared initializer,
+    :mod:`~onnxlint.analyses.layout_constants`).
     """
     sensitive = _table()["layout_sensitive_ops"]
     pending: dict[str, tuple[int, ...]] = {}
@@ -135,7 +149,7 @@ def transposed_values(
                 perm = tuple(pending[n.inputs[0]][i] for i in perm)
                 if perm == tuple(range(len(perm))):
                     continue  # the two cancel
-            elif first is None or not all(isinstance(d, int) for d in first):
+            elif first is None or (static_input and not all(isinstance(d, int) for d in first)):
                 continue
             if _is_channel_perm(perm):
                 pending[n.outputs[0]] = perm

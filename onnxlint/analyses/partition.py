@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.compiled_bodies import compiled_with_parent
+from onnxlint.analyses.integer_tensors import integer_tensor_refusals
+from onnxlint.analyses.layout_constants import constant_rewrite_failures
 from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
@@ -169,6 +171,13 @@ def _plan_graph(
                     if p in claimed:
                         claimed.discard(p)
                         plan.released.setdefault(p, why)
+            integer_rule = profile.partitioning.integer_tensor_registration
+            if integer_rule is not None:
+                for p, why in integer_tensor_refusals(
+                    order, claimed, units, dtypes, integer_rule
+                ).items():
+                    claimed.discard(p)
+                    plan.released.setdefault(p, why)
             for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
                 claimed.discard(p)
                 plan.released.setdefault(p, why)
@@ -184,6 +193,7 @@ def _plan_graph(
                 grouping_edges,
                 prepared=_nodes_alone(alone, g, order, edges) if not units and not blind else None,
             )
+            first_pass = bool(found)
             rewrite = profile.partitioning.layout_reshape_rewrite
             fused_edges = edges
             if rewrite is not None and found:
@@ -213,6 +223,12 @@ def _plan_graph(
                         plan.released.setdefault(p, refusal)
             kept = {p for grp in groups for p in grp}
             plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
+            if first_pass and found and profile.partitioning.layout_constant_rewrite:
+                plan.layout_constant_failures.update(
+                    constant_rewrite_failures(
+                        lg, la, g, order, claimed, units, fused_edges, profile
+                    )
+                )
             for grp in groups:
                 plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
                 plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))

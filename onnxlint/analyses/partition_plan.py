@@ -122,6 +122,10 @@ class PartitionPlan:
     #: fails): the first node of a ``partitioning.finalize_failures`` chain, or the node at
     #: a ``boundary_tensor_failures`` tensor
     finalize_failures: dict[str, str] = field(default_factory=dict)
+    #: node path (any EP's) -> (EP, why): the Squeeze/Transpose of a shared initializer that
+    #: ORT's layout transform gives this node is a graph of that EP with no input, and
+    #: session creation fails (``partitioning.layout_constant_rewrite``)
+    layout_constant_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     note: str | None = None
     graph: LevelGraph | None = field(default=None, repr=False)
 

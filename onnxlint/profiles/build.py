@@ -13,6 +13,8 @@ from onnxlint.profiles.model import (
     Constraint,
     EmptyInputFailure,
     FinalizeFailure,
+    IntegerTensorRule,
+    LayoutConstantRewrite,
     LayoutPassFailure,
     LayoutReshapeRewrite,
     OpRange,
@@ -309,6 +311,10 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 part.get("grouping_ignores_captured_inputs", False)
             ),
             layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
+            layout_constant_rewrite=_layout_constant_rewrite(part.get("layout_constant_rewrite")),
+            integer_tensor_registration=_integer_tensor_rule(
+                part.get("integer_tensor_registration")
+            ),
             empty_input_failure=_empty_input_failure(part.get("empty_input_failure")),
             boundary_tensor_failures=tuple(
                 BoundaryTensorFailure(
@@ -337,6 +343,26 @@ def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewr
     return LayoutReshapeRewrite(
         extra_layout_ops=frozenset(spec.get("extra_layout_ops", [])),
         orphan_reason=str(spec.get("orphan_reason", "")),
+        provenance=spec.get("provenance"),
+    )
+
+
+def _layout_constant_rewrite(spec: Mapping[str, Any] | None) -> LayoutConstantRewrite | None:
+    if spec is None:
+        return None
+    return LayoutConstantRewrite(reason=str(spec["reason"]), provenance=spec.get("provenance"))
+
+
+def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | None:
+    if spec is None:
+        return None
+    return IntegerTensorRule(
+        quantizing_ops=frozenset(spec["quantizing_ops"]),
+        plain_ops=frozenset(spec["plain_ops"]),
+        carries_quantization=frozenset(spec.get("carries_quantization", [])),
+        refused_on_quantized_input=frozenset(spec.get("refused_on_quantized_input", [])),
+        dequantize_reason=str(spec["dequantize_reason"]),
+        quantized_input_reason=str(spec["quantized_input_reason"]),
         provenance=spec.get("provenance"),
     )
 

@@ -335,6 +335,33 @@ class LayoutReshapeRewrite:
 
 
 @dataclass(frozen=True)
+class LayoutConstantRewrite:
+    """ORT's layout transform rewrites an initializer shared with other readers in place
+    and gives them a Squeeze/Transpose of it (``onnxlint.analyses.layout_constants``); the
+    EP takes those, and a group of them alone has no input, which fails (``reason``)."""
+
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
+class IntegerTensorRule:
+    """How the EP adds an 8-bit tensor outside QDQ node units, and the nodes it then fails
+    to add (``onnxlint.analyses.integer_tensors``): ``quantizing_ops`` write it with a
+    quantization (and a QuantizeLinear the EP builds), ``plain_ops`` as a plain integer
+    tensor, except ``carries_quantization`` of a quantized input; a DequantizeLinear of a
+    plain one and ``refused_on_quantized_input`` of a quantized one are refused."""
+
+    quantizing_ops: frozenset[str]
+    plain_ops: frozenset[str]
+    carries_quantization: frozenset[str]
+    refused_on_quantized_input: frozenset[str]
+    dequantize_reason: str
+    quantized_input_reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class EmptyInputFailure:
     """The EP claims a node that reads a tensor with a zero-sized dimension and then fails
     to build its graph (session creation fails); ``except_ops`` build such nodes."""
@@ -379,6 +406,11 @@ class Partitioning:
     grouping_ignores_captured_inputs: bool = False
     #: the EP's Reshapes get a constant shape in ORT's layout pass (None: not this EP)
     layout_reshape_rewrite: LayoutReshapeRewrite | None = None
+    #: a constant-only graph of the Squeeze/Transpose ORT's layout transform gives the
+    #: readers of a shared initializer fails (None: not this EP)
+    layout_constant_rewrite: LayoutConstantRewrite | None = None
+    #: 8-bit tensors outside QDQ units: which nodes the EP fails to add (None: not known)
+    integer_tensor_registration: IntegerTensorRule | None = None
     #: claimed nodes reading an empty tensor fail the session (None: not known to)
     empty_input_failure: EmptyInputFailure | None = None
     notes: tuple[str, ...] = ()

@@ -33,16 +33,20 @@ def _report_marked(
     wanted: Callable[[Partitioning], bool],
     marked: Callable[[PartitionPlan], dict[str, str]],
     fix: str,
+    marked_for_ep: Callable[[PartitionPlan], dict[str, tuple[str, str]]] | None = None,
 ) -> None:
-    """Emit ``rule`` once per node the plans of both levels mark, on the first level."""
+    """Emit ``rule`` once per node the plans of both levels mark, on the first level.
+    ``marked_for_ep``: nodes marked with the EP that fails, whichever EP runs the node."""
     if not any(wanted(p.partitioning) for p in ctx.eps):
         return
     reported: set[str] = set()
     for plan in ctx.analysis(Partitions).plans():
         if plan.graph is None:
             continue
-        for path, reason in marked(plan).items():
-            ep = plan.node_ep.get(path)
+        items = [(path, plan.node_ep.get(path), reason) for path, reason in marked(plan).items()]
+        if marked_for_ep is not None:
+            items += [(path, ep, reason) for path, (ep, reason) in marked_for_ep(plan).items()]
+        for path, ep, reason in items:
             if ep is None or ep == CPU_EP:
                 continue
             loc, label = _location(ctx, plan, path)
@@ -170,7 +174,12 @@ class EpPartitionFailsToCompile(_SessionFailure):
         layout transform gives a constant shape when the CPU ``Shape`` that sized it is
         left feeding only the Gather ORT adds, alone in a QNN graph with no output, and
         from ``partitioning.empty_input_failure`` (QNN HTP) a node of a predicted partition
-        that reads a computed tensor with a zero-sized dimension.
+        that reads a computed tensor with a zero-sized dimension. From ``partitioning.
+        layout_constant_rewrite`` (QNN HTP) it reports a node (on any EP) that shares an
+        initializer with an elementwise op a channel ``Transpose`` is pushed through in
+        ORT's layout transform: ORT rewrites the initializer in place and gives this node a
+        ``Squeeze``/``Transpose`` of it, which QNN takes as a graph fed only by a constant
+        when that pair joins none of its other groups ("Having zero graph inputs").
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
@@ -187,7 +196,9 @@ class EpPartitionFailsToCompile(_SessionFailure):
         reciprocal, or use ``RMSNormalization`` (opset 23) where the EP supports it. For a
         rank-5 int64 tensor, keep the int64 computation on CPU or give it rank 4 or less;
         for the int64 Transpose, keep it with its consumer on one side (transpose after
-        the CPU node, or cast to int32 first).
+        the CPU node, or cast to int32 first). For a shared initializer, give the node its
+        own copy (the exporter's zero biases are one initializer once ORT merges equal
+        ones: make them differ, or fix the dynamic dimensions so that QNN takes the node).
 
     Execution providers:
         QNN (HTP backend), measured.
@@ -217,7 +228,8 @@ class EpPartitionFailsToCompile(_SessionFailure):
         _report_marked(
             self,
             ctx,
-            lambda part: bool(part.finalize_failures),
+            lambda part: bool(part.finalize_failures) or part.layout_constant_rewrite is not None,
             lambda plan: plan.finalize_failures,
             "rewrite the pattern in a form the backend compiles (see the rule's docs)",
+            lambda plan: plan.layout_constant_failures,
         )

@@ -1,0 +1,122 @@
+"""How QNN registers an 8-bit tensor outside QDQ node units, and the nodes it then fails
+to add ("Failed to add node.").
+
+QNN validates its node units one by one in one model wrapper, where a tensor is added once,
+by the first unit that reads or writes it, and later units reuse it as added. A
+QuantizeLinear it builds, and the QOperator ops (QLinearConv, QLinearMatMul), add their
+8-bit output with its quantization; a Gather, Reshape or Transpose outside any QDQ unit
+adds it as a plain integer tensor (a Transpose carries its input's quantization over). The
+HTP backend then refuses:
+
+- a DequantizeLinear outside any unit whose input such a plain tensor is (it cannot read
+  it as quantized): the 8-bit ``Gather`` of a dynamically quantized embedding table, a
+  ``Reshape``/``Transpose`` the QOperator format writes between QLinear ops;
+- a Reshape outside any unit whose input is quantized (it writes a plain output);
+
+and takes an 8-bit Transpose (which its op builder's types leave out) whose input is
+quantized: a QuantizeLinear -> Transpose -> DequantizeLinear that ORT's level-1 transpose
+optimizer writes in QDQ ConvNeXt exports, a Transpose of a QLinearMatMul output.
+
+Measured on real QNN HTP sessions (``rules/facts/profiles/qnn-htp.json``,
+``qnn-integer-tensor-registration``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from onnxlint.analyses.level_assignment import LevelAssignment
+    from onnxlint.analyses.level_graph import LevelGraph
+    from onnxlint.index import NodeRef
+    from onnxlint.profiles.model import IntegerTensorRule
+
+_EIGHT_BIT = frozenset({"uint8", "int8"})
+_QDQ_DOMAINS = frozenset({"ai.onnx", "com.microsoft"})
+
+
+def integer_tensor_refusals(
+    order: Sequence[NodeRef],
+    claimed: set[str],
+    units: Mapping[str, list[str]],
+    dtypes: Mapping[str, str | None],
+    rule: IntegerTensorRule,
+) -> dict[str, str]:
+    """The claimed nodes QNN fails to add for how an 8-bit tensor outside QDQ units was
+    registered: node path -> why."""
+    members = {p for unit in units.values() for p in unit}
+    quantized: set[str] = set()  # 8-bit tensors added with a quantization
+    plain: set[str] = set()  # 8-bit tensors added as plain integers
+    out: dict[str, str] = {}
+    for n in order:
+        if (n.domain or "ai.onnx") not in _QDQ_DOMAINS or not n.outputs or not n.outputs[0]:
+            continue
+        op, y = n.op_type, n.outputs[0]
+        x = n.inputs[0] if n.inputs else ""
+        if dtypes.get(y) in _EIGHT_BIT and (
+            (op == "QuantizeLinear" and n.path in claimed) or op in rule.quantizing_ops
+        ):
+            quantized.add(y)
+            continue
+        if n.path in members or dtypes.get(x) not in _EIGHT_BIT:
+            continue
+        if op == "DequantizeLinear":
+            if n.path in claimed and x in plain:
+                out[n.path] = rule.dequantize_reason
+        elif op in rule.plain_ops:
+            if x in quantized and op in rule.refused_on_quantized_input:
+                if n.path in claimed:
+                    out[n.path] = rule.quantized_input_reason
+                plain.add(y)
+            elif x in quantized and op in rule.carries_quantization:
+                quantized.add(y)
+            else:
+                plain.add(y)
+    return out
+
+
+def apply_quantized_input_claims(lg: LevelGraph, result: LevelAssignment) -> None:
+    """Claim, for each EP with an ``integer_tensor_registration``, the 8-bit
+    ``carries_quantization`` nodes refused only for their element type whose input is
+    quantized (a QuantizeLinear it claims, a ``quantizing_ops`` node, or such a node)."""
+    for profile in result.profiles:
+        rule = profile.partitioning.integer_tensor_registration
+        if rule is None or not rule.carries_quantization:
+            continue
+        ep = profile.ep
+        for g in lg.graphs():
+            quantized: set[str] = set()
+            for n in lg.order(g):
+                na = result.get(n)
+                if na is None or not n.outputs or not n.outputs[0]:
+                    continue
+                dtypes = na.facts.output_dtypes
+                if not dtypes or dtypes[0] not in _EIGHT_BIT:
+                    continue
+                op = n.op_type
+                if (op == "QuantizeLinear" and na.claims(ep)) or op in rule.quantizing_ops:
+                    quantized.add(n.outputs[0])
+                    continue
+                if op not in rule.carries_quantization or not n.inputs:
+                    continue
+                if n.inputs[0] not in quantized or (n.domain or "ai.onnx") != "ai.onnx":
+                    continue
+                v = na.verdict_for(ep)
+                if v is None:
+                    continue
+                if not v.claimed:
+                    if v.kind != "dtype" or v.slot not in (None, 0):
+                        continue
+                    why = (
+                        f"{ep} takes it: its 8-bit input carries the quantization of the node "
+                        "that wrote it, and the Transpose carries it over"
+                    )
+                    claimed = replace(
+                        v, claimed=True, kind="supported", reason=why, provenance=rule.provenance
+                    )
+                    result.nodes[n.path] = replace(
+                        na, verdicts=tuple(claimed if x.ep == ep else x for x in na.verdicts)
+                    )
+                quantized.add(n.outputs[0])
