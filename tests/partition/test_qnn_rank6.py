@@ -66,6 +66,30 @@ def chain_model(middle: str) -> onnx.ModelProto:
     return model
 
 
+def relu_model(shape: list[int]) -> onnx.ModelProto:
+    """Relu -> Reshape [1, 96] to ``shape`` -> Relu -> Reshape to [1, -1] -> Sigmoid."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["x0"], "relu_in"),
+        helper.make_node("Reshape", ["x0", "s"], ["r"], "reshape_up"),
+        helper.make_node("Relu", ["r"], ["o"], "mid"),
+        helper.make_node("Reshape", ["o", "flat"], ["f"], "flatten"),
+        helper.make_node("Sigmoid", ["f"], ["y"], "sig_out"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        f"relu_rank{len(shape)}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
+        [_i64("s", shape), _i64("flat", [1, -1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+RANKED = {5: [1, 2, 4, 3, 4], 6: RANK6, 7: [1, 2, 2, 3, 2, 2, 2]}
+
+
 def qdq_chain_model(perm: list[int]) -> onnx.ModelProto:
     """The chain of :func:`chain_model` with a Transpose of ``perm``, quantized: uint8
     QuantizeLinear -> DequantizeLinear pairs between the nodes (QDQ node units)."""
@@ -151,6 +175,16 @@ def test_rank6_nodes_stay_on_cpu_unless_fused(middle: str) -> None:
         assert plan.node_ep["main/sig_out"] == QNN
 
 
+@pytest.mark.parametrize("rank", sorted(RANKED))
+def test_a_relu_runs_on_htp_up_to_rank_5(rank: int) -> None:
+    parts = partitions(relu_model(RANKED[rank]), ["qnn"])
+    for level in ("exported", "optimized"):
+        plan = parts.plan(level)
+        assert plan is not None
+        for node in ("reshape_up", "mid", "flatten"):
+            assert plan.node_ep[f"main/{node}"] == (QNN if rank <= 5 else CPU_EP), (level, node)
+
+
 @pytest.mark.parametrize("keep", [True, False], ids=["keep", "move"])
 def test_quantized_rank6_chain_is_fused_through_its_qdq_pairs(keep: bool) -> None:
     perm = [0, 1, 2, 3, 5, 4] if keep else [1, 0, 2, 3, 5, 4]
@@ -179,6 +213,7 @@ def test_rank6_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     models = {f"rank6_{m}": chain_model(m) for m in ("keep", "move", "add", "softmax")}
     models["hiera_attention"] = hiera_model()
+    models.update({f"relu_rank{r}": relu_model(shape) for r, shape in RANKED.items()})
     models["rank6_qdq_keep"] = qdq_chain_model([0, 1, 2, 3, 5, 4])
     models["rank6_qdq_move"] = qdq_chain_model([1, 0, 2, 3, 5, 4])
     check_real("qnn", sys.executable, models)
