@@ -128,6 +128,50 @@ def qdq_chain_model(perm: list[int]) -> onnx.ModelProto:
     return model
 
 
+GATHER_INDICES = {
+    "row": [[0, 1], [2, 3]],
+    "col": [[0, 2], [1, 3]],
+    "shuffled": [[1, 0], [2, 3]],
+}
+
+
+def gather_unfold_model(indices: str, perm: list[int]) -> onnx.ModelProto:
+    """Relu -> Reshape [1, 96] to [1, 4, 2, 3, 4] -> Gather on axis 4 with 2x2 ``indices``
+    (rank 6) -> Transpose of ``perm`` -> Reshape to [1, -1] -> Sigmoid, as MobileViT v2's
+    dynamo export unfolds its patches."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["x0"], "relu_in"),
+        helper.make_node("Reshape", ["x0", "s5"], ["r5"], "reshape5"),
+        helper.make_node("Gather", ["r5", "idx"], ["g6"], "gather6", axis=4),
+        helper.make_node("Transpose", ["g6"], ["t6"], "transpose6", perm=perm),
+        helper.make_node("Reshape", ["t6", "flat"], ["f"], "flatten"),
+        helper.make_node("Sigmoid", ["f"], ["y"], "sig_out"),
+    ]
+    inits = [
+        _i64("s5", [1, 4, 2, 3, 4]),
+        _i64("idx", GATHER_INDICES[indices]),
+        _i64("flat", [1, -1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        f"gather_unfold_{indices}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+UNFOLDS = {
+    "row": ("row", [0, 1, 2, 4, 3, 5]),
+    "col": ("col", [0, 1, 2, 5, 4, 3]),
+    "shuffled": ("shuffled", [0, 1, 2, 4, 3, 5]),
+    "perm_moves_batch": ("row", [1, 0, 2, 4, 3, 5]),
+}
+
+
 def hiera_model() -> onnx.ModelProto:
     """Hiera's attention: Reshape [1, 256, 24] to [1, 16, 16, 3, 1, 8] -> Transpose ->
     Split in three -> Squeeze each to rank 5 -> Add, Mul -> Reshape to rank 3."""
@@ -196,6 +240,18 @@ def test_quantized_rank6_chain_is_fused_through_its_qdq_pairs(keep: bool) -> Non
             assert plan.node_ep[f"main/{node}"] == (QNN if keep else CPU_EP), (level, node)
 
 
+@pytest.mark.parametrize("case", sorted(UNFOLDS))
+def test_gather_unfold_is_fused_with_its_transpose_and_reshape(case: str) -> None:
+    parts = partitions(gather_unfold_model(*UNFOLDS[case]), ["qnn"])
+    fused = case in ("row", "col")
+    for level in ("exported", "optimized"):
+        plan = parts.plan(level)
+        assert plan is not None
+        for node in ("gather6", "transpose6", "flatten"):
+            assert plan.node_ep[f"main/{node}"] == (QNN if fused else CPU_EP), (level, node)
+        assert plan.node_ep["main/reshape5"] == QNN
+
+
 def test_hiera_attention_splits_on_cpu() -> None:
     parts = partitions(hiera_model(), ["qnn"])
     plan = parts.plan("exported")
@@ -214,6 +270,7 @@ def test_rank6_on_real_qnn() -> None:
     models = {f"rank6_{m}": chain_model(m) for m in ("keep", "move", "add", "softmax")}
     models["hiera_attention"] = hiera_model()
     models.update({f"relu_rank{r}": relu_model(shape) for r, shape in RANKED.items()})
+    models.update({f"gather_unfold_{c}": gather_unfold_model(*UNFOLDS[c]) for c in UNFOLDS})
     models["rank6_qdq_keep"] = qdq_chain_model([0, 1, 2, 3, 5, 4])
     models["rank6_qdq_move"] = qdq_chain_model([1, 0, 2, 3, 5, 4])
     check_real("qnn", sys.executable, models)
