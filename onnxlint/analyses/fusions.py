@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.index import GraphRef, NodeRef
@@ -139,6 +142,12 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
                         for v in m.verdicts
                     ),
                 )
+    rank6_eps = _eps_fusing(result, "rank6_to_rank5")
+    if rank6_eps:
+        _apply_rank6_fusion(result, rank6_eps, "Reshape", _rank6_to_rank5_nodes)
+    gtr_eps = _eps_fusing(result, "gather_transpose_reshape")
+    if gtr_eps:
+        _apply_rank6_fusion(result, gtr_eps, "Gather", _gather_transpose_reshape_nodes)
     for na in list(result.nodes.values()):
         n = na.node
         if n.op_type != "Erf":
@@ -238,3 +247,175 @@ def _same_tensor(g: GraphRef, name: str) -> set[str]:
         for c in g.consumers.get(dq.inputs[0], [])
         if c.op_type == "DequantizeLinear" and c.inputs == dq.inputs and c.outputs
     } | {name}
+
+
+def _rank6_refused(v: Any) -> bool:
+    """Whether verdict ``v`` refuses its node for a rank-6 tensor and for nothing else (the
+    rank limit is the profile's last constraint, so nothing it checks comes after it)."""
+    return v is not None and not v.claimed and v.constraint == "max_rank" and v.kind == "shape"
+
+
+def _rank6_to_rank5_nodes(result: LevelAssignment, reshape1: NodeRef) -> list[NodeRef]:
+    """``reshape1`` and the Transpose and Reshape after it when the three are the pattern
+    QNN's Rank6ToRank5Fusion rewrites in rank 5, or [].
+
+    onnxruntime-qnn ``qnn_node_group/reshape_transpose_rank5.cc``: Reshape -> Transpose ->
+    Reshape, each output read by the next node alone and not a graph output (or, in a QDQ
+    model, by a QuantizeLinear whose DequantizeLinear alone reads it: those two are in the
+    group too), both shape inputs constant, the Reshape's and the Transpose's outputs of rank 6 and static, and
+    the first index where both have a dim of 1 kept in place by the perm. Measured with
+    onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60), both levels:
+    such a chain runs on HTP while any other node with a rank-6 tensor stays on the CPU.
+    """
+    g = reshape1.graph
+    chain = [reshape1]
+    between: list[NodeRef] = []
+    for want in ("Transpose", "Reshape"):
+        child = _single_reader(g, chain[-1])
+        # a QDQ node unit: its QuantizeLinear, then the DequantizeLinear of the next unit
+        if child is not None and child.op_type == "QuantizeLinear":
+            dq = _single_reader(g, child)
+            if dq is None or dq.op_type != "DequantizeLinear":
+                return []
+            between += [child, dq]
+            child = _single_reader(g, dq)
+        if child is None or child.op_type != want or child.domain not in ("", "ai.onnx"):
+            return []
+        chain.append(child)
+    facts = [result.nodes.get(n.path) for n in chain]
+    if any(f is None for f in facts) or any(result.nodes.get(n.path) is None for n in between):
+        return []
+    r1, tr, r2 = (f.facts for f in facts if f is not None)
+    if 1 not in r1.constant_inputs or 1 not in r2.constant_inputs:
+        return []
+    t1 = r1.output_shapes[0] if r1.output_shapes else None
+    t2 = tr.output_shapes[0] if tr.output_shapes else None
+    if not (_static(t1) and _static(t2)) or t1 is None or t2 is None:
+        return []
+    if len(t1) != 6 or len(t2) != 6:
+        return []
+    unit = next((i for i in range(6) if t1[i] == 1 and t2[i] == 1), None)
+    attr = chain[1].attr("perm")
+    perm = list(attr.ints) if attr is not None else []
+    if unit is None or len(perm) != 6 or perm[unit] != unit:
+        return []
+    return chain + between
+
+
+def _single_reader(g: GraphRef, node: NodeRef) -> NodeRef | None:
+    """The one node reading ``node``'s only output, or None (several readers, none, or
+    the output is a graph output)."""
+    if len(node.outputs) != 1 or node.outputs[0] in g.outputs:
+        return None
+    users = g.consumers.get(node.outputs[0], [])
+    return users[0] if len(users) == 1 else None
+
+
+def _const_array(g: GraphRef, name: str) -> Any:
+    """The value of constant ``name`` (an initializer or a Constant's ``value``), or None."""
+    from onnxlint.tensors import inline_array
+
+    if name in g.initializers:
+        return inline_array(g.initializers[name])
+    node = g.producers.get(name)
+    if node is not None and node.op_type == "Constant":
+        attr = node.attr("value")
+        if attr is not None and attr.HasField("t"):
+            return inline_array(attr.t)
+    return None
+
+
+def _gather_transpose_reshape_nodes(result: LevelAssignment, gather: NodeRef) -> list[NodeRef]:
+    """``gather`` and the Transpose and Reshape after it when the three are the pattern
+    QNN's GatherTransposeReshapeFusion rewrites in rank 4, or [].
+
+    onnxruntime-qnn ``qnn_node_group/gather_transpose_reshape_fusion.cc``: a Gather (not in
+    a QDQ unit) on axis 4 of a static rank-5 input, with constant rank-2 indices that
+    number the whole axis row by row (``i * cols + j``) or column by column
+    (``j * rows + i``), writing rank 6; its only reader a Transpose whose perm keeps dims
+    0-2 and permutes 3-5; the Transpose's only reader a Reshape to a rank below 6 (the
+    unfolding of MobileViT v2's dynamo export). Measured with onnxruntime 1.32.0 +
+    onnxruntime-qnn 2.7.0 (HTP simulator, soc_model 60), both levels.
+    """
+    g = gather.graph
+    transpose = _single_reader(g, gather)
+    if transpose is None or transpose.op_type != "Transpose":
+        return []
+    reshape = _single_reader(g, transpose)
+    if reshape is None or reshape.op_type != "Reshape":
+        return []
+    chain = [gather, transpose, reshape]
+    if any(n.domain not in ("", "ai.onnx") for n in chain) or len(gather.inputs) < 2:
+        return []
+    facts = [result.nodes.get(n.path) for n in chain]
+    if any(f is None for f in facts):
+        return []
+    ga, tr, rs = (f.facts for f in facts if f is not None)
+    x = ga.input_shapes[0] if ga.input_shapes else None
+    if not _static(x) or x is None or len(x) != 5 or any(d <= 0 for d in x):  # type: ignore[operator]
+        return []
+    attr = gather.attr("axis")
+    axis = attr.i if attr is not None else 0
+    if (axis + 5 if axis < 0 else axis) != 4:
+        return []
+    idx = _const_array(g, gather.inputs[1])
+    if idx is None or idx.ndim != 2 or idx.dtype.kind not in "iu" or 0 in idx.shape:
+        return []
+    rows, cols = idx.shape
+    if x[4] != rows * cols:
+        return []
+    import numpy as np
+
+    i, j = np.indices((rows, cols))
+    if not (np.array_equal(idx, i * cols + j) or np.array_equal(idx, j * rows + i)):
+        return []
+    out6 = [ga.output_shapes[0] if ga.output_shapes else None]
+    out6.append(tr.output_shapes[0] if tr.output_shapes else None)
+    if any(s is None or len(s) != 6 for s in out6):
+        return []
+    p = transpose.attr("perm")
+    perm = list(p.ints) if p is not None else []
+    if len(perm) != 6 or perm[:3] != [0, 1, 2] or sorted(perm[3:]) != [3, 4, 5]:
+        return []
+    out = rs.output_shapes[0] if rs.output_shapes else None
+    if out is None or len(out) >= 6:
+        return []
+    return chain
+
+
+def _apply_rank6_fusion(
+    result: LevelAssignment,
+    eps: list[str],
+    first_op: str,
+    match: Callable[[LevelAssignment, NodeRef], list[NodeRef]],
+) -> None:
+    """Claim for ``eps`` the node groups ``match`` finds from a ``first_op`` node, which
+    QNN rewrites below rank 6, when the rank limit is their nodes' only refusal."""
+    from dataclasses import replace
+
+    for na in list(result.nodes.values()):
+        n = na.node
+        if n.op_type != first_op or n.domain not in ("", "ai.onnx"):
+            continue
+        chain = match(result, n)
+        if not chain:
+            continue
+        group = [result.nodes[m.path] for m in chain]
+        for ep in eps:
+            verdicts = [m.verdict_for(ep) for m in group]
+            if not any(_rank6_refused(v) for v in verdicts) or not all(
+                v is not None and (v.claimed or _rank6_refused(v)) for v in verdicts
+            ):
+                continue
+            why = f"{ep} fuses the {' -> '.join(m.op_type for m in chain[:3])} below rank 6"
+            for i, m in enumerate(group):
+                group[i] = replace(
+                    m,
+                    verdicts=tuple(
+                        replace(v, claimed=True, kind="supported", reason=why, constraint=None)
+                        if v.ep == ep and _rank6_refused(v)
+                        else v
+                        for v in m.verdicts
+                    ),
+                )
+                result.nodes[m.node.path] = group[i]
