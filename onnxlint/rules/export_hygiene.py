@@ -9,7 +9,7 @@ are never counted: QDQ models keep them on constant weights on purpose.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from onnxlint.analyses.dataflow import Constness, Dataflow
@@ -147,9 +147,17 @@ def _graph_chains(g: GraphRef, df: Dataflow, shapes: Shapes) -> Iterator[Foldabl
 
 
 def _results(chain: FoldableChain) -> str:
-    names = [repr(r) for r in chain.results[:3]]
-    more = f" and {len(chain.results) - 3} more" if len(chain.results) > 3 else ""
+    return _names(chain.results)
+
+
+def _names(results: Sequence[str]) -> str:
+    names = [repr(r) for r in results[:3]]
+    more = f" and {len(results) - 3} more" if len(results) > 3 else ""
     return ", ".join(names) + more if names else "values"
+
+
+#: the one-node chains an ``alike`` finding links to besides its own (the rest are counted)
+ALIKE_RELATED = 50
 
 
 @register
@@ -217,7 +225,9 @@ class FoldableConstantComputation(Rule):
     What it does:
         Finds chains of nodes whose inputs are all initializers or ``Constant`` nodes
         (``Constant -> Cast``, ``Transpose`` of a weight, ``Mul`` of two constants), reported
-        once per chain at its first node with the number of foldable nodes. Quantize and
+        once per chain at its first node with the number of foldable nodes; one-node chains
+        of one op in one graph (the ``Identity`` copies of shared weights a TorchScript
+        export writes, dozens in a transformer) are one finding, at the first of them. Quantize and
         Dequantize nodes are not counted: QDQ models keep them on purpose; nor are chains made
         only of fill ops (``ConstantOfShape`` of a constant), a compact form of a large value.
 
@@ -244,6 +254,8 @@ class FoldableConstantComputation(Rule):
     messages = {
         "default": "a chain of {count} {nodes} ({ops}) computes {results} from constants "
         "only; fold it into an initializer",
+        "alike": "{count} {op} nodes each compute one value from constants only ({results}); "
+        "fold them into initializers",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
@@ -261,10 +273,34 @@ g (float[4] x) => (float[4] y) <float[4] f = {1.0, 2.0, 3.0, 4.0}> {
 """
 
     def check_model(self, ctx: LintContext) -> None:
+        # one-node chains of one op in one graph (TorchScript's Identity copies of shared
+        # weights: dozens in a transformer export) are one finding, at the first of them
+        alike: dict[tuple[str, str], list[FoldableChain]] = {}
         for chain in foldable_chains(ctx):
             # ConstantOfShape(constant) alone is a compact fill, kept small on purpose
-            if not chain.from_shapes and not all(n.op_type in _GENERATORS for n in chain.nodes):
+            if chain.from_shapes or all(n.op_type in _GENERATORS for n in chain.nodes):
+                continue
+            if len(chain.nodes) == 1:
+                first = chain.nodes[0]
+                alike.setdefault((chain.graph.path, first.op_type), []).append(chain)
+            else:
                 _emit(self, ctx, chain)
+        for (_, op), chains in alike.items():
+            if len(chains) == 1:
+                _emit(self, ctx, chains[0])
+                continue
+            results = [r for c in chains for r in c.results]
+            ctx.emit(
+                self.make(
+                    chains[0].nodes[0].location(),
+                    "alike",
+                    count=len(chains),
+                    op=op,
+                    results=_names(results),
+                    related=tuple(c.nodes[0].location() for c in chains[1:ALIKE_RELATED]),
+                    fix=_FOLD_FIX,
+                )
+            )
 
 
 def _emit(rule: Rule, ctx: LintContext, chain: FoldableChain) -> None:

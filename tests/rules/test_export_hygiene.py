@@ -73,6 +73,20 @@ CONSTANT_CHAIN = (
     [y] y = MatMul(x, ws)
 }"""
 )
+# TorchScript's copies of shared weights: one Identity per weight, all foldable alike
+IDENTITY_COPIES = (
+    H
+    + """g (float[4] x) => (float[4] y) <float[4] a = {1.0, 2.0, 3.0, 4.0}, float[4] b = {1.0, 1.0, 1.0, 1.0}> {
+    [id0] a2 = Identity(a)
+    [id1] b2 = Identity(b)
+    [id2] a3 = Identity(a)
+    [cast] c = Cast<to = 1>(a)
+    s = Add(x, a2)
+    t = Mul(s, b2)
+    u = Sub(t, a3)
+    y = Add(u, c)
+}"""
+)
 QDQ_WEIGHT = (
     H
     + """g (float[1, 4] x) => (float[1, 4] y)
@@ -177,6 +191,25 @@ CASES = [
             )
         ],
     ),
+    (
+        "identity-copies-are-one-finding",
+        "OL802",
+        IDENTITY_COPIES,
+        [
+            (
+                "OL802",
+                "main/id0",
+                "3 Identity nodes each compute one value from constants only ('a2', 'b2', "
+                "'a3'); fold them into initializers",
+            ),
+            (
+                "OL802",
+                "main/cast",
+                "a chain of 1 node (Cast) computes 'c' from constants only; fold it into an "
+                "initializer",
+            ),
+        ],
+    ),
     ("qdq-weight-kept-on-purpose", "OL8", QDQ_WEIGHT, []),
     ("constant-of-shape-fill", "OL8", FILL, []),
     ("loop-body-inputs-are-not-constants", "OL8", LOOP_BODY, []),
@@ -215,3 +248,11 @@ def test_chain_lists_its_other_nodes_and_how_to_fold() -> None:
         "main/cat",
     ]
     assert diag.fix is not None and "onnxscript.optimizer.optimize" in diag.fix.title
+
+
+def test_alike_one_node_chains_link_to_each_other() -> None:
+    report = onnxlint.lint(parse(IDENTITY_COPIES), config={"select": ["OL802"]})
+    alike = [d for d in report.diagnostics if d.message_id == "alike"]
+    assert len(alike) == 1
+    assert alike[0].args["count"] == 3 and alike[0].args["op"] == "Identity"
+    assert [r.node_path for r in alike[0].related] == ["main/id1", "main/id2"]
