@@ -166,13 +166,22 @@ class GraphRef:
     order_memo: tuple[tuple[NodeRef, ...], tuple[NodeRef, ...]] | None = field(
         default=None, repr=False
     )
+    #: ``inputs`` and ``outputs`` as sets, for membership (below IR 4 every initializer is
+    #: also a graph input: hundreds of names, read for every node input); both lists are
+    #: fixed once the graph is indexed
+    input_set: frozenset[str] = field(init=False, repr=False)
+    output_set: frozenset[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.input_set = frozenset(self.inputs)
+        self.output_set = frozenset(self.outputs)
 
     @property
     def is_function(self) -> bool:
         return self.function is not None
 
     def is_defined_here(self, name: str) -> bool:
-        return name in self.producers or name in self.initializers or name in self.inputs
+        return name in self.producers or name in self.initializers or name in self.input_set
 
     def resolves(self, name: str) -> bool:
         """Whether ``name`` is visible in this graph (here or in an enclosing scope)."""

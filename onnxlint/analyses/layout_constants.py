@@ -92,7 +92,7 @@ def _local_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
     """An initializer of this graph (not a graph input that overrides it), or a Constant
     output: ORT edits it in place (``GetLocalConstant``)."""
     if name in g.initializers:
-        return name not in g.inputs or not lg.inputs_override_initializers
+        return name not in g.input_set or not lg.inputs_override_initializers
     producer = g.producers.get(name)
     return producer is not None and is_constant_node(producer)
 

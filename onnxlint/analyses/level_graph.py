@@ -140,7 +140,7 @@ class LevelGraph:
         g: GraphRef | None = graph
         while g is not None:
             if name in g.initializers and (
-                name not in g.inputs or not self.inputs_override_initializers
+                name not in g.input_set or not self.inputs_override_initializers
             ):
                 return True
             producer = g.producers.get(name)
@@ -190,7 +190,7 @@ class LevelGraph:
         return None
 
     def is_graph_input(self, graph: GraphRef, name: str) -> bool:
-        if name not in graph.inputs:
+        if name not in graph.input_set:
             return False
         return name not in graph.initializers or self.inputs_override_initializers
 

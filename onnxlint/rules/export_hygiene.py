@@ -85,7 +85,7 @@ def _is_foldable(node: NodeRef, df: Dataflow, shapes: Shapes) -> bool:
     outs = [o for o in node.output_names if o]
     if not outs or not node.input_names:
         return False
-    if node.graph.parent is not None and any(i in node.graph.inputs for i in node.input_names if i):
+    if node.graph.parent is not None and any(i in node.graph.input_set for i in node.input_names if i):
         return False  # a body's inputs change per iteration, whatever dataflow proves about them
     limit = MAX_GENERATED_ELEMENTS if node.op_type in _GENERATORS else MAX_FOLDED_ELEMENTS
     for o in outs:
@@ -140,7 +140,7 @@ def _graph_chains(g: GraphRef, df: Dataflow, shapes: Shapes) -> Iterator[Foldabl
                     from_shapes = True
             for o in n.outputs:
                 readers = g.consumers.get(o, [])
-                if o in g.outputs or any(id(r) not in inside for r in readers):
+                if o in g.output_set or any(id(r) not in inside for r in readers):
                     results.append(o)
         if results:  # a chain nobody reads is dead code (OL107), not a folding opportunity
             yield FoldableChain(g, nodes, results, from_shapes)

@@ -379,7 +379,7 @@ def unknown_shape_origins(ctx: LintContext) -> Iterator[tuple[NodeRef, list[str]
             continue
         lost = []
         for out in node.output_names:
-            if not out or not (out in g.consumers or out in g.outputs):
+            if not out or not (out in g.consumers or out in g.output_set):
                 continue  # an unused output (Dropout's mask) loses nothing
             if _unknown(value_type(out)):
                 lost.append(out)

@@ -220,7 +220,7 @@ g (float[1,4] x) => (float[1,4] y) <float[4] unused = {1.0, 2.0, 3.0, 4.0}> {
     def check_model(self, ctx: LintContext) -> None:
         for g in ctx.index.graphs:
             for name, tensor in g.initializers.items():
-                if name not in g.consumers and name not in g.outputs:
+                if name not in g.consumers and name not in g.output_set:
                     size = 1
                     for d in tensor.dims:
                         size *= d
