@@ -169,7 +169,9 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int | None) -> N
         constant_inputs=slot_set(tuple(constant)),
         dequantized_inputs=slot_set(tuple(dequantized)),
         graph_inputs=slot_set(tuple(graph_inputs)),
-        graph_outputs=slot_set(tuple([i for i, n in enumerate(out_names) if n and n in g.output_set])),
+        graph_outputs=slot_set(
+            tuple([i for i, n in enumerate(out_names) if n and n in g.output_set])
+        ),
         absent_inputs=slot_set(tuple(absent)),
         attributes=attrs,
         graph_node_count=graph_node_count,

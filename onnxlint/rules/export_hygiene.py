@@ -85,7 +85,9 @@ def _is_foldable(node: NodeRef, df: Dataflow, shapes: Shapes) -> bool:
     outs = [o for o in node.output_names if o]
     if not outs or not node.input_names:
         return False
-    if node.graph.parent is not None and any(i in node.graph.input_set for i in node.input_names if i):
+    if node.graph.parent is not None and any(
+        i in node.graph.input_set for i in node.input_names if i
+    ):
         return False  # a body's inputs change per iteration, whatever dataflow proves about them
     limit = MAX_GENERATED_ELEMENTS if node.op_type in _GENERATORS else MAX_FOLDED_ELEMENTS
     for o in outs:
