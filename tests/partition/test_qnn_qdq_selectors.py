@@ -109,19 +109,21 @@ def test_qdq_conv_bias_on_real_qnn() -> None:
 
 
 # ---------------------------------------------------------------------------
-# QNN HTP refuses a whole QDQ LayerNormalization unit with uint8 activations and an int8
-# scale ("Failed to add node"; the 8-bit QDQ transformer/ConvNeXt exports at the default
-# level); with a uint8 scale it takes it. The profile says so in
-# partitioning.refused_qdq_units.
+# QNN HTP refuses a whole QDQ LayerNormalization unit with uint8 or uint16 activations and
+# an int8 scale ("Failed to add node"; the 8-bit QDQ transformer/ConvNeXt exports at the
+# default level, and the QNN 16-bit per-channel config's HuBERT, whose feature-projection
+# LayerNorm gets an int8 scale, at both levels); with a uint8 scale it takes it. The
+# profile says so in partitioning.refused_qdq_units.
 
 
-def qdq_layernorm(scale: str, bias: bool) -> onnx.ModelProto:
-    """x -> Q/DQ (uint8) -> LayerNormalization(DQ ``scale`` scale[, DQ int32 bias]) -> Q/DQ
-    -> Relu."""
+def qdq_layernorm(scale: str, bias: bool, act: str = "uint8") -> onnx.ModelProto:
+    """x -> Q/DQ (``act``) -> LayerNormalization(DQ ``scale`` scale[, DQ int32 bias]) ->
+    Q/DQ -> Relu."""
     elem = {"int8": TensorProto.INT8, "uint8": TensorProto.UINT8}[scale]
+    act_elem, zero = {"uint8": (TensorProto.UINT8, 128), "uint16": (TensorProto.UINT16, 32768)}[act]
     inits = [
         numpy_helper.from_array(np.array(0.02, np.float32), "s"),
-        helper.make_tensor("zp", TensorProto.UINT8, [], [128]),
+        helper.make_tensor("zp", act_elem, [], [zero]),
         helper.make_tensor("zw", elem, [], [0]),
         helper.make_tensor("w", elem, [8], [10] * 8),
     ]
@@ -159,14 +161,17 @@ def qdq_layernorm(scale: str, bias: bool) -> onnx.ModelProto:
 #: the graph-input Q stays on CPU anyway
 _UNIT = {"main/dq_x", "main/dq_w", "main/ln", "main/q_ln"}
 LN_CASES = {
-    ("int8", True): {"main/q_x", "main/dq_b"} | _UNIT,
-    ("int8", False): {"main/q_x"} | _UNIT,
-    ("uint8", True): {"main/q_x"},
+    ("int8", True, "uint8"): {"main/q_x", "main/dq_b"} | _UNIT,
+    ("int8", False, "uint8"): {"main/q_x"} | _UNIT,
+    ("uint8", True, "uint8"): {"main/q_x"},
+    ("int8", True, "uint16"): {"main/q_x", "main/dq_b"} | _UNIT,
+    ("int8", False, "uint16"): {"main/q_x"} | _UNIT,
+    ("uint8", True, "uint16"): {"main/q_x"},
 }
 
 
 @pytest.mark.parametrize("case", sorted(LN_CASES))
-def test_qdq_layernorm_with_a_signed_scale_stays_on_cpu(case: tuple[str, bool]) -> None:
+def test_qdq_layernorm_with_a_signed_scale_stays_on_cpu(case: tuple[str, bool, str]) -> None:
     assert qnn_cpu_nodes(qdq_layernorm(*case)) == LN_CASES[case]
 
 
@@ -174,5 +179,5 @@ def test_qdq_layernorm_with_a_signed_scale_stays_on_cpu(case: tuple[str, bool]) 
 @pytest.mark.ort_qnn
 def test_qdq_layernorm_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
-    models = {f"ln_{s}_{int(b)}": qdq_layernorm(s, b) for s, b in LN_CASES}
+    models = {f"ln_{a}_{s}_{int(b)}": qdq_layernorm(s, b, a) for s, b, a in LN_CASES}
     check_real("qnn", sys.executable, models)
