@@ -233,22 +233,88 @@ def with_gathers(ug: UnitGraph, gathers: Mapping[str, str]) -> UnitGraph:
     return replace(ug, in_degree=in_degree, out_edges=out_edges)
 
 
+def transpose_shape_gathers(
+    g: GraphRef, order: Sequence[NodeRef], skip: Sequence[str] = ()
+) -> dict[str, str]:
+    """A stand-in id for the Gather of each Shape of a model Transpose -> that Shape.
+
+    ORT's transpose optimizer, run by the layout transform once the EP claimed nodes, turns
+    ``Shape(Transpose(x, perm))`` into ``Gather(Shape(x), perm)`` (``HandleShape``), whatever
+    the perm and wherever the Transpose runs; the EP takes the Gather in its second pass,
+    and it reads the Shape and feeds the Shape's readers (measured on QNN HTP: a rank-6
+    Transpose on the CPU and a rank-3 one on QNN)."""
+    in_order = {n.path for n in order}
+    out: dict[str, str] = {}
+    for n in order:
+        if n.op_type != "Shape" or not n.inputs or n.path in skip or not n.outputs:
+            continue
+        p = g.producers.get(n.inputs[0])
+        if p is not None and p.op_type == "Transpose" and p.path in in_order:
+            out[f"{n.path}#shape-gather"] = n.path
+    return out
+
+
+def with_shape_gathers(ug: UnitGraph, g: GraphRef, gathers: Mapping[str, str]) -> UnitGraph:
+    """``ug`` with one more unit per Shape's Gather, between the Shape's unit and every
+    unit that read the Shape; the Shape reads the Transpose's input in place of its output."""
+    if not gathers:
+        return ug
+    unit_of = {m: u for u, members in ug.members_of.items() for m in members}
+    in_degree = dict(ug.in_degree)
+    out_edges = dict(ug.out_edges)
+    roots = list(ug.roots)
+    producer_of = {
+        p.path: t
+        for p in (n for c in g.consumers.values() for n in c)
+        if p.op_type == "Shape" and p.inputs and (t := g.producers.get(p.inputs[0])) is not None
+    }
+    for gid, shape in gathers.items():
+        u = unit_of.get(shape, shape)
+        if u not in out_edges or len(ug.members_of.get(u, [u])) != 1:
+            continue  # a Shape inside a larger unit: left as it is
+        out_edges[gid] = out_edges[u]
+        out_edges[u] = [gid]
+        in_degree[gid] = 1
+        transpose = producer_of.get(shape)
+        if transpose is None:
+            continue
+        tu = unit_of.get(transpose.path, transpose.path)
+        if u in out_edges.get(tu, []):
+            edges = list(out_edges[tu])
+            edges.remove(u)
+            out_edges[tu] = edges
+            in_degree[u] -= 1
+        src = g.producers.get(transpose.inputs[0]) if transpose.inputs else None
+        su = unit_of.get(src.path, src.path) if src is not None else None
+        if su is not None and su in out_edges:
+            out_edges[su] = [*out_edges[su], u]
+            in_degree[u] += 1
+        elif in_degree[u] == 0:
+            roots.append(u)
+    return replace(ug, in_degree=in_degree, out_edges=out_edges, roots=roots)
+
+
 def regroup(
     rewrites: LayoutRewrites,
     ug: UnitGraph,
     g: GraphRef,
     order: Sequence[NodeRef],
     claimed: set[str],
+    shape_gathers: Mapping[str, str] | None = None,
 ) -> tuple[list[list[str]], list[str]]:
     """The EP's groups in its second pass over the rewritten graph, and the orphaned Shapes
     whose Gather ends in a group with no output (only the Gather and nodes left computing
-    dropped shapes)."""
+    dropped shapes). ``shape_gathers``: the Gathers ORT writes after Shapes of Transposes
+    (:func:`transpose_shape_gathers`), which the EP takes and which are no model nodes."""
     gathers = orphan_gathers(rewrites)
-    prepared = with_gathers(ug, gathers)
-    groups = greedy_groups(g, order, claimed | set(gathers), prepared=prepared)
+    extra = dict(shape_gathers or {})
+    prepared = with_shape_gathers(with_gathers(ug, gathers), g, extra)
+    extra = {k: v for k, v in extra.items() if k in prepared.in_degree}
+    groups = greedy_groups(g, order, claimed | set(gathers) | set(extra), prepared=prepared)
     failed: list[str] = []
     out: list[list[str]] = []
     for grp in groups:
+        grp = [p for p in grp if p not in extra]
         real = [p for p in grp if p not in gathers]
         mine = [gathers[p] for p in grp if p in gathers]
         if mine and all(p in rewrites.dead for p in real):

@@ -8,6 +8,13 @@ its last non-constant one. The held-out Hiera export fails so at ``qnn/disabled`
 ``/m/Concat`` reads the empty ``x.shape[:0]`` slice first. ``partitioning.empty_input_failure``
 ``first_input_reason``; OL513 reports it.
 
+What leaves Hiera's Concat alone: once QNN claims nodes in its first pass, ORT's layout
+transform runs its transpose optimizer, which turns ``Shape(Transpose(x, perm))`` into
+``Gather(Shape(x), perm)`` whatever the perm and wherever the Transpose runs (a rank-6 one
+on the CPU, a rank-3 one on QNN). QNN takes the Gather in its second pass; the CPU Slice of
+the Gather's output then lies between the Gather's group and the Concat.
+``layout_rewrites.transpose_shape_gathers``.
+
 Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulator,
 ``soc_model=60``) at the disabled level; at the basic level ORT folds the shape computation
 and the models load.
@@ -24,7 +31,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from .conftest import check_real, real_sessions
+from .conftest import check_real, partitions, real_sessions
 
 
 def shape_concat(
@@ -57,9 +64,41 @@ def shape_concat(
     return model
 
 
+def shape_of_transpose(rank: int, transpose: bool = True) -> onnx.ModelProto:
+    """x -> Transpose (rank 6 [0, 2, 4, 1, 3, 5]: the CPU; rank 3 [0, 2, 1]: QNN) -> Shape
+    -> an empty Slice [0:0] ``e`` (CPU) and a Slice [1:4] ``t`` (QNN) of it -> Concat(e, -1,
+    t) -> Reshape of the Transpose's output, as Hiera's mask units. Without the Transpose
+    QNN groups the Concat with the Slice of ``t``."""
+    dims = [1, 2, 3, 4, 5, 6][:rank]
+    perm = [0, 2, 4, 1, 3, 5] if rank == 6 else [0, 2, 1]
+    inits = {"z0": [0], "z1": [0], "o1": [1], "o3": [4], "m1": [-1]}
+    src = "tr" if transpose else "x"
+    nodes = [helper.make_node("Transpose", ["x"], ["tr"], "transpose", perm=perm)] * transpose
+    nodes += [
+        helper.make_node("Shape", [src], ["s"], "shape"),
+        helper.make_node("Slice", ["s", "z0", "z1"], ["e"], "slice_e"),
+        helper.make_node("Slice", ["s", "o1", "o3"], ["t"], "slice_t"),
+        helper.make_node("Concat", ["e", "m1", "t"], ["ns"], "concat", axis=0),
+        helper.make_node("Reshape", [src, "ns"], ["y"], "reshape"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        f"shape_of_transpose_{rank}_{transpose}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a"] * (rank - 1))],
+        [numpy_helper.from_array(np.array(v, np.int64), k) for k, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 #: the QNN graph of the Concat alone reads ``e`` first: the session fails
 FAILING = {
     "empty_first": lambda: shape_concat(["e", "m1", "t"], "empty_first"),
+    "shape_of_cpu_transpose": lambda: shape_of_transpose(6),
+    "shape_of_qnn_transpose": lambda: shape_of_transpose(3),
 }
 #: the same first graph input, and the process dies (SIGFPE): predicted, not run here
 CRASHING = {
@@ -71,6 +110,7 @@ LOADING = {
     "empty_last": lambda: shape_concat(["t", "m1", "e"], "empty_last"),
     # the Concat joins the Slice of ``t``: the Shape's output is the graph's first input
     "grouped_with_slice": lambda: shape_concat(["e", "m1", "t"], "grouped", True),
+    "shape_without_transpose": lambda: shape_of_transpose(6, transpose=False),
 }
 
 
@@ -104,3 +144,11 @@ def test_empty_first_input_on_real_qnn() -> None:
         assert not r.get("ok") and "zero graph inputs" in str(r.get("error")), (case, r)
         assert real[f"{case}|basic"].get("ok"), (case, real[f"{case}|basic"])
     check_real("qnn", sys.executable, {k: f() for k, f in LOADING.items()})
+
+
+def test_the_gather_of_a_shape_of_a_qnn_transpose_joins_the_transpose() -> None:
+    """The Shape reads the Transpose's input after the rewrite: QNN groups the Transpose,
+    the Gather and the Slice of ``t`` as one partition (measured), the Concat alone."""
+    parts = partitions(shape_of_transpose(3), ["qnn"]).plan("exported")
+    qnn = [sorted(p.nodes) for p in parts.partitions if p.ep == "QNNExecutionProvider"]
+    assert sorted(qnn) == [["main/concat"], ["main/slice_t", "main/transpose"]], qnn
