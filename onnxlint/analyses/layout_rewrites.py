@@ -49,9 +49,13 @@ class LayoutRewrites:
     dropped: dict[str, str] = field(default_factory=dict)
     orphans: list[str] = field(default_factory=list)
     dead: set[str] = field(default_factory=set)
+    #: the Gathers ORT writes after Shapes of Transposes (:func:`transpose_shape_gathers`)
+    shape_gathers: dict[str, str] = field(default_factory=dict)
+    #: each of those Shapes -> the Transpose it no longer reads
+    moved: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.dropped)
+        return bool(self.dropped or self.shape_gathers)
 
 
 def layout_rewrites(
@@ -125,7 +129,7 @@ def layout_rewrites(
         if transposed(n.inputs[0]) and leads_to_transpose(n.outputs[0]):
             out.dropped[n.path] = shape_producer.path
     if not out.dropped:
-        return out
+        return _with_shape_gathers(out, g, order, by_path)
 
     # the nodes left computing only the shapes no Reshape reads any more
     dropped_inputs = {(r, by_path[r].inputs[1]) for r in out.dropped}
@@ -156,6 +160,20 @@ def layout_rewrites(
         for n in order
         if n.op_type == "Shape" and n.path in dead and n.inputs and transposed(n.inputs[0])
     ]
+    return _with_shape_gathers(out, g, order, by_path)
+
+
+def _with_shape_gathers(
+    out: LayoutRewrites, g: GraphRef, order: Sequence[NodeRef], by_path: Mapping[str, NodeRef]
+) -> LayoutRewrites:
+    """``out`` with the Gathers of the Shapes of Transposes and the edges they move."""
+    if g.depth > 0:
+        return out  # ORT's layout transform does not enter control-flow bodies
+    out.shape_gathers = transpose_shape_gathers(g, order, out.orphans)
+    for shape in out.shape_gathers.values():
+        t = g.producers.get(by_path[shape].inputs[0])
+        if t is not None:
+            out.moved[shape] = t.path
     return out
 
 
@@ -300,14 +318,13 @@ def regroup(
     g: GraphRef,
     order: Sequence[NodeRef],
     claimed: set[str],
-    shape_gathers: Mapping[str, str] | None = None,
 ) -> tuple[list[list[str]], list[str]]:
     """The EP's groups in its second pass over the rewritten graph, and the orphaned Shapes
     whose Gather ends in a group with no output (only the Gather and nodes left computing
-    dropped shapes). ``shape_gathers``: the Gathers ORT writes after Shapes of Transposes
-    (:func:`transpose_shape_gathers`), which the EP takes and which are no model nodes."""
+    dropped shapes). The Gathers ORT writes after Shapes of Transposes, which the EP takes,
+    are no model nodes: they are left out of the groups."""
     gathers = orphan_gathers(rewrites)
-    extra = dict(shape_gathers or {})
+    extra = dict(rewrites.shape_gathers)
     prepared = with_shape_gathers(with_gathers(ug, gathers), g, extra)
     extra = {k: v for k, v in extra.items() if k in prepared.in_degree}
     groups = greedy_groups(g, order, claimed | set(gathers) | set(extra), prepared=prepared)

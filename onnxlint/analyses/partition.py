@@ -34,13 +34,7 @@ from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.compiled_bodies import compiled_with_parent
 from onnxlint.analyses.integer_tensors import integer_tensor_refusals
 from onnxlint.analyses.layout_constants import constant_rewrite_failures
-from onnxlint.analyses.layout_rewrites import (
-    edges_without,
-    layout_rewrites,
-    regroup,
-    reshape_of,
-    transpose_shape_gathers,
-)
+from onnxlint.analyses.layout_rewrites import edges_without, layout_rewrites, regroup, reshape_of
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import EXPORTED, OPTIMIZED, LevelGraph
 from onnxlint.analyses.partition_plan import (
@@ -271,14 +265,14 @@ def _second_pass(
     """The EP's groups after ORT's layout transform, when its transpose optimizer gives
     Reshapes of the groups ``found`` a constant shape (``layout_rewrites``); an orphaned
     Gather that makes a graph of its own marks its Shape as a finalize failure. Also the
-    dropped edges (Reshape -> the producer of the shape it no longer reads)."""
+    dropped edges (Reshape -> the producer of the shape it no longer reads; a Shape of a
+    Transpose -> the Transpose)."""
     kept = {p for grp in found for p in grp}
     rewrites = layout_rewrites(lg, g, order, kept, rewrite.extra_layout_ops)
-    shape_gathers = transpose_shape_gathers(g, order, rewrites.orphans) if g.depth == 0 else {}
-    if not rewrites and not shape_gathers:
+    if not rewrites:
         return found, {}
     ug = unit_graph(g, order, units, edges_without(edges, rewrites.dropped))
-    groups, failed = regroup(rewrites, ug, g, order, claimed, shape_gathers)
+    groups, failed = regroup(rewrites, ug, g, order, claimed)
     by_path = {n.path: n for n in order}
     for shape in failed:
         # reported on the Reshape (a QNN node), which the Shape (a CPU node) fed
@@ -289,13 +283,7 @@ def _second_pass(
                 f"ORT's layout transform gives this Reshape a constant shape in place of the "
                 f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
             )
-    # the Shapes of Transposes read the Transposes' inputs now
-    moved = {
-        shape: t.path
-        for shape in shape_gathers.values()
-        if (t := g.producers.get(by_path[shape].inputs[0])) is not None
-    }
-    return groups, {**rewrites.dropped, **moved}
+    return groups, {**rewrites.dropped, **rewrites.moved}
 
 
 def _late_pass(
