@@ -129,7 +129,7 @@ def layout_rewrites(
         if transposed(n.inputs[0]) and leads_to_transpose(n.outputs[0]):
             out.dropped[n.path] = shape_producer.path
     if not out.dropped:
-        return _with_shape_gathers(out, g, order, by_path)
+        return _with_shape_gathers(out, lg, g, order, by_path)
 
     # the nodes left computing only the shapes no Reshape reads any more
     dropped_inputs = {(r, by_path[r].inputs[1]) for r in out.dropped}
@@ -160,16 +160,20 @@ def layout_rewrites(
         for n in order
         if n.op_type == "Shape" and n.path in dead and n.inputs and transposed(n.inputs[0])
     ]
-    return _with_shape_gathers(out, g, order, by_path)
+    return _with_shape_gathers(out, lg, g, order, by_path)
 
 
 def _with_shape_gathers(
-    out: LayoutRewrites, g: GraphRef, order: Sequence[NodeRef], by_path: Mapping[str, NodeRef]
+    out: LayoutRewrites,
+    lg: LevelGraph,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    by_path: Mapping[str, NodeRef],
 ) -> LayoutRewrites:
     """``out`` with the Gathers of the Shapes of Transposes and the edges they move."""
     if g.depth > 0:
         return out  # ORT's layout transform does not enter control-flow bodies
-    out.shape_gathers = transpose_shape_gathers(g, order, out.orphans)
+    out.shape_gathers = transpose_shape_gathers(lg, g, order, out.orphans)
     for shape in out.shape_gathers.values():
         t = g.producers.get(by_path[shape].inputs[0])
         if t is not None:
@@ -252,7 +256,7 @@ def with_gathers(ug: UnitGraph, gathers: Mapping[str, str]) -> UnitGraph:
 
 
 def transpose_shape_gathers(
-    g: GraphRef, order: Sequence[NodeRef], skip: Sequence[str] = ()
+    lg: LevelGraph, g: GraphRef, order: Sequence[NodeRef], skip: Sequence[str] = ()
 ) -> dict[str, str]:
     """A stand-in id for the Gather of each Shape of a model Transpose -> that Shape.
 
@@ -260,14 +264,18 @@ def transpose_shape_gathers(
     ``Shape(Transpose(x, perm))`` into ``Gather(Shape(x), perm)`` (``HandleShape``), whatever
     the perm and wherever the Transpose runs; the EP takes the Gather in its second pass,
     and it reads the Shape and feeds the Shape's readers (measured on QNN HTP: a rank-6
-    Transpose on the CPU and a rank-3 one on QNN)."""
+    Transpose on the CPU and a rank-3 one on QNN). Only when the Transpose's input has a
+    known rank: else the Shape's output has no shape and QNN refuses the Gather ("Cannot
+    get shape"; Mistral's and Qwen3's dynamic exports at the disabled level)."""
     in_order = {n.path for n in order}
     out: dict[str, str] = {}
     for n in order:
         if n.op_type != "Shape" or not n.inputs or n.path in skip or not n.outputs:
             continue
         p = g.producers.get(n.inputs[0])
-        if p is not None and p.op_type == "Transpose" and p.path in in_order:
+        if p is None or p.op_type != "Transpose" or p.path not in in_order or not p.inputs:
+            continue
+        if lg.value_type(g, p.inputs[0]).shape is not None:
             out[f"{n.path}#shape-gather"] = n.path
     return out
 

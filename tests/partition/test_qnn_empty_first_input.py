@@ -94,6 +94,27 @@ def shape_of_transpose(rank: int, transpose: bool = True) -> onnx.ModelProto:
     return model
 
 
+def shape_of_unknown_rank() -> onnx.ModelProto:
+    """As :func:`shape_of_transpose` (rank 3), the Transpose reading a Reshape of x by a
+    shape input of unknown length (a tensor of unknown rank), and a static Relu of a second
+    input ``z`` that QNN claims in its first pass: the Shape's Gather has no shape, QNN
+    refuses it ("Cannot get shape"), and only the Relu runs on QNN (measured)."""
+    model = shape_of_transpose(3)
+    g = model.graph
+    g.node[0].input[0] = "r"
+    g.node.insert(0, helper.make_node("Reshape", ["x", "n"], ["r"], "reshape_in"))
+    g.node.insert(0, helper.make_node("Relu", ["z"], ["zr"], "relu"))
+    g.input.extend(
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT64, ["k"]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4]),
+        ]
+    )
+    g.output.extend([helper.make_tensor_value_info("zr", TensorProto.FLOAT, [1, 4])])
+    onnx.checker.check_model(model)
+    return model
+
+
 #: the QNN graph of the Concat alone reads ``e`` first: the session fails
 FAILING = {
     "empty_first": lambda: shape_concat(["e", "m1", "t"], "empty_first"),
@@ -111,6 +132,7 @@ LOADING = {
     # the Concat joins the Slice of ``t``: the Shape's output is the graph's first input
     "grouped_with_slice": lambda: shape_concat(["e", "m1", "t"], "grouped", True),
     "shape_without_transpose": lambda: shape_of_transpose(6, transpose=False),
+    "shape_of_unknown_rank": shape_of_unknown_rank,
 }
 
 
