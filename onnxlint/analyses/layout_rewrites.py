@@ -49,9 +49,13 @@ class LayoutRewrites:
     dropped: dict[str, str] = field(default_factory=dict)
     orphans: list[str] = field(default_factory=list)
     dead: set[str] = field(default_factory=set)
+    #: the Gathers ORT writes after Shapes of Transposes (:func:`transpose_shape_gathers`)
+    shape_gathers: dict[str, str] = field(default_factory=dict)
+    #: each of those Shapes -> the Transpose it no longer reads
+    moved: dict[str, str] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.dropped)
+        return bool(self.dropped or self.shape_gathers)
 
 
 def layout_rewrites(
@@ -125,7 +129,7 @@ def layout_rewrites(
         if transposed(n.inputs[0]) and leads_to_transpose(n.outputs[0]):
             out.dropped[n.path] = shape_producer.path
     if not out.dropped:
-        return out
+        return _with_shape_gathers(out, lg, g, order, by_path)
 
     # the nodes left computing only the shapes no Reshape reads any more
     dropped_inputs = {(r, by_path[r].inputs[1]) for r in out.dropped}
@@ -156,6 +160,24 @@ def layout_rewrites(
         for n in order
         if n.op_type == "Shape" and n.path in dead and n.inputs and transposed(n.inputs[0])
     ]
+    return _with_shape_gathers(out, lg, g, order, by_path)
+
+
+def _with_shape_gathers(
+    out: LayoutRewrites,
+    lg: LevelGraph,
+    g: GraphRef,
+    order: Sequence[NodeRef],
+    by_path: Mapping[str, NodeRef],
+) -> LayoutRewrites:
+    """``out`` with the Gathers of the Shapes of Transposes and the edges they move."""
+    if g.depth > 0:
+        return out  # ORT's layout transform does not enter control-flow bodies
+    out.shape_gathers = transpose_shape_gathers(lg, g, order, out.orphans)
+    for shape in out.shape_gathers.values():
+        t = g.producers.get(by_path[shape].inputs[0])
+        if t is not None:
+            out.moved[shape] = t.path
     return out
 
 
@@ -233,6 +255,71 @@ def with_gathers(ug: UnitGraph, gathers: Mapping[str, str]) -> UnitGraph:
     return replace(ug, in_degree=in_degree, out_edges=out_edges)
 
 
+def transpose_shape_gathers(
+    lg: LevelGraph, g: GraphRef, order: Sequence[NodeRef], skip: Sequence[str] = ()
+) -> dict[str, str]:
+    """A stand-in id for the Gather of each Shape of a model Transpose -> that Shape.
+
+    ORT's transpose optimizer, run by the layout transform once the EP claimed nodes, turns
+    ``Shape(Transpose(x, perm))`` into ``Gather(Shape(x), perm)`` (``HandleShape``), whatever
+    the perm and wherever the Transpose runs; the EP takes the Gather in its second pass,
+    and it reads the Shape and feeds the Shape's readers (measured on QNN HTP: a rank-6
+    Transpose on the CPU and a rank-3 one on QNN). Only when the Transpose's input has a
+    known rank: else the Shape's output has no shape and QNN refuses the Gather ("Cannot
+    get shape"; Mistral's and Qwen3's dynamic exports at the disabled level)."""
+    in_order = {n.path for n in order}
+    out: dict[str, str] = {}
+    for n in order:
+        if n.op_type != "Shape" or not n.inputs or n.path in skip or not n.outputs:
+            continue
+        p = g.producers.get(n.inputs[0])
+        if p is None or p.op_type != "Transpose" or p.path not in in_order or not p.inputs:
+            continue
+        if lg.value_type(g, p.inputs[0]).shape is not None:
+            out[f"{n.path}#shape-gather"] = n.path
+    return out
+
+
+def with_shape_gathers(ug: UnitGraph, g: GraphRef, gathers: Mapping[str, str]) -> UnitGraph:
+    """``ug`` with one more unit per Shape's Gather, between the Shape's unit and every
+    unit that read the Shape; the Shape reads the Transpose's input in place of its output."""
+    if not gathers:
+        return ug
+    unit_of = {m: u for u, members in ug.members_of.items() for m in members}
+    in_degree = dict(ug.in_degree)
+    out_edges = dict(ug.out_edges)
+    roots = list(ug.roots)
+    producer_of = {
+        p.path: t
+        for p in (n for c in g.consumers.values() for n in c)
+        if p.op_type == "Shape" and p.inputs and (t := g.producers.get(p.inputs[0])) is not None
+    }
+    for gid, shape in gathers.items():
+        u = unit_of.get(shape, shape)
+        if u not in out_edges or len(ug.members_of.get(u, [u])) != 1:
+            continue  # a Shape inside a larger unit: left as it is
+        out_edges[gid] = out_edges[u]
+        out_edges[u] = [gid]
+        in_degree[gid] = 1
+        transpose = producer_of.get(shape)
+        if transpose is None:
+            continue
+        tu = unit_of.get(transpose.path, transpose.path)
+        if u in out_edges.get(tu, []):
+            edges = list(out_edges[tu])
+            edges.remove(u)
+            out_edges[tu] = edges
+            in_degree[u] -= 1
+        src = g.producers.get(transpose.inputs[0]) if transpose.inputs else None
+        su = unit_of.get(src.path, src.path) if src is not None else None
+        if su is not None and su in out_edges:
+            out_edges[su] = [*out_edges[su], u]
+            in_degree[u] += 1
+        elif in_degree[u] == 0:
+            roots.append(u)
+    return replace(ug, in_degree=in_degree, out_edges=out_edges, roots=roots)
+
+
 def regroup(
     rewrites: LayoutRewrites,
     ug: UnitGraph,
@@ -242,13 +329,17 @@ def regroup(
 ) -> tuple[list[list[str]], list[str]]:
     """The EP's groups in its second pass over the rewritten graph, and the orphaned Shapes
     whose Gather ends in a group with no output (only the Gather and nodes left computing
-    dropped shapes)."""
+    dropped shapes). The Gathers ORT writes after Shapes of Transposes, which the EP takes,
+    are no model nodes: they are left out of the groups."""
     gathers = orphan_gathers(rewrites)
-    prepared = with_gathers(ug, gathers)
-    groups = greedy_groups(g, order, claimed | set(gathers), prepared=prepared)
+    extra = dict(rewrites.shape_gathers)
+    prepared = with_shape_gathers(with_gathers(ug, gathers), g, extra)
+    extra = {k: v for k, v in extra.items() if k in prepared.in_degree}
+    groups = greedy_groups(g, order, claimed | set(gathers) | set(extra), prepared=prepared)
     failed: list[str] = []
     out: list[list[str]] = []
     for grp in groups:
+        grp = [p for p in grp if p not in extra]
         real = [p for p in grp if p not in gathers]
         mine = [gathers[p] for p in grp if p in gathers]
         if mine and all(p in rewrites.dead for p in real):

@@ -265,7 +265,8 @@ def _second_pass(
     """The EP's groups after ORT's layout transform, when its transpose optimizer gives
     Reshapes of the groups ``found`` a constant shape (``layout_rewrites``); an orphaned
     Gather that makes a graph of its own marks its Shape as a finalize failure. Also the
-    dropped edges (Reshape -> the producer of the shape it no longer reads)."""
+    dropped edges (Reshape -> the producer of the shape it no longer reads; a Shape of a
+    Transpose -> the Transpose)."""
     kept = {p for grp in found for p in grp}
     rewrites = layout_rewrites(lg, g, order, kept, rewrite.extra_layout_ops)
     if not rewrites:
@@ -282,7 +283,7 @@ def _second_pass(
                 f"ORT's layout transform gives this Reshape a constant shape in place of the "
                 f"output of {by_path[shape].label}: {rewrite.orphan_reason}",
             )
-    return groups, rewrites.dropped
+    return groups, {**rewrites.dropped, **rewrites.moved}
 
 
 def _late_pass(

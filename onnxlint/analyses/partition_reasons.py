@@ -209,6 +209,14 @@ def empty_input_failures(
     out: dict[str, str] = {}
     if rule is None:
         return out
+    if rule.first_input_reason is not None:
+        first = _first_empty_input(group, by_path, la, rule.except_ops)
+        if first is not None:
+            path, name = first
+            out[path] = (
+                f"`{name}`, the first input of {short_ep(profile.ep)}'s partition holding "
+                f"{by_path[path].label}, has a zero-sized dimension: {rule.first_input_reason}"
+            )
     for path in group:
         n = by_path[path]
         na = la.get(path)
@@ -221,6 +229,38 @@ def empty_input_failures(
                 out[path] = f"input {i} of {n.label} has a zero-sized dimension: {rule.reason}"
                 break
     return out
+
+
+def _first_empty_input(
+    group: Sequence[str],
+    by_path: Mapping[str, NodeRef],
+    la: LevelAssignment,
+    skipping: frozenset[str],
+) -> tuple[str, str] | None:
+    """(path of its first reader, name) of the first input of partition ``group`` in ORT's
+    order (the nodes in graph order, each one's inputs by slot; initializers and Constant
+    outputs are no inputs) when that input has a zero-sized dimension and only ``skipping``
+    ops of the group read it."""
+    nodes = sorted((by_path[p] for p in group), key=lambda n: n.index)
+    made = {o for n in nodes for o in n.outputs if o}
+    for n in nodes:
+        g = n.graph
+        for i, name in enumerate(n.inputs):
+            if not name or name in made or name in g.initializers:
+                continue
+            producer = g.producers.get(name)
+            if producer is not None and producer.op_type == "Constant":
+                continue
+            na = la.get(n.path)
+            shapes = na.facts.input_shapes if na is not None else ()
+            shape = shapes[i] if i < len(shapes) else None
+            if shape is None or 0 not in shape:
+                return None
+            readers = [m for m in nodes if name in m.inputs]
+            if all(m.op_type in skipping for m in readers):
+                return n.path, name
+            return None
+    return None
 
 
 def _chain_from(

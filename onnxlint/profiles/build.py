@@ -373,5 +373,6 @@ def _empty_input_failure(spec: Mapping[str, Any] | None) -> EmptyInputFailure | 
     return EmptyInputFailure(
         reason=str(spec["reason"]),
         except_ops=frozenset(spec.get("except_ops", [])),
+        first_input_reason=spec.get("first_input_reason"),
         provenance=spec.get("provenance"),
     )

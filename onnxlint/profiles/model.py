@@ -364,10 +364,13 @@ class IntegerTensorRule:
 @dataclass(frozen=True)
 class EmptyInputFailure:
     """The EP claims a node that reads a tensor with a zero-sized dimension and then fails
-    to build its graph (session creation fails); ``except_ops`` build such nodes."""
+    to build its graph (session creation fails); ``except_ops`` build such nodes.
+    ``first_input_reason``: why a partition fails whose first input (in ORT's order) is an
+    empty tensor only ``except_ops`` read (they skip it; None: no such failure)."""
 
     reason: str
     except_ops: frozenset[str] = frozenset()
+    first_input_reason: str | None = None
     provenance: str | None = None
 
 
