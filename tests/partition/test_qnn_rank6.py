@@ -30,6 +30,26 @@ def _i64(name: str, values: list[int]) -> onnx.TensorProto:
     return numpy_helper.from_array(np.array(values, np.int64), name)
 
 
+def _model(
+    nodes: list[onnx.NodeProto],
+    name: str,
+    inits: list[onnx.TensorProto],
+    x: list[int] | None = None,
+    y: list[int] | None = None,
+) -> onnx.ModelProto:
+    """A checked IR-9, opset-17 model of ``nodes`` from float ``x`` to float ``y`` ([1, 96])."""
+    graph = helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x or [1, 96])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y or [1, 96])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
 def chain_model(middle: str) -> onnx.ModelProto:
     """Relu -> Reshape to rank 6 -> ``middle`` -> Reshape to [1, -1] -> Sigmoid.
 
@@ -54,16 +74,7 @@ def chain_model(middle: str) -> onnx.ModelProto:
         helper.make_node("Reshape", ["o6", "flat"], ["f"], "flatten"),
         helper.make_node("Sigmoid", ["f"], ["y"], "sig_out"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        f"rank6_{middle}",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return _model(nodes, f"rank6_{middle}", inits)
 
 
 def relu_model(shape: list[int]) -> onnx.ModelProto:
@@ -75,16 +86,7 @@ def relu_model(shape: list[int]) -> onnx.ModelProto:
         helper.make_node("Reshape", ["o", "flat"], ["f"], "flatten"),
         helper.make_node("Sigmoid", ["f"], ["y"], "sig_out"),
     ]
-    graph = helper.make_graph(
-        nodes,
-        f"relu_rank{len(shape)}",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
-        [_i64("s", shape), _i64("flat", [1, -1])],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return _model(nodes, f"relu_rank{len(shape)}", [_i64("s", shape), _i64("flat", [1, -1])])
 
 
 RANKED = {5: [1, 2, 4, 3, 4], 6: RANK6, 7: [1, 2, 2, 3, 2, 2, 2]}
@@ -116,16 +118,7 @@ def qdq_chain_model(perm: list[int]) -> onnx.ModelProto:
         out = "y" if op == "Sigmoid" else f"t{i + 1}"
         nodes.append(helper.make_node(op, [f"d{i}", *extra], [out], name, **attrs))
         prev = out
-    graph = helper.make_graph(
-        nodes,
-        "rank6_qdq",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return _model(nodes, "rank6_qdq", inits)
 
 
 GATHER_INDICES = {
@@ -152,16 +145,7 @@ def gather_unfold_model(indices: str, perm: list[int]) -> onnx.ModelProto:
         _i64("idx", GATHER_INDICES[indices]),
         _i64("flat", [1, -1]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        f"gather_unfold_{indices}",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 96])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 96])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return _model(nodes, f"gather_unfold_{indices}", inits)
 
 
 UNFOLDS = {
@@ -194,16 +178,7 @@ def hiera_model() -> onnx.ModelProto:
         _i64("ax0", [0]),
         _i64("s3", [1, 256, 8]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "hiera_attention",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 256, 24])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256, 8])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+    return _model(nodes, "hiera_attention", inits, x=[1, 256, 24], y=[1, 256, 8])
 
 
 @pytest.mark.parametrize("middle", ["keep", "move", "add", "softmax"])
