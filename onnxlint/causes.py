@@ -38,6 +38,7 @@ CONSTRAINT_WORDS = {
     "constant_input": "an input it needs constant is computed",
     "einsum_equation": "an Einsum equation it does not take",
     "index_room": "constant indices out of range",
+    "finite_scale": "a quantization scale that is infinite or NaN",
     "input_absent": "an optional input it does not take",
     "known_shape": "a shape it cannot know",
     "max_rank": "a tensor rank above its limit",

@@ -704,6 +704,7 @@ def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
         "pad_room": -1,
         "index_room": -1,
         "known_inputs": frozenset({0}),
+        "nonfinite_scale": True,
     }
     fields = {f.name for f in dataclasses.fields(NodeFacts)} - {"name"}
     assert fields == set(changed), "a new NodeFacts field must go into NodeFacts.key()"

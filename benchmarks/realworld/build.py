@@ -2479,7 +2479,7 @@ def _qdq_heldout7(name: str) -> tuple[bytes, dict[str, Any]]:
     from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
     from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
 
-    mt, exporter, opset, recipe = QDQ_HELDOUT7[name]
+    mt, exporter, opset, recipe = {**QDQ_HELDOUT7, **QDQ_HELDOUT8}[name]
     kind, over = ARCHS[mt]
     torch.manual_seed(0)
     module, cfg = _hf_module(mt, kind, over)
@@ -2545,6 +2545,248 @@ def heldout7_jobs() -> list[Job]:
         )
         jobs.append((name, functools.partial(_qdq_heldout7, name), entry))
     return jobs
+
+
+# ---------------------------------------------------------------------------
+# Held-out batch 8 (2026-12-07): scripted and dynamo control flow over attention,
+# convolution and RNN cells; QDQ of vision and audio families not quantized before (the QNN
+# 16-bit config with per-channel weights, plain 8-bit); dynamo exports of more ARCHS
+
+#: name -> (ARCHS model_type, opset, dims): torch.onnx.export(dynamo=True), ARCHS' config
+DYNAMO_HELDOUT8: dict[str, tuple[str, int, str]] = {
+    "hf-poolformer-dynamo-op18-fixed": ("poolformer", 18, "fixed"),
+    "hf-mobilenet_v1-dynamo-op20-fixed": ("mobilenet_v1", 20, "fixed"),
+    "hf-mobilenet_v2-dynamo-op21-fixed": ("mobilenet_v2", 21, "fixed"),
+    "hf-codegen-dynamo-op18-dynamic": ("codegen", 18, "dynamic"),
+    "hf-olmo-dynamo-op20-fixed": ("olmo", 20, "fixed"),
+    "hf-mistral-dynamo-op22-dynamic": ("mistral", 22, "dynamic"),
+}
+
+#: name -> (ARCHS model_type, exporter, opset, recipe) for _qdq_heldout7; fixed dims
+QDQ_HELDOUT8: dict[str, tuple[str, str, int, str]] = {
+    "qdq-poolformer-qnn-a16w8-perchannel": ("poolformer", "torchscript", 17, "qnn_a16w8_per_channel"),
+    "qdq-mobilenet_v1-dynamo-qnn-a16w8-perchannel": ("mobilenet_v1", "dynamo", 20, "qnn_a16w8_per_channel"),
+    "qdq-swin-dynamo-qnn-a16w8-perchannel": ("swin", "dynamo", 20, "qnn_a16w8_per_channel"),
+    "qdq-dinov2-qnn-a16w8-perchannel": ("dinov2", "torchscript", 17, "qnn_a16w8_per_channel"),
+    "qdq-wavlm-qnn-a16w8-perchannel": ("wavlm", "torchscript", 17, "qnn_a16w8_per_channel"),
+    "qdq-wav2vec2-dynamo-qnn-a16w8-perchannel": ("wav2vec2", "dynamo", 18, "qnn_a16w8_per_channel"),
+    "qdq-yolos-qdq8": ("yolos", "torchscript", 17, "qdq8"),
+    "qdq-mobilevit-qdq8": ("mobilevit", "torchscript", 17, "qdq8"),
+    "qdq-clip_vision_model-dynamo-qdq8": ("clip_vision_model", "dynamo", 18, "qdq8"),
+    "qdq-hubert-dynamo-qdq8": ("hubert", "dynamo", 18, "qdq8"),
+}  # fmt: skip
+
+
+def heldout8_control_flow() -> list[Job]:
+    """Scripted loops with a trip count from an input over an attention block and a
+    convolution block with an early exit, an If in a loop body reading values from outside
+    the loop, a top-k beam loop, an If whose branches give
+    different shapes; the dynamo exporter's cond over attention, while_loop over a
+    convolution."""
+
+    def attn_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class AttnLoop(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.qkv = torch.nn.Linear(16, 48)
+                self.out = torch.nn.Linear(16, 16)
+                self.norm = torch.nn.LayerNorm(16)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(n)):
+                    q, k, v = self.qkv(self.norm(x)).chunk(3, dim=-1)
+                    a = torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1)
+                    x = x + self.out(a @ v)
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(AttnLoop().eval())
+        args = (torch.rand(1, 6, 16), torch.tensor(2))
+        return export_torch(m, args, ["x", "n"], {"x": {1: "seq"}}, "torchscript", 17), {}
+
+    def conv_early_exit() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class ConvExit(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+                self.bn = torch.nn.BatchNorm2d(4)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                for _ in range(int(n)):
+                    x = torch.relu(self.bn(self.conv(x))) + x
+                    if bool(x.abs().mean() > 10.0):
+                        break
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(ConvExit().eval())
+        args = (torch.rand(1, 4, 8, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], None, "torchscript", 17), {}
+
+    def if_outer_in_loop() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class IfOuter(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.a = torch.nn.Linear(8, 8)
+                self.b = torch.nn.Linear(8, 8)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                bias = self.b(x).sigmoid()  # computed outside, read inside the If
+                scale = x.abs().amax()
+                for i in range(int(n)):
+                    if i % 2 == 0:  # noqa: SIM108 (a scripted If statement)
+                        x = torch.relu(self.a(x)) * bias
+                    else:
+                        x = x / (scale + 1.0) + bias
+                return x
+
+        torch.manual_seed(0)
+        m = torch.jit.script(IfOuter().eval())
+        args = (torch.rand(2, 8), torch.tensor(3))
+        return export_torch(m, args, ["x", "n"], {"x": {0: "batch"}}, "torchscript", 16), {}
+
+    def topk_beam() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class Beam(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.emb = torch.nn.Embedding(20, 8)
+                self.lin = torch.nn.Linear(8, 20)
+
+            def forward(self, tok: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                # tok: [beams] int64; scores carried, top-k over beams x vocab each step
+                beams = tok.size(0)
+                scores = torch.zeros(beams)
+                seqs = tok.unsqueeze(1)
+                for _ in range(int(n)):
+                    logp = torch.log_softmax(self.lin(self.emb(seqs[:, -1])), dim=-1)
+                    total = (scores.unsqueeze(1) + logp).reshape(-1)
+                    top, idx = torch.topk(total, beams)
+                    src = torch.div(idx, 20, rounding_mode="floor")
+                    nxt = idx % 20
+                    seqs = torch.cat([seqs.index_select(0, src), nxt.unsqueeze(1)], dim=1)
+                    scores = top
+                return seqs
+
+        torch.manual_seed(0)
+        m = torch.jit.script(Beam().eval())
+        args = (torch.tensor([1, 2, 3]), torch.tensor(3))
+        return export_torch(m, args, ["tok", "n"], None, "torchscript", 17), {}
+
+    def if_shapes_conv() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class IfConv(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.down = torch.nn.Conv2d(4, 8, 3, stride=2, padding=1)
+                self.keep = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                if x.size(2) > 8:  # noqa: SIM108 (a scripted If statement)
+                    y = self.down(x)
+                else:
+                    y = self.keep(x)
+                return torch.relu(y)
+
+        torch.manual_seed(0)
+        m = torch.jit.script(IfConv().eval())
+        args = (torch.rand(1, 4, 16, 16),)
+        axes = {"x": {2: "h", 3: "w"}}
+        return export_torch(m, args, ["x"], axes, "torchscript", 18), {}
+
+    def cond_attn() -> tuple[bytes, dict[str, Any]]:
+        import torch
+
+        class CondAttn(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.qkv = torch.nn.Linear(16, 48)
+                self.mlp = torch.nn.Linear(16, 16)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                def attn(t: torch.Tensor) -> torch.Tensor:
+                    q, k, v = self.qkv(t).chunk(3, dim=-1)
+                    return torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1) @ v
+
+                def mlp(t: torch.Tensor) -> torch.Tensor:
+                    return torch.nn.functional.gelu(self.mlp(t))
+
+                return torch.cond(x.mean() > 0.5, attn, mlp, (x,))
+
+        torch.manual_seed(0)
+        args = (torch.rand(1, 6, 16),)
+        return export_torch(CondAttn().eval(), args, ["x"], None, "dynamo", 18), {}
+
+    def while_conv() -> tuple[bytes, dict[str, Any]]:
+        import torch
+        from torch._higher_order_ops.while_loop import while_loop
+
+        class WhileConv(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 4, 3, padding=1)
+
+            def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+                def cond(i: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+                    return i < n
+
+                def body(i: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                    return i + 1, torch.relu(self.conv(h)) + h
+
+                return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))[1]
+
+        torch.manual_seed(0)
+        args = (torch.rand(1, 4, 8, 8), torch.tensor(3))
+        return export_torch(WhileConv().eval(), args, ["x", "n"], None, "dynamo", 18), {}
+
+    builds = {
+        "ctl-script-attn-loop-op17": (attn_loop, "torch.jit.script:attention_loop", "torchscript", "dynamic"),
+        "ctl-script-conv-early-exit-op17": (conv_early_exit, "torch.jit.script:conv_early_exit", "torchscript", "fixed"),
+        "ctl-script-if-outer-in-loop-op16": (if_outer_in_loop, "torch.jit.script:if_outer_in_loop", "torchscript", "dynamic"),
+        "ctl-script-topk-beam-op17": (topk_beam, "torch.jit.script:topk_beam", "torchscript", "fixed"),
+        "ctl-script-if-shapes-conv-op18": (if_shapes_conv, "torch.jit.script:if_shapes_conv", "torchscript", "dynamic"),
+        "ctl-dynamo-cond-attn-op18": (cond_attn, "torch.cond:attention_or_mlp", "dynamo", "fixed"),
+        "ctl-dynamo-while-conv-op18": (while_conv, "torch while_loop:conv", "dynamo", "fixed"),
+    }  # fmt: skip
+    return [
+        (name, build, Entry(name, "control-flow", source, exporter, int(name[-2:]), dims))
+        for name, (build, source, exporter, dims) in builds.items()
+    ]
+
+
+def _hf_heldout8(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, opset, dims = DYNAMO_HELDOUT8[name]
+    kind, over = ARCHS[mt]
+    torch.manual_seed(0)
+    module, cfg = _hf_module(mt, kind, over)
+    names, args, axes = _inputs(kind, cfg)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, "dynamo", opset
+    ), {}
+
+
+def heldout8_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, opset, dims) in DYNAMO_HELDOUT8.items():
+        family = {"vision": "vision", "wave": "audio"}.get(ARCHS[mt][0], "transformer")
+        entry = Entry(name, family, f"transformers:{mt}", "dynamo", opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout8, name), entry))
+    for name, (mt, exporter, opset, _) in QDQ_HELDOUT8.items():
+        entry = Entry(
+            name, "qdq", f"onnxruntime.quantization:{mt}", f"{exporter}+quantize", opset, "fixed"
+        )
+        jobs.append((name, functools.partial(_qdq_heldout7, name), entry))
+    return jobs + heldout8_control_flow()
 
 
 # ---------------------------------------------------------------------------
@@ -2711,6 +2953,7 @@ def main(argv: list[str] | None = None) -> int:
         + size_jobs()
         + heldout6_jobs()
         + heldout7_jobs()
+        + heldout8_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -83,6 +83,10 @@ class NodeFacts:
       static dimension on its axis, the least room of an index within ``[-dim, dim)``
       (``dim - 1 - i``, or ``dim + i`` for a negative one; negative when out of range);
       None otherwise.
+    - ``nonfinite_scale``: for a QuantizeLinear or DequantizeLinear (either domain), whether
+      its scale (input 1) is a small inline constant holding an infinity or a NaN (the
+      quantizer's calibration of a tensor with an infinite value gives one); False when
+      the scale is finite, computed or too large to read.
     - ``known_inputs``: input slots (not initializers) whose values are known before the
       run, computed from constants and static shapes alone (onnxlint's dataflow: an If's
       condition that compares a rank, or a static dim); see ``LevelGraph.known_values``.
@@ -110,6 +114,7 @@ class NodeFacts:
     pad_room: int | None = None
     index_room: int | None = None
     known_inputs: frozenset[int] = frozenset()
+    nonfinite_scale: bool = False
 
     def __post_init__(self) -> None:
         if self.domain in ("", "ai.onnx"):
@@ -180,6 +185,7 @@ class NodeFacts:
             self.pad_room,
             self.index_room,
             self.known_inputs,
+            self.nonfinite_scale,
         )
 
 

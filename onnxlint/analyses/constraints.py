@@ -156,6 +156,12 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
         if room is None or room >= (c.value or 0):
             return None
         return Problem(f"a constant index lies {-room} outside the axis's range", "input", 1)
+    if c.kind == "finite_scale":
+        return (
+            Problem("its scale (input 1) holds an infinity or a NaN", "input", 1)
+            if facts.nonfinite_scale
+            else None
+        )
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":

@@ -11,6 +11,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import onnx
 
 from onnxlint.analyses.elements import constant_elems, tensor_elems
@@ -26,7 +27,7 @@ from onnxlint.index import (
     subgraphs,
     topological_order,
 )
-from onnxlint.tensors import restore_data
+from onnxlint.tensors import inline_array, restore_data
 
 EXPORTED = "exported"
 OPTIMIZED = "optimized"
@@ -189,10 +190,50 @@ class LevelGraph:
             g = g.outer
         return None
 
+    def float_constant(self, graph: GraphRef, name: str) -> np.ndarray | None:
+        """The elements of a small floating-point initializer or Constant output (at most
+        ``MAX_FLOAT_ELEMENTS``, inline data only), as an array; None otherwise."""
+        g: GraphRef | None = graph
+        while g is not None:
+            if name in g.initializers:
+                if not self.is_initializer(g, name):
+                    return None
+                return _float_array(g.initializers[name])
+            producer = g.producers.get(name)
+            if producer is not None:
+                if not is_constant_node(producer):
+                    return None
+                for a in producer.node.attribute:
+                    if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
+                        return _float_array(a.t)
+                    if a.name == "value_float":
+                        return np.array([a.f], dtype=np.float32)
+                    if a.name == "value_floats":
+                        return np.array(a.floats, dtype=np.float32)
+                return None
+            g = g.outer
+        return None
+
     def is_graph_input(self, graph: GraphRef, name: str) -> bool:
         if name not in graph.input_set:
             return False
         return name not in graph.initializers or self.inputs_override_initializers
+
+
+#: the most elements ``LevelGraph.float_constant`` reads (a per-channel scale has one per
+#: output channel)
+MAX_FLOAT_ELEMENTS = 65_536
+
+_FLOAT_TYPES = frozenset(
+    {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProto.DOUBLE,
+     onnx.TensorProto.BFLOAT16}
+)  # fmt: skip
+
+
+def _float_array(t: onnx.TensorProto) -> np.ndarray | None:
+    if t.data_type not in _FLOAT_TYPES:
+        return None
+    return inline_array(t, max_elements=MAX_FLOAT_ELEMENTS)
 
 
 def is_constant_node(node: NodeRef) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import onnx
 
 from onnxlint.analyses.capability import NodeFacts
@@ -34,6 +35,9 @@ def _attr_plain(a: onnx.AttributeProto) -> Any:
 
 #: (id of a schema, its formals' attribute, count) -> (the schema, its type params): the
 #: same few answers for every node of an op; the schema is held so its id stays its own
+#: the ops whose scale ``NodeFacts.nonfinite_scale`` reads
+_QDQ_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+
 _TYPE_PARAMS: dict[tuple[int, str, int], tuple[Any, tuple[str | None, ...]]] = {}
 _TYPE_PARAMS_LIMIT = 10_000
 
@@ -178,6 +182,7 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int | None) -> N
         pad_room=_pad_room(lg, node, ins[0].shape if ins else None),
         index_room=_index_room(lg, node, ins[0].shape if ins else None),
         known_inputs=slot_set(tuple(known)),
+        nonfinite_scale=_nonfinite_scale(lg, node),
     )
 
 
@@ -196,6 +201,18 @@ def _pad_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> in
     if pads is None or len(pads) != 2 * rank or rank == 0:
         return None
     return min(int(data[i % rank]) - 1 - p for i, p in enumerate(pads))
+
+
+def _nonfinite_scale(lg: LevelGraph, node: NodeRef) -> bool:
+    """``NodeFacts.nonfinite_scale``: a QuantizeLinear's or DequantizeLinear's scale is a
+    small inline constant with an infinity or a NaN among its elements."""
+    if node.op_type not in _QDQ_OPS or node.domain not in ("ai.onnx", "com.microsoft"):
+        return False
+    names = node.input_names
+    if len(names) < 2 or not names[1]:
+        return False
+    values = lg.float_constant(node.graph, names[1])
+    return values is not None and not bool(np.isfinite(values).all())
 
 
 def _index_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> int | None:

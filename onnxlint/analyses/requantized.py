@@ -194,6 +194,8 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
             q = _dequantized_from(g, node.inputs[slot])
             if q is None:
                 continue
+            if failure.except_shared_dequantize and len(g.consumers.get(node.inputs[slot], [])) > 1:
+                continue
             computed: list[NodeRef] | None = []
             if not lg.is_initializer(g, q.inputs[0]):
                 computed = (

@@ -221,6 +221,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 activation_producer_computed=bool(r.get("activation_producer_computed", False)),
                 except_consumers=frozenset(r.get("except_consumers", [])),
                 except_dequantized_from=frozenset(r.get("except_dequantized_from", [])),
+                except_shared_dequantize=bool(r.get("except_shared_dequantize", False)),
                 reason=r["reason"],
                 provenance=r.get("provenance"),
             )

@@ -317,6 +317,8 @@ class RequantizedConstantFailure:
     #: a computed constant dequantized from an initializer of one of these element types
     #: loads (a DequantizeLinear among the nodes that compute it reads one)
     except_dequantized_from: frozenset[str] = frozenset()
+    #: a constant whose DequantizeLinear feeds another node too loads
+    except_shared_dequantize: bool = False
     reason: str = ""
     provenance: str | None = None
 
