@@ -57,7 +57,7 @@ def qnn_cpu_nodes(model: onnx.ModelProto) -> set[str]:
 
 
 def real_sessions(
-    ep: str, runner: str, models: Mapping[str, onnx.ModelProto]
+    ep: str, runner: str, models: Mapping[str, onnx.ModelProto], timeout_s: float = 300
 ) -> dict[str, dict[str, Any]]:
     """Real sessions on ``ep`` (``runner``'s interpreter) of every model at both levels,
     keyed ``name|disabled`` and ``name|basic``."""
@@ -78,7 +78,7 @@ def real_sessions(
                         "plugin": spec["plugin"],
                     }
                 )
-        return agreement.run_real(jobs, runner, timeout_s=300)
+        return agreement.run_real(jobs, runner, timeout_s=timeout_s)
 
 
 def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> None:

@@ -14,9 +14,6 @@ and basic.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import onnx
 import pytest
@@ -24,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from .conftest import agreement, openvino_runner
+from .conftest import openvino_runner, real_sessions
 
 
 def scores(op: str, shared: bool, computed: bool) -> onnx.ModelProto:
@@ -117,24 +114,8 @@ def test_a_shared_dequantize_of_the_constant_loads(
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_shared_dequantize_on_real_openvino() -> None:
-    spec = agreement.EPS["openvino"]
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for case in CASES:
-            path = Path(tmp) / f"{_key(case)}.onnx"
-            path.write_bytes(scores(*case).SerializeToString())
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{_key(case)}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                    }
-                )
-        real = agreement.run_real(jobs, str(openvino_runner()), timeout_s=600)
+    models = {_key(case): scores(*case) for case in CASES}
+    real = real_sessions("openvino", str(openvino_runner()), models, timeout_s=600)
     for case, fails in CASES.items():
         r = real[f"{_key(case)}|disabled"]
         assert (not r.get("ok")) is fails, (case, r)

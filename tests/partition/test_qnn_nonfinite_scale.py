@@ -16,8 +16,6 @@ Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 from __future__ import annotations
 
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -26,7 +24,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from .conftest import agreement
+from .conftest import real_sessions
 
 
 def qdq(op: str, bits: int, bad: float, where: str) -> onnx.ModelProto:
@@ -94,24 +92,7 @@ def test_a_nonfinite_scale_fails_the_session(
 @pytest.mark.ort_qnn
 def test_nonfinite_scale_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
-    spec = agreement.EPS["qnn"]
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for case in CASES:
-            path = Path(tmp) / f"{_key(case)}.onnx"
-            path.write_bytes(qdq(*case).SerializeToString())
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{_key(case)}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                    }
-                )
-        real = agreement.run_real(jobs, sys.executable, timeout_s=300)
+    real = real_sessions("qnn", sys.executable, {_key(case): qdq(*case) for case in CASES})
     for case, node in CASES.items():
         for level in ("disabled", "basic"):
             r = real[f"{_key(case)}|{level}"]
