@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from onnxlint.diagnostics import Category, Diagnostic, Fix, Location, Severity
+from onnxlint.diagnostics import Category, Cause, Diagnostic, Fix, Location, Severity
 from onnxlint.index import DEFAULT_DOMAIN, norm_domain
 
 if TYPE_CHECKING:
@@ -123,22 +123,28 @@ class Rule:
         ep: str | None = None,
         fix: Fix | None = None,
         related: tuple[Location, ...] = (),
+        graph_level: str | None = None,
+        cause: Cause | None = None,
+        suffix: str = "",
         **args: Any,
     ) -> Diagnostic:
-        """Build a diagnostic of this rule; the message comes from ``messages[message_id]``."""
+        """Build a diagnostic of this rule; the message comes from ``messages[message_id]``
+        (``suffix`` is appended to it)."""
         template = cls.messages[message_id]
         return Diagnostic(
             code=cls.code,
             rule=cls.name,
             category=cls.category,
             severity=severity if severity is not None else cls.severity,
-            message=template.format(**args),
+            message=template.format(**args) + suffix,
             location=where,
             message_id=message_id,
             args=args,
             ep=ep,
             fix=fix,
             related=related,
+            graph_level=graph_level,
+            cause=cause,
         )
 
     # -- metadata helpers ---------------------------------------------------------

@@ -556,7 +556,9 @@ def _rank_lost_tensors(
     """Tensors of ``eps``' partitions computed from a rank-losing op of the EP's profile.
 
     Maps each to the node it comes from and that node's revision. The loss is followed
-    through the producing partition only, along ops whose output rank follows their inputs.
+    through the nodes of those partitions, in the graph's order, along ops whose output
+    rank follows their inputs (also into a later partition that reads the tensor: its input
+    has no rank there either).
     """
     losing = {
         p.ep: {(r.domain, r.op): r.since_version for r in p.partitioning.rank_losing_ops}
@@ -567,29 +569,29 @@ def _rank_lost_tensors(
         return {}
     la = ctx.analysis(Assignment).exported
     out: dict[str, tuple[NodeRef, int]] = {}
-    for part in plan.partitions:
-        revisions = losing.get(part.ep)
-        if not revisions:
+    # each partition's nodes in the graph's order, in one walk of the graph (a walk per
+    # partition was most of a 100k-node lint's partition checks)
+    part_of = {path: part for part in plan.partitions if losing.get(part.ep) for path in part.nodes}
+    for n in plan.graph.index.nodes:
+        part = part_of.get(n.path)
+        if part is None:
             continue
-        members = set(part.nodes)
-        for n in plan.graph.index.nodes:
-            if n.path not in members:
-                continue
-            facts = na.facts if (na := la.get(n)) is not None else None
-            if facts is None:
-                continue
-            since = revisions.get((facts.domain, facts.op_type))
-            origin: tuple[NodeRef, int] | None
-            if since is not None and facts.since_version == since:
-                origin = (n, since)
-            elif n.op_type in _RANK_FOLLOWS_INPUTS:
-                origin = next((out[i] for i in n.inputs if i in out), None)
-            else:
-                origin = None
-            if origin is not None:
-                for o in n.outputs:
-                    if o and not _declares_rank(n.graph, o):
-                        out[o] = origin
+        revisions = losing[part.ep]
+        facts = na.facts if (na := la.get(n)) is not None else None
+        if facts is None:
+            continue
+        since = revisions.get((facts.domain, facts.op_type))
+        origin: tuple[NodeRef, int] | None
+        if since is not None and facts.since_version == since:
+            origin = (n, since)
+        elif n.op_type in _RANK_FOLLOWS_INPUTS:
+            origin = next((out[i] for i in n.inputs if i in out), None)
+        else:
+            origin = None
+        if origin is not None:
+            for o in n.outputs:
+                if o and not _declares_rank(n.graph, o):
+                    out[o] = origin
     return out
 
 

@@ -27,7 +27,6 @@ from onnxlint.diagnostics import (
     Fix,
     Location,
     Severity,
-    with_changes,
 )
 from onnxlint.ep_names import CPU_EP, short_ep
 from onnxlint.index import input_dim_params, is_unknown_standard_op
@@ -129,6 +128,9 @@ class _RefusalRule(Rule):
                 continue
             loc: Location | None = None
             folded: _FoldedByOrt | None = None
+            # one cause per kind of refusal of this node: the EPs that refuse it alike
+            # share it (a large model has one finding per node and EP)
+            causes: dict[tuple[str, str | None], Cause] = {}
             for v in na.verdicts:
                 if v.ep == na.first_claimer:
                     # ORT offers a node to the EPs in priority order until one takes it:
@@ -145,46 +147,39 @@ class _RefusalRule(Rule):
                 if loc is None or folded is None:
                     loc = source_location(la.graph, na.node, ctx.index)
                     folded = _FoldedByOrt(ctx, loc)
+                key = (v.kind, v.constraint)
+                cause = causes.get(key)
+                if cause is None:
+                    cause = causes[key] = _node_cause(ctx, na, v)
                 if folded.moot(v):
-                    ctx.emit(self._diag(ctx, na, v, fallback, Severity.HINT, loc, _FOLDED))
+                    ctx.emit(self._diag(na, v, fallback, Severity.HINT, loc, cause, _FOLDED))
                 else:
-                    ctx.emit(self._diag(ctx, na, v, fallback, severity, loc))
+                    ctx.emit(self._diag(na, v, fallback, severity, loc, cause))
 
     def _diag(
         self,
-        ctx: LintContext,
         na: NodeAssignment,
         v: Verdict,
         fallback: str,
         severity: Severity,
         loc: Location,
+        cause: Cause,
         note: str = "",
     ) -> Diagnostic:
         ep = short_ep(v.ep)
         op = na.facts.qualified_op()
-        d = self.make(
+        return self.make(
             loc,
             severity=severity,
             ep=v.ep,
             fix=_fix_for(v, op, ep),
+            graph_level="exported",
+            cause=cause,
+            suffix=note,
             reason=v.reason,
             node=na.node.label,
             fallback=fallback,
             opsets=", ".join(str(o) for o in v.supported_opsets[-5:]) or "none",
-        )
-        return with_changes(
-            d,
-            {
-                "graph_level": "exported",
-                "message": d.message + note,
-                "cause": _cause(
-                    na.facts,
-                    v,
-                    lambda: _traced_dims(ctx, na),
-                    lambda: _lost_at(ctx, na),
-                    lambda: ctx.analysis(InputDims).names,
-                ),
-            },
         )
 
 
@@ -222,6 +217,17 @@ def _lost_at(ctx: LintContext, na: NodeAssignment) -> Cause | None:
         if origin is not None:
             return Cause("unknown-shape", (origin.label,), (origin.location(),))
     return None
+
+
+def _node_cause(ctx: LintContext, na: NodeAssignment, v: Verdict) -> Cause:
+    """:func:`_cause` of a node's refusal, with the lint's analyses to trace it by."""
+    return _cause(
+        na.facts,
+        v,
+        lambda: _traced_dims(ctx, na),
+        lambda: _lost_at(ctx, na),
+        lambda: ctx.analysis(InputDims).names,
+    )
 
 
 def _cause(
