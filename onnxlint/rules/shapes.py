@@ -326,7 +326,9 @@ class ShapeLoss:
 
     def __init__(self, ctx: LintContext) -> None:
         shapes = ctx.analysis(Shapes)
-        starts = {id(node) for node, _ in unknown_shape_origins(ctx)}
+        #: :func:`unknown_shape_origins`, found once for this analysis and OL302
+        self.starts: list[tuple[NodeRef, list[str]]] = list(unknown_shape_origins(ctx))
+        starts = {id(node) for node, _ in self.starts}
         self._origin: dict[tuple[str, str], NodeRef] = {}
         for g in ctx.index.graphs:
             for node in g.nodes:
@@ -458,7 +460,7 @@ g (float[1,4] x) => (float[1,4] y) {
             title="declare the output shape in value_info (ORT's symbolic_shape_infer can add it)",
             command="python -m onnxruntime.tools.symbolic_shape_infer --input in.onnx --output out.onnx",
         )
-        origins = list(unknown_shape_origins(ctx))
+        origins = ctx.analysis(ShapeLoss).starts
         if origins and shapes.symbolic_unavailable:
             # without ORT's half of the inference, most of these would be false findings
             ctx.emit(
