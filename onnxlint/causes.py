@@ -165,6 +165,12 @@ class CauseGroup:
             )
         if kind == "data-dependent":
             return f"{cost} have shapes computed at run time: {ep} needs static shapes"
+        if kind == "folded-shape":
+            return (
+                f"shapes are computed at run time from values known at export time, from "
+                f"{subject[0]} on; ORT folds them only with its optimizations on: {ep} needs "
+                f"static shapes and, with them off, refuses {cost}"
+            )
         if kind == "op":
             return f"{ep} has no implementation of {subject[0]}: {cost} fall back"
         if kind == "revision":
@@ -179,6 +185,12 @@ class CauseGroup:
 
     def fix(self) -> Fix | None:
         """The remedy of the cause: the head finding's, unless the cause names its own."""
+        if self.cause.kind == "folded-shape":
+            return Fix(
+                title=f"fold the values that set {self.cause.subject[0]}'s shape before "
+                "deployment (onnxscript.optimizer.optimize(model)), or keep ORT's graph "
+                "optimizations at the basic level or above (the default)"
+            )
         if self.cause.kind == "unknown-shape":
             return Fix(
                 title=f"make the output shapes of {self.cause.subject[0]} known (its own "

@@ -157,7 +157,9 @@ class Cause:
     """What a finding comes from, as data, so that findings sharing it are reported once.
 
     ``kind``: ``dynamic-dims`` (``subject`` = the named dims; pinning them is the remedy),
-    ``data-dependent`` (a shape computed at run time), ``unknown-shape`` (``subject[0]``
+    ``data-dependent`` (a shape computed at run time), ``folded-shape`` (``subject[0]``
+    sets a shape from values known at export time, which ORT folds only with its
+    optimizations on; ``where`` its location), ``unknown-shape`` (``subject[0]``
     is the node where inference lost the shape; ``where`` its location), ``op`` (the EP lacks ``subject[0]``),
     ``revision`` (op, revision), ``dtype`` (op), ``domain`` (domain), ``constraint``
     (op, constraint kind). ``where`` is the place the cause sits when it is not the node

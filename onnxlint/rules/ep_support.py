@@ -14,10 +14,15 @@ from dataclasses import replace
 
 from onnxlint.analyses.assignment import Assignment
 from onnxlint.analyses.capability import NodeFacts, Verdict
-from onnxlint.analyses.dataflow import Constness, Dataflow
+from onnxlint.analyses.dataflow import (
+    DATA_DEPENDENT_SHAPE_OPS,
+    SIZE_INPUTS,
+    Constness,
+    Dataflow,
+)
 from onnxlint.analyses.level_assignment import NodeAssignment
 from onnxlint.analyses.level_graph import source_location
-from onnxlint.analyses.shapes import Shapes
+from onnxlint.analyses.shapes import Dim, Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import (
     GENERATED_DIM,
@@ -29,7 +34,7 @@ from onnxlint.diagnostics import (
     Severity,
 )
 from onnxlint.ep_names import CPU_EP, short_ep
-from onnxlint.index import input_dim_params, is_unknown_standard_op
+from onnxlint.index import NodeRef, input_dim_params, is_unknown_standard_op
 from onnxlint.rule import Rule, register
 from onnxlint.rules.shapes import ShapeLoss
 
@@ -227,7 +232,82 @@ def _node_cause(ctx: LintContext, na: NodeAssignment, v: Verdict) -> Cause:
         lambda: _traced_dims(ctx, na),
         lambda: _lost_at(ctx, na),
         lambda: ctx.analysis(InputDims).names,
+        lambda: _folded_at(ctx, na),
     )
+
+
+class SessionShapeLoss:
+    """Where each value's shape stops being static in the graph ORT hands the EPs with
+    optimizations disabled: ``ctx.analysis(SessionShapeLoss).origin(graph, value)``.
+
+    ORT infers fewer shapes than ONNX's data propagation and onnxlint's own analyses: a
+    shape computed by a chain of constants (``ConstantOfShape -> Mul -> Where -> Expand``
+    in the TorchScript exports of ViT's class token) is a runtime value to it until its
+    constant folding, which runs at the basic level and above. The origin is the first
+    node whose output has a dim that is not static while every input's shape is; the
+    nodes after it inherit it. Computed once per lint, when a refusal asks."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        la = ctx.analysis(Assignment).exported
+        lg = la.graph
+        self._origin: dict[tuple[str, str], NodeRef] = {}
+        for g in lg.graphs():
+            for node in lg.order(g):
+                outs = [o for o in node.outputs if o and not _static(lg.value_type(g, o).shape)]
+                if not outs:
+                    continue
+                found: NodeRef | None = None
+                if all(_static(lg.value_type(g, i).shape) for i in node.inputs if i):
+                    found = node
+                else:
+                    found = next(
+                        (
+                            at
+                            for i in node.inputs
+                            if i and (at := self._origin.get((g.path, i))) is not None
+                        ),
+                        None,
+                    )
+                if found is not None:
+                    for o in outs:
+                        self._origin[(g.path, o)] = found
+
+    def origin(self, graph: str, value: str) -> NodeRef | None:
+        return self._origin.get((graph, value))
+
+
+def _static(shape: tuple[Dim, ...] | None) -> bool:
+    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+
+
+def _folded_at(ctx: LintContext, na: NodeAssignment) -> Cause | None:
+    """A ``folded-shape`` cause: the node's shape is lost, in ORT's graph before its
+    optimizations, at a node whose size inputs (``Reshape``'s shape, ``Expand``'s...) are
+    all known at export time (constants, or values computed from static shapes), which
+    ORT's constant folding makes static at the basic level and above. None when the loss
+    starts elsewhere or at a runtime value."""
+    node = na.node
+    g = node.graph
+    loss = ctx.analysis(SessionShapeLoss)
+    origin = next(
+        (
+            o
+            for name in (*node.outputs, *node.inputs)
+            if name and (o := loss.origin(g.path, name)) is not None
+        ),
+        None,
+    )
+    if origin is None:
+        return None
+    slots = SIZE_INPUTS.get(origin.op_type, ()) if origin.domain == "ai.onnx" else ()
+    if not slots or origin.op_type in DATA_DEPENDENT_SHAPE_OPS:
+        return None
+    flow = ctx.analysis(Dataflow)
+    names = origin.input_names
+    sizes = [names[k] for k in slots if k < len(names) and names[k]]
+    if not sizes or not all(flow.foldable(name, origin.graph) for name in sizes):
+        return None
+    return Cause("folded-shape", (origin.label,), (origin.location(),))
 
 
 def _cause(
@@ -236,6 +316,7 @@ def _cause(
     traced: Callable[[], set[str]] | None = None,
     lost_at: Callable[[], Cause | None] | None = None,
     input_dims: Callable[[], set[str]] | None = None,
+    folded_at: Callable[[], Cause | None] | None = None,
 ) -> Cause:
     """The root cause of a refusal, as data (the grouping reports each cause once).
 
@@ -264,7 +345,8 @@ def _cause(
         if named:
             return Cause("dynamic-dims", tuple(sorted(named)))
         if generated:
-            return Cause("data-dependent")
+            folded = folded_at() if folded_at is not None else None
+            return folded if folded is not None else Cause("data-dependent")
         lost = lost_at() if lost_at is not None else None
         if lost is not None:
             return lost
