@@ -494,18 +494,20 @@ def _finish(
                 inline += [c.strip() for c in prop.value.replace(";", ",").split(",") if c.strip()]
     out = []
     seen = set()
+    ignores = (*config.ignore, *file_ignores, *inline)
+    # whether a code is enabled is the same for each of its findings (thousands of one code
+    # on a large model): asked once per code, rule name and category
+    enabled_as: dict[tuple[str, str, str], bool] = {}
     for d in diagnostics:
         rule = rules.get(d.code)
         name, category = (rule.name, rule.category.value) if rule else (d.rule, d.category.value)
         aliases = rule.aliases if rule else ()
-        enabled = is_enabled(
-            d.code,
-            name,
-            category,
-            config.select,
-            (*config.ignore, *file_ignores, *inline),
-            aliases,
-        )
+        code_key = (d.code, name, category)
+        enabled = enabled_as.get(code_key)
+        if enabled is None:
+            enabled = enabled_as[code_key] = is_enabled(
+                d.code, name, category, config.select, ignores, aliases
+            )
         # fatal load errors are never silenced: nothing else was checked
         if not enabled and not (loaded.fatal and d.category.value == "load"):
             continue
