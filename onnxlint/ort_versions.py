@@ -274,3 +274,43 @@ def runtime_opset_limit(provider: str) -> tuple[int, str] | None:
     if found is None or provider not in found["providers"]:
         return None
     return int(found["max_opset"]), installed_ort_version() or "?"
+
+
+@dataclass(frozen=True)
+class LoadRefusal:
+    """A model arrangement some ORT releases refuse at load (``load_refusals`` in
+    ``rules/ort_versions.json``, with provenance)."""
+
+    id: str
+    op: str
+    releases: tuple[str, ...]
+    reason: str
+    provenance: str
+
+    def refused_by(self, version: str | None) -> bool:
+        """Whether ORT ``version`` (major.minor compared) is one of the releases."""
+        return version is not None and _key(version) in {_key(r) for r in self.releases}
+
+
+@cache
+def load_refusals() -> tuple[LoadRefusal, ...]:
+    return tuple(
+        LoadRefusal(
+            id=r["id"],
+            op=r["op"],
+            releases=tuple(r["releases"]),
+            reason=r["reason"],
+            provenance=r["provenance"],
+        )
+        for r in load_json("ort_versions.json").get("load_refusals", [])
+    )
+
+
+def ep_ort_version(provider: str, described: str | None, target: str | None) -> str | None:
+    """The onnxruntime release ``provider`` runs in: for an EP built into the installed ORT,
+    ``target`` (``--target-ort``) or the installed one; for any other (an EP whose package
+    ships its own onnxruntime, as onnxruntime-openvino does) the release its profile
+    describes (``described``)."""
+    if runtime_opset_limit(provider) is not None:
+        return target or installed_ort_version()
+    return described

@@ -170,6 +170,70 @@ def _dequantized_from_types(
     )
 
 
+def _stored_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
+    """Whether ``name`` is an initializer or a Constant node's output."""
+    source = g.producers.get(name)
+    return source.op_type == "Constant" if source is not None else lg.is_initializer(g, name)
+
+
+def _uniform(g: GraphRef, name: str) -> bool:
+    """Whether ``name`` is an initializer of this graph whose values are all equal (the EP
+    takes such a constant per tensor)."""
+    tensor = g.initializers.get(name)
+    if tensor is None:
+        return False
+    from onnx import numpy_helper
+
+    try:
+        values = numpy_helper.to_array(tensor)
+    except Exception:  # external data that is not there: not known to be uniform
+        return False
+    return values.size > 0 and bool((values == values.flat[0]).all())
+
+
+def _constant_operand_fits(
+    lg: LevelGraph, g: GraphRef, node: NodeRef, names: Iterable[str], axis: int
+) -> bool:
+    """Whether one of ``names`` is a constant (an initializer, a Constant, or a
+    DequantizeLinear of one) whose shape, aligned to ``node``'s output rank, has a dimension
+    above 1 at ``axis`` and at no other, and whose values are not all equal (a per-channel
+    constant on that axis)."""
+    out = lg.value_type(g, node.outputs[0]).shape if node.outputs and node.outputs[0] else None
+    if out is None:
+        return False
+    for name in names:
+        if not name:
+            continue
+        source = g.producers.get(name)
+        stored = name
+        if _qdq(source, "DequantizeLinear") and source is not None and source.inputs:
+            stored = source.inputs[0]
+        if not _stored_constant(lg, g, stored) or _uniform(g, stored):
+            continue
+        shape = lg.value_type(g, name).shape
+        if shape is None or len(shape) > len(out):
+            continue
+        aligned = (1,) * (len(out) - len(shape)) + tuple(shape)
+        if any(not isinstance(d, int) for d in aligned):
+            continue
+        if [k for k, d in enumerate(aligned) if isinstance(d, int) and d > 1] == [axis]:
+            return True
+    return False
+
+
+def _output_quantized_to(lg: LevelGraph, g: GraphRef, node: NodeRef) -> set[str]:
+    """The element types the QuantizeLinear nodes reading ``node``'s output quantize to."""
+    if not node.outputs or not node.outputs[0]:
+        return set()
+    return {
+        t
+        for c in g.consumers.get(node.outputs[0], [])
+        if _qdq(c, "QuantizeLinear")
+        for t in [_quantized_type(lg, g, c)]
+        if t is not None
+    }
+
+
 def _rank_fits(constant: str, shape: tuple[object, ...] | None) -> bool:
     if constant == "any":
         return True
@@ -214,6 +278,14 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
                 continue
             others = [n for k, n in enumerate(node.inputs) if k != slot]
             if failure.activation_input and not _activation_ok(lg, g, others, failure):
+                continue
+            if failure.constant_operand_axis is not None and not _constant_operand_fits(
+                lg, g, node, others, failure.constant_operand_axis
+            ):
+                continue
+            if failure.except_output_types and (
+                _output_quantized_to(lg, g, node) & failure.except_output_types
+            ):
                 continue
             return RequantizedMatch(
                 failure,

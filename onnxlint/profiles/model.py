@@ -319,6 +319,11 @@ class RequantizedConstantFailure:
     except_dequantized_from: frozenset[str] = frozenset()
     #: a constant whose DequantizeLinear feeds another node too loads
     except_shared_dequantize: bool = False
+    #: another input must be a constant (an initializer, a Constant, or a DequantizeLinear
+    #: of one) that varies along this axis of the node's output and no other
+    constant_operand_axis: int | None = None
+    #: a node whose output a QuantizeLinear to one of these element types reads loads
+    except_output_types: frozenset[str] = frozenset()
     reason: str = ""
     provenance: str | None = None
 

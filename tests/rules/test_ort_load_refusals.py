@@ -1,0 +1,161 @@
+"""OL208: a node the onnxruntime release an EP runs in refuses at load.
+
+onnxruntime 1.24 (the release onnxruntime-openvino 1.24.1 ships) refuses a TopK whose K is
+``Gather(Shape(t), [a])`` with dimension ``a`` and the TopK's axis static ('K input must be
+a one-dimensional tensor of size 1'); onnxruntime 1.32 loads it. The corpus's TorchScript
+ViTMAE (its random masking) fails so on OpenVINO at both levels. The cases below were
+measured with onnxruntime 1.24.1 and 1.32.0 (the real-session test runs them again).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxlint import lint
+
+from ..partition.conftest import agreement, openvino_runner
+
+
+def topk(
+    k: str = "gather",
+    index: int = 1,
+    axis: int = 1,
+    dims: tuple[int | str, ...] = (1, 8, 16),
+    indices: str = "constant",
+    opset: int = 16,
+) -> onnx.ModelProto:
+    """TopK(x, K) on x: float[dims], K: "gather" ``Gather(Shape(x), [index])`` (the
+    indices ``indices``: "constant" a Constant of shape [1], "initializer" one, "scalar" a
+    scalar Constant then Unsqueeze), "slice" ``Slice(Shape(x), [index], [index + 1])``,
+    "constant" a Constant [8]."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"], "shape")]
+    inits: list[onnx.TensorProto] = []
+
+    def const(name: str, value: Any) -> str:
+        tensor = numpy_helper.from_array(np.asarray(value, np.int64))
+        nodes.append(helper.make_node("Constant", [], [name], name, value=tensor))
+        return name
+
+    if k == "gather":
+        if indices == "initializer":
+            inits.append(numpy_helper.from_array(np.array([index], np.int64), "i"))
+            nodes.append(helper.make_node("Gather", ["s", "i"], ["k"], "gather", axis=0))
+        elif indices == "scalar":
+            nodes.append(helper.make_node("Gather", ["s", const("i", index)], ["k0"], "gather"))
+            nodes.append(helper.make_node("Unsqueeze", ["k0", const("ax", [0])], ["k"], "unsq"))
+        else:
+            nodes.append(helper.make_node("Gather", ["s", const("i", [index])], ["k"], "gather"))
+    elif k == "slice":
+        ins = ["s", const("st", [index]), const("en", [index + 1])]
+        nodes.append(helper.make_node("Slice", ins, ["k"], "slice"))
+    else:
+        const("k", [8])
+    nodes.append(helper.make_node("TopK", ["x", "k"], ["v", "ix"], "topk", axis=axis))
+    graph = helper.make_graph(
+        nodes,
+        "topk_k",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(dims))],
+        [
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("ix", TensorProto.INT64, None),
+        ],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+#: name -> (model, whether onnxruntime 1.24 refuses it at load; 1.32 loads every one)
+CASES: dict[str, tuple[onnx.ModelProto, bool]] = {
+    "gather_constant": (topk(), True),
+    "gather_initializer": (topk(indices="initializer"), True),
+    "gather_opset21": (topk(opset=21), True),
+    "gather_other_axis": (topk(index=2, axis=2), True),
+    "gather_negative_axis": (topk(index=2, axis=-1), True),
+    # what loads: a dynamic gathered dim or TopK axis, scalar indices, a Slice, a constant
+    "gather_dynamic_dim": (topk(dims=(1, "n", 16)), False),
+    "gather_dynamic_axis": (topk(index=2, dims=(1, "n", 16)), False),
+    "gather_dynamic_k": (topk(index=1, axis=2, dims=(1, "n", 16)), False),
+    "gather_scalar_indices": (topk(indices="scalar"), False),
+    "slice": (topk(k="slice"), False),
+    "constant": (topk(k="constant"), False),
+}
+
+
+def _ol208(model: onnx.ModelProto, eps: list[str], target_ort: str | None = None) -> list[Any]:
+    from onnxlint.config import Config
+
+    config = Config(eps=tuple(eps), target_ort=target_ort)
+    report = lint(model, eps=eps, what_if=False, config=config)
+    return [d for d in report.diagnostics if d.code == "OL208"]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_openvino_runs_in_onnxruntime_1_24(name: str) -> None:
+    model, refused = CASES[name]
+    found = _ol208(model, ["openvino"])
+    assert len(found) == (1 if refused else 0), [d.message for d in found]
+    if refused:
+        (d,) = found
+        assert d.location.node_name == "topk"
+        assert d.severity.name == "ERROR"
+        assert "OpenVINOExecutionProvider runs in onnxruntime 1.24" in d.message, d.message
+
+
+@pytest.mark.parametrize("name", [n for n, (_, refused) in CASES.items() if refused])
+def test_the_target_release_decides_for_an_ep_built_into_ort(name: str) -> None:
+    model, _ = CASES[name]
+    assert _ol208(model, ["cpu"], target_ort="1.32") == []
+    (d,) = _ol208(model, ["cpu"], target_ort="1.24")
+    assert "onnxruntime 1.24" in d.message, d.message
+
+
+def test_the_openvino_package_release_is_its_profiles() -> None:
+    from onnxlint.ort_versions import ep_ort_version
+    from onnxlint.profiles import load_profile
+
+    profile = load_profile("openvino-cpu")
+    assert profile.describes["onnxruntime"].startswith("1.24.")
+    got = ep_ort_version(profile.ep, profile.describes["onnxruntime"], "1.32")
+    assert got == profile.describes["onnxruntime"]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_onnxruntime_1_24_refuses_and_1_32_loads() -> None:
+    ort = pytest.importorskip("onnxruntime")
+    spec = agreement.EPS["openvino"]
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = []
+        for name, (model, _) in CASES.items():
+            path = Path(tmp) / f"{name}.onnx"
+            path.write_bytes(model.SerializeToString())
+            for level in ("disabled", "basic"):
+                jobs.append(
+                    {
+                        "id": f"{name}|{level}",
+                        "path": str(path),
+                        "level": level,
+                        "provider": spec["provider"],
+                        "options": spec["options"],
+                        "plugin": spec["plugin"],
+                    }
+                )
+            # the installed onnxruntime (1.32 when this was measured) loads every case
+            if ort.__version__.startswith("1.32."):
+                ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        real = agreement.run_real(jobs, str(openvino_runner()), timeout_s=300)
+    for name, (_, refused) in CASES.items():
+        for level in ("disabled", "basic"):
+            r = real[f"{name}|{level}"]
+            assert (not r.get("ok")) is refused, (name, level, r)
+            if refused:
+                assert "TopK" in str(r.get("error")), (name, level, r)
