@@ -208,6 +208,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             for op, slots in data.get("kernel_memory", {}).get("cpu_inputs", {}).items()
         },
         dequantized_constants=bool(data.get("dequantized_constants", False)),
+        runtime_onnxruntime=data.get("runtime_onnxruntime"),
         requantized_constant_failures=tuple(
             RequantizedConstantFailure(
                 op=r["op"],

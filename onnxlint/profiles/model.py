@@ -449,6 +449,8 @@ class Profile:
     source: str = ""
     #: a DequantizeLinear of constants counts as a constant input (quantized weights)
     dequantized_constants: bool = False
+    #: the ORT release the EP ships in, when it is its own ORT package (``runtime_onnxruntime``)
+    runtime_onnxruntime: str | None = None
     #: cause ("dynamic_shapes", "control_flow") -> "cpu_fallback" | "session_fails"
     refusal_consequence: Mapping[str, Consequence] = field(
         default_factory=dict, hash=False, compare=False
