@@ -221,8 +221,9 @@ def _group_query_attention(ctx: Any) -> None:
     output of the query's type, the query's shape when a value is given, else (packed QKV)
     (batch, sequence, heads x head size), head size the query's hidden size over
     ``num_heads + 2 * kv_num_heads``; the present key and value of the past key's type and
-    shape (batch, kv heads, present length, head size): the past's length, or the constant
-    total length when it is larger (as the past's shape with ``sliding_window_cache``)."""
+    shape (batch, kv heads, present length, head size), the present length the larger of
+    the past's and a constant total length, else unknown (the past's shape with
+    ``sliding_window_cache``). Checked against ORT 1.32's CPU sessions."""
     q = _input(ctx, 0)
     if q is None:
         return
@@ -253,14 +254,12 @@ def _group_query_attention(ctx: Any) -> None:
     if _attr_int(ctx, "sliding_window_cache", 0) == 1:
         present = list(pd)
     else:
+        # ORT 1.32 knows the present length only from a constant total length (measured:
+        # a computed total, the builder's, leaves it unknown whatever the past's length)
         total = _constant_int(ctx, 6)
         past_len = _value(pd[2])
-        if total is not None and total > 0 and past_len is not None:
-            length = _dim(max(total, past_len))
-        elif past_len == 0:
-            length = _dim(None)  # the cache grows from empty: ORT leaves it unknown
-        else:
-            length = pd[2]
+        known = total is not None and total > 0 and past_len is not None
+        length = _dim(max(total, past_len) if known else None)  # type: ignore[type-var]
         present = [pd[0], pd[1], length, pd[3]]
     _set(ctx, 1, past_elem, present)
     _set(ctx, 2, past_elem, present)
