@@ -366,6 +366,9 @@ def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | 
         dequantize_reason=str(spec["dequantize_reason"]),
         quantized_input_reason=str(spec["quantized_input_reason"]),
         provenance=spec.get("provenance"),
+        weight_ops={op: tuple(slots) for op, slots in spec.get("weight_ops", {}).items()},
+        weight_reason=str(spec.get("weight_reason", "")),
+        weight_provenance=spec.get("weight_provenance"),
     )
 
 

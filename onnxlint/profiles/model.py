@@ -361,6 +361,12 @@ class IntegerTensorRule:
     dequantize_reason: str
     quantized_input_reason: str
     provenance: str | None = None
+    #: op -> input slots the EP adds as a weight of its own form (MatMulNBits' packed weight)
+    weight_ops: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    weight_reason: str = ""
+    weight_provenance: str | None = None
 
 
 @dataclass(frozen=True)
