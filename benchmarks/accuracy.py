@@ -194,7 +194,9 @@ def evaluate_model(
                     Row(truth["model"], family, target, level, "lint-crash", note=repr(exc)[:300])
                 )
             continue
-        ids = {p.id for p in (ctx.eps if ctx else [])} | {ep, TARGET_EP[target]}
+        # the CPU EP is the fallback of every target's list: a node it cannot run either
+        # (OL508, which names the CPU EP) fails this target's session too
+        ids = {p.id for p in (ctx.eps if ctx else [])} | {ep, TARGET_EP[target], PROVIDER["cpu"]}
         errors = _error_findings(report, ids)
         for level in LEVELS:
             s = sessions.get(f"{target}/{level}")

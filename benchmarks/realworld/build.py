@@ -29,6 +29,8 @@ QDQ of dynamo exports and of decoders, loops over convolutions and four more whe
 adds more families again (long-range, entity, markup and Fourier text encoders, recurrent and
 Japanese decoders, video, detection, hierarchical vision and speech encoders, M2M-100, UMT5 and
 ProphetNet whole), QDQ of them, a scripted greedy decoder and LSTM cell steps, and one wheel.
+The ninth adds decoders as onnxruntime-genai's model builder writes them for each precision
+and execution provider it targets (GroupQueryAttention, MatMulNBits, RotaryEmbedding).
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
@@ -64,6 +66,7 @@ PACKAGES = (
     "onnxruntime",
     "skl2onnx",
     "scikit-learn",
+    "onnxruntime-genai",
 )
 MAX_WHEEL_MODEL_BYTES = 16 * 1024 * 1024  # larger shipped models make QNN sessions too slow
 
@@ -2790,6 +2793,114 @@ def heldout8_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 9 (2026-12-07): decoders as LLM deployment tooling writes them:
+# onnxruntime-genai's model builder run on small random-weight ``transformers`` folders
+# (saved with ``save_pretrained`` beside a word-level tokenizer made here), for each
+# precision and execution provider it targets. It writes the fused ``com.microsoft``
+# decoder ops (GroupQueryAttention, RotaryEmbedding, MatMulNBits,
+# SkipSimplifiedLayerNormalization) with a key/value cache as graph inputs.
+
+GENAI_VERSION = "0.18.0"
+
+#: the small decoder config of the batch (head_dim 16, two key/value heads for four queries;
+#: the builder takes any Linear with vocab_size outputs for the LM head, so no other width
+#: may equal it)
+GENAI_SMALL = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 128,
+    "vocab_size": 96,
+    "max_position_embeddings": 128,
+}
+
+#: Phi-3 mini (the builder picks its long-RoPE variant when the two lengths differ)
+PHI3 = {"pad_token_id": 0, "original_max_position_embeddings": 128}
+
+#: name -> (model_type, config overrides, precision, builder EP, builder extra options)
+GENAI_HELDOUT9: dict[str, tuple[str, dict[str, Any], str, str, dict[str, str]]] = {
+    "genai-llama-int4-cpu": ("llama", {}, "int4", "cpu", {}),
+    "genai-llama-fp32-cpu": ("llama", {}, "fp32", "cpu", {}),
+    "genai-llama-int4-qdq-cpu": ("llama", {}, "int4", "cpu", {"use_qdq": "true"}),
+    "genai-llama-int8-cpu": ("llama", {}, "int8", "cpu", {}),
+    "genai-llama-fp16-cuda": ("llama", {}, "fp16", "cuda", {}),
+    "genai-llama-int4-dml": ("llama", {}, "int4", "dml", {}),
+    "genai-llama-int4-webgpu": ("llama", {}, "int4", "webgpu", {}),
+    "genai-llama-fp16-trtrtx": ("llama", {}, "fp16", "NvTensorRtRtx", {}),
+    "genai-llama-int4-embeds-cpu": (
+        "llama", {}, "int4", "cpu", {"exclude_embeds": "true", "int4_accuracy_level": "4"},
+    ),
+    "genai-phi3-int4-cpu": ("phi3", PHI3, "int4", "cpu", {}),
+    "genai-phi3-fp16-dml": ("phi3", PHI3, "fp16", "dml", {}),
+    "genai-qwen2-int4-cpu": ("qwen2", {}, "int4", "cpu", {}),
+    "genai-qwen2-fp32-webgpu": ("qwen2", {}, "fp32", "webgpu", {}),
+    "genai-qwen3-int4-cpu": ("qwen3", {"head_dim": 16}, "int4", "cpu", {}),
+    "genai-qwen3-fp16-cuda": ("qwen3", {"head_dim": 16}, "fp16", "cuda", {}),
+    "genai-gemma-int4-cpu": ("gemma", {"head_dim": 16}, "int4", "cpu", {}),
+    "genai-gemma2-fp32-cpu": ("gemma2", {"head_dim": 16}, "fp32", "cpu", {}),
+    "genai-mistral-bf16-cuda": ("mistral", {"sliding_window": None}, "bf16", "cuda", {}),
+}  # fmt: skip
+
+
+def _genai_hf_folder(folder: Path, model_type: str, overrides: dict[str, Any]) -> None:
+    """A random-weight ``transformers`` folder the genai builder reads: config, weights, tokenizer."""
+    import tokenizers
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.AutoConfig.for_model(model_type, **{**GENAI_SMALL, **overrides})
+    with _quiet():
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+    model.save_pretrained(folder)
+    words = range(3, GENAI_SMALL["vocab_size"])
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2} | {f"t{i}": i for i in words}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    )
+    fast.save_pretrained(folder)
+
+
+def _genai_heldout9(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+
+    mt, over, precision, ep, extra = GENAI_HELDOUT9[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        hf, out = Path(tmp) / "hf", Path(tmp) / "out"
+        _genai_hf_folder(hf, mt, over)
+        cmd = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf),
+               "-o", str(out), "-p", precision, "-e", ep, "-c", str(Path(tmp) / "cache")]  # fmt: skip
+        if extra:
+            cmd += ["--extra_options", *(f"{k}={v}" for k, v in extra.items())]
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=600, check=False, cwd=tmp
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stderr[-300:])
+        # the builder saves the weights as external data; the corpus keeps one file
+        model = onnx.load(str(out / "model.onnx"), load_external_data=True)
+    return model.SerializeToString(), {"precision": precision, "builder_ep": ep, **extra}
+
+
+def heldout9_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, _, precision, ep, _) in GENAI_HELDOUT9.items():
+        entry = Entry(
+            name,
+            "genai",
+            f"onnxruntime-genai=={GENAI_VERSION}:{mt}",
+            f"genai-builder:{precision}:{ep}",
+            None,
+            "dynamic",
+        )
+        jobs.append((name, functools.partial(_genai_heldout9, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -2954,6 +3065,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout6_jobs()
         + heldout7_jobs()
         + heldout8_jobs()
+        + heldout9_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

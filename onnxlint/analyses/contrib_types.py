@@ -28,6 +28,7 @@ from typing import Any
 import onnx
 
 from onnxlint.schema_registry import SCHEMAS_LOCK
+from onnxlint.tensors import inline_array
 
 #: (dims or None when the rank is unknown, element type or 0)
 _Tensor = tuple[list[onnx.TensorShapeProto.Dimension] | None, int]
@@ -216,6 +217,70 @@ def _multi_head_attention(ctx: Any) -> None:
     _set(ctx, 0, elem, [qd[0], qd[1], hidden])
 
 
+def _group_query_attention(ctx: Any) -> None:
+    """GroupQueryAttention (ORT's ``BaseGroupQueryAttentionTypeAndShapeInference``): the
+    output of the query's type, the query's shape when a value is given, else (packed QKV)
+    (batch, sequence, heads x head size), head size the query's hidden size over
+    ``num_heads + 2 * kv_num_heads``; the present key and value of the past key's type and
+    shape (batch, kv heads, present length, head size), the present length the larger of
+    the past's and a constant total length, else unknown (the past's shape with
+    ``sliding_window_cache``). Checked against ORT 1.32's CPU sessions."""
+    q = _input(ctx, 0)
+    if q is None:
+        return
+    qd, elem = q
+    value = _input(ctx, 2)
+    if qd is not None and len(qd) == 3:
+        if value is not None and value[0] is not None:
+            _set(ctx, 0, elem, qd)
+        else:
+            heads, kv_heads = _attr_int(ctx, "num_heads", 0), _attr_int(ctx, "kv_num_heads", 0)
+            hidden = _value(qd[2])
+            size = None
+            if hidden is not None and heads > 0 and heads + 2 * kv_heads > 0:
+                size = hidden // (heads + 2 * kv_heads) * heads
+            _set(ctx, 0, elem, [qd[0], qd[1], _dim(size)])
+    else:
+        _set(ctx, 0, elem, None)
+    past = _input(ctx, 3)
+    if past is None:  # the present as the query's type; ORT's prefill shapes are left out
+        _set(ctx, 1, elem, None)
+        _set(ctx, 2, elem, None)
+        return
+    pd, past_elem = past
+    if pd is None or len(pd) != 4:
+        _set(ctx, 1, past_elem, None)
+        _set(ctx, 2, past_elem, None)
+        return
+    if _attr_int(ctx, "sliding_window_cache", 0) == 1:
+        present = list(pd)
+    else:
+        # ORT 1.32 knows the present length only from a constant total length (measured:
+        # a computed total, the builder's, leaves it unknown whatever the past's length)
+        total = _constant_int(ctx, 6)
+        past_len = _value(pd[2])
+        known = total is not None and total > 0 and past_len is not None
+        length = _dim(max(total, past_len) if known else None)  # type: ignore[type-var]
+        present = [pd[0], pd[1], length, pd[3]]
+    _set(ctx, 1, past_elem, present)
+    _set(ctx, 2, past_elem, present)
+
+
+def _constant_int(ctx: Any, i: int) -> int | None:
+    """The first element of input ``i`` when it is a constant integer tensor."""
+    if i >= ctx.get_num_inputs() or not ctx.has_input(i):
+        return None
+    data = ctx.get_input_data(i)
+    if data is None:
+        return None
+    # never a file: external data is not opened (onnxlint.tensors decodes every value)
+    arr = inline_array(data, max_elements=16)
+    if arr is None or arr.dtype.kind not in "iu":
+        return None
+    values = arr.reshape(-1)
+    return int(values[0]) if values.size else None
+
+
 def _product(
     a: onnx.TensorShapeProto.Dimension, b: onnx.TensorShapeProto.Dimension
 ) -> onnx.TensorShapeProto.Dimension:
@@ -351,6 +416,7 @@ RULES: dict[tuple[str, str], _Rule] = {
     ("com.microsoft", "Attention"): _attention,
     ("com.microsoft", "QAttention"): _q_attention,
     ("com.microsoft", "MultiHeadAttention"): _multi_head_attention,
+    ("com.microsoft", "GroupQueryAttention"): _group_query_attention,
     ("com.microsoft", "MatMulNBits"): _matmul_nbits,
     ("com.microsoft", "GatherBlockQuantized"): _gather_block_quantized,
     ("com.microsoft", "QLinearAdd"): _qlinear_binary,

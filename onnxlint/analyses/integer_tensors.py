@@ -17,8 +17,13 @@ and takes an 8-bit Transpose (which its op builder's types leave out) whose inpu
 quantized: a QuantizeLinear -> Transpose -> DequantizeLinear that ORT's level-1 transpose
 optimizer writes in QDQ ConvNeXt exports, a Transpose of a QLinearMatMul output.
 
+A MatMulNBits (``weight_ops``) adds its weight as the packed weight of the Conv2d it
+builds: when another node QNN takes reads the same initializer (the Reshape of a tied
+embedding table), the one validated first adds it and QNN fails to add the other ("Failed
+to add Conv2d node." for the MatMulNBits).
+
 Measured on real QNN HTP sessions (``rules/facts/profiles/qnn-htp.json``,
-``qnn-integer-tensor-registration``).
+``qnn-integer-tensor-registration``, ``qnn-nbits-shared-weight``).
 """
 
 from __future__ import annotations
@@ -50,7 +55,18 @@ def integer_tensor_refusals(
     quantized: set[str] = set()  # 8-bit tensors added with a quantization
     plain: set[str] = set()  # 8-bit tensors added as plain integers
     out: dict[str, str] = {}
+    weights: set[str] = set()  # tensors added as a weight_ops weight
+    read: set[str] = set()  # 8-bit tensors other claimed nodes read (and so added)
     for n in order:
+        if rule.weight_ops and n.path in claimed:
+            slots = rule.weight_ops.get(n.op_type, ()) if n.domain == "com.microsoft" else ()
+            mine = {n.inputs[i] for i in slots if i < len(n.inputs) and n.inputs[i]}
+            others = {x for x in n.inputs if x and x not in mine}
+            if mine & read or others & weights:
+                out[n.path] = rule.weight_reason
+                continue
+            weights |= mine
+            read |= {x for x in others if dtypes.get(x) in _EIGHT_BIT}
         if (n.domain or "ai.onnx") not in _QDQ_DOMAINS or not n.outputs or not n.outputs[0]:
             continue
         op, y = n.op_type, n.outputs[0]

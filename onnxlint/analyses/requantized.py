@@ -176,18 +176,22 @@ def _stored_constant(lg: LevelGraph, g: GraphRef, name: str) -> bool:
     return source.op_type == "Constant" if source is not None else lg.is_initializer(g, name)
 
 
+#: the largest constant whose values are read to tell whether they are all equal
+UNIFORM_MAX_ELEMENTS = 1 << 20
+
+
 def _uniform(g: GraphRef, name: str) -> bool:
     """Whether ``name`` is an initializer of this graph whose values are all equal (the EP
     takes such a constant per tensor)."""
     tensor = g.initializers.get(name)
     if tensor is None:
         return False
-    from onnx import numpy_helper
+    from onnxlint.tensors import inline_array
 
-    try:
-        values = numpy_helper.to_array(tensor)
-    except Exception:  # external data that is not there: not known to be uniform
-        return False
+    # stored in the model and of a size worth decoding; external data is never opened
+    values = inline_array(tensor, max_elements=UNIFORM_MAX_ELEMENTS)
+    if values is None:
+        return False  # not known to be uniform
     return values.size > 0 and bool((values == values.flat[0]).all())
 
 

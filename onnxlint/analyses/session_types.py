@@ -53,7 +53,11 @@ def infer_session_types_without_weights(
     is not run again (it may then be the answer itself).
     """
     from onnxlint.analyses.contrib_types import RULE_OPS, rules_for, used_rules
-    from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+    from onnxlint.analyses.shapes import (
+        collect_value_types,
+        iter_graphs,
+        strip_constant_declarations,
+    )
     from onnxlint.tensors import dataless_copy, large_initializers
 
     if (
@@ -75,6 +79,9 @@ def infer_session_types_without_weights(
         # Below IR 4 ONNX only reads initializers that are also graph inputs; ORT's
         # optimized models keep the old IR version but drop the folded inputs.
         work.ir_version = 4
+    # ORT types a Constant's output as its tensor, whatever the model declares (a first
+    # pass handed in had the declarations it contradicts taken out already: _infer_source)
+    strip_constant_declarations(work)
     originals: dict[tuple[int, int], onnx.NodeProto] = {}
     # the values whose types :func:`_constant_shapes` reads (a Shape's input, a Range's):
     # the table of every value of a large graph was most of this function's time
@@ -136,7 +143,10 @@ def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto)
     :func:`_constant_shapes` changes nothing. Each later replacement in that round starts
     from a value an earlier one made, so the first is a ``Shape`` of a tensor the answer
     knows statically, or a ``Concat`` (from revision 13) whose inputs are all omitted."""
-    from onnxlint.analyses.shapes import collect_value_types, iter_graphs
+    from onnxlint.analyses.shapes import (
+        collect_value_types,
+        iter_graphs,
+    )
 
     if model.ir_version < 4:
         return False

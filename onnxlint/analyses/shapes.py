@@ -226,7 +226,58 @@ def _infer_source(
             errors.append("out of memory during shape inference")
         except Exception as exc:  # InferenceError, ValidationError, protobuf errors
             errors.append(_one_line(str(exc)))
+        if strict:
+            source = _without_constant_declarations(source)
     return None, errors
+
+
+def _without_constant_declarations(source: onnx.ModelProto | bytes) -> onnx.ModelProto | bytes:
+    """``source`` without the ``value_info`` of its ``Constant`` nodes' outputs (all graphs),
+    or ``source`` itself when it declares none (:func:`strip_constant_declarations`)."""
+    try:
+        model = onnx.ModelProto.FromString(source) if isinstance(source, bytes) else source
+    except Exception:  # not a model: the lenient pass reports it
+        return source
+    if not any(_declared_constants(g) for g in iter_graphs(model.graph)):
+        return source
+    mended = onnx.ModelProto()
+    mended.CopyFrom(model)
+    strip_constant_declarations(mended)
+    return mended.SerializeToString() if isinstance(source, bytes) else mended
+
+
+def _declared_constants(g: onnx.GraphProto) -> set[str]:
+    """The outputs of ``g``'s ``Constant`` nodes that its ``value_info`` declares."""
+    declared = {vi.name for vi in g.value_info}
+    if not declared:
+        return set()
+    return {
+        o
+        for n in g.node
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx")
+        for o in n.output
+        if o in declared
+    }
+
+
+def strip_constant_declarations(model: onnx.ModelProto) -> bool:
+    """Remove, in place, the ``value_info`` of the ``Constant`` nodes' outputs (all graphs);
+    whether there was any.
+
+    ORT turns every Constant node into an initializer when it loads a graph (``Graph::Graph``
+    in ``onnxruntime/core/graph/graph.cc``), whose type is its tensor's: a declaration that
+    contradicts the tensor (onnxruntime-genai's builder declares its ``[1]`` constants as
+    scalars) does not stop ORT, where it fails ONNX's strict inference and, in the lenient
+    pass, hides the constant's value from the nodes that read it (a ReduceSum's axes)."""
+    found = False
+    for g in iter_graphs(model.graph):
+        names = _declared_constants(g)
+        if names:
+            found = True
+            kept = [vi for vi in g.value_info if vi.name not in names]
+            del g.value_info[:]
+            g.value_info.extend(kept)
+    return found
 
 
 def _serialized(model: onnx.ModelProto) -> bytes | None:

@@ -208,6 +208,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             for op, slots in data.get("kernel_memory", {}).get("cpu_inputs", {}).items()
         },
         dequantized_constants=bool(data.get("dequantized_constants", False)),
+        runtime_onnxruntime=data.get("runtime_onnxruntime"),
         requantized_constant_failures=tuple(
             RequantizedConstantFailure(
                 op=r["op"],
@@ -367,6 +368,9 @@ def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | 
         dequantize_reason=str(spec["dequantize_reason"]),
         quantized_input_reason=str(spec["quantized_input_reason"]),
         provenance=spec.get("provenance"),
+        weight_ops={op: tuple(slots) for op, slots in spec.get("weight_ops", {}).items()},
+        weight_reason=str(spec.get("weight_reason", "")),
+        weight_provenance=spec.get("weight_provenance"),
     )
 
 

@@ -366,6 +366,12 @@ class IntegerTensorRule:
     dequantize_reason: str
     quantized_input_reason: str
     provenance: str | None = None
+    #: op -> input slots the EP adds as a weight of its own form (MatMulNBits' packed weight)
+    weight_ops: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    weight_reason: str = ""
+    weight_provenance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -454,6 +460,8 @@ class Profile:
     source: str = ""
     #: a DequantizeLinear of constants counts as a constant input (quantized weights)
     dequantized_constants: bool = False
+    #: the ORT release the EP ships in, when it is its own ORT package (``runtime_onnxruntime``)
+    runtime_onnxruntime: str | None = None
     #: cause ("dynamic_shapes", "control_flow") -> "cpu_fallback" | "session_fails"
     refusal_consequence: Mapping[str, Consequence] = field(
         default_factory=dict, hash=False, compare=False

@@ -10,7 +10,6 @@ from functools import lru_cache
 
 from onnx import defs
 
-from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN
 from onnxlint.analyses.ort_kernels import ort_registers
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
@@ -348,82 +347,6 @@ g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
                     domain=domain,
                     opset=opset,
                     last=last,
-                )
-            )
-
-
-@register
-class ContribInputType(Rule):
-    """An input of an ORT contrib operator has a type its ORT schema does not allow.
-
-    What it does:
-        Checks the element type of each input of a ``com.microsoft`` node against the
-        types the installed onnxruntime's schema of that operator allows for it (read
-        from ORT once per build and cached). Inputs of unknown type are not checked.
-
-    Why it matters:
-        ORT checks every node against its schema when it loads the model and refuses the
-        whole model on a mismatch ("Type Error: Type 'tensor(uint8)' of input parameter
-        (...) of operator (QGemm) ... is invalid"), on every EP. ONNX's checker knows no
-        contrib schema, so nothing else catches it before ORT does. A quantization tool
-        that writes a bias of the wrong type into a QOperator op (``QGemm``) is the usual
-        cause.
-
-    Fix:
-        Give the input one of the types the message lists: re-quantize (an int32 bias
-        for the QOperator ops), or insert a ``Cast``.
-
-    Execution providers:
-        All: ORT refuses the model before any EP sees it.
-    """
-
-    code = "OL207"
-    node_local = True  # its inputs' types and the installed ORT's schema
-    name = "contrib-input-type"
-    category = Category.OPSET
-    severity = Severity.ERROR
-    messages = {
-        "default": "input {index} of {op} ('{tensor}') is {dtype}, which ONNX Runtime's "
-        "com.microsoft {op} schema does not allow there ({allowed}): ORT refuses to load "
-        "the model",
-    }
-    visits = ("*",)
-    example_bad = """\
-<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-g (int32[2,4] x) => (int32[2,4] y) {
-    y = com.microsoft.FastGelu(x)
-}
-"""
-    example_good = """\
-<ir_version: 8, opset_import: ["" : 17, "com.microsoft" : 1]>
-g (float[2,4] x) => (float[2,4] y) {
-    y = com.microsoft.FastGelu(x)
-}
-"""
-
-    def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        if node.domain != CONTRIB_DOMAIN:
-            return
-        from onnxlint.analyses.ort_contrib_schemas import allowed_input_types
-        from onnxlint.analyses.shapes import Shapes
-
-        shapes = ctx.analysis(Shapes)
-        opset = node.opset or 1  # ORT imports a used contrib domain at 1
-        for i, name in enumerate(node.input_names):
-            vt = shapes.value_type(name) if name else None
-            if vt is None or vt.kind != "tensor" or not vt.dtype:
-                continue
-            allowed = allowed_input_types(node.op_type, opset, i)
-            if allowed is None or f"tensor({vt.dtype})" in allowed:
-                continue
-            ctx.emit(
-                self.make(
-                    node.location(tensor=name, slot="input"),
-                    op=node.op_type,
-                    index=i,
-                    tensor=name,
-                    dtype=vt.dtype,
-                    allowed=", ".join(sorted(t[7:-1] for t in allowed)),
                 )
             )
 

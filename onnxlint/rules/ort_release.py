@@ -9,14 +9,13 @@ describes for an EP whose package ships its own ORT (onnxruntime-openvino).
 
 from __future__ import annotations
 
-from onnx import numpy_helper
-
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Severity
 from onnxlint.index import DEFAULT_DOMAIN, NodeRef
 from onnxlint.ort_versions import LoadRefusal, ep_ort_version, load_refusals, release
 from onnxlint.rule import Rule, register
+from onnxlint.tensors import inline_scalar_int
 
 
 def _int_attr(node: NodeRef, name: str, default: int) -> int:
@@ -55,7 +54,10 @@ def _gathered_from_shape(ctx: LintContext, node: NodeRef) -> bool:
         index = value.t if value is not None and value.HasField("t") else None
     if index is None or list(index.dims) != [1]:
         return False
-    (a,) = (int(v) for v in numpy_helper.to_array(index).reshape(-1))
+    gathered = inline_scalar_int(index)
+    if gathered is None:
+        return False  # external or undecodable: not known
+    a = gathered
     axis = _int_attr(node, "axis", -1)
     return _static_dim(ctx, shape.inputs[0], a) and _static_dim(ctx, node.inputs[0], axis)
 

@@ -282,6 +282,43 @@ def _cases() -> dict[str, onnx.ModelProto]:
             *_qparams("b"),
         ],
     )
+    # onnxruntime-genai's decoders (ninth held-out batch): packed QKV with a key/value cache
+    # of symbolic length; a constant total length larger than the cache's; a windowed cache
+    gqa_inputs = [
+        _x("qkv", ["b", "s", 64]),
+        _x("past_k", ["b", 2, "l", 8]),
+        _x("past_v", ["b", 2, "l", 8]),
+        h.make_tensor_value_info("seqlens_k", T.INT32, ["b"]),
+    ]
+    total = [h.make_tensor_value_info("total_len", T.INT32, [])]
+    gqa_args = ["qkv", "", "", "past_k", "past_v", "seqlens_k", "total_len"]
+    heads = {"num_heads": 4, "kv_num_heads": 2}
+    cases["GroupQueryAttention"] = _model(
+        [h.make_node("GroupQueryAttention", gqa_args, ["y", "pk", "pv"], domain=MS, **heads)],
+        gqa_inputs + total,
+        [],
+    )
+    static_past = [
+        _x("qkv", [1, 4, 64]),
+        _x("past_k", [1, 2, 4, 8]),
+        _x("past_v", [1, 2, 4, 8]),
+        h.make_tensor_value_info("seqlens_k", T.INT32, [1]),
+    ]
+    cases["GroupQueryAttention-total"] = _model(
+        [h.make_node("GroupQueryAttention", gqa_args, ["y", "pk", "pv"], domain=MS, **heads)],
+        static_past,
+        [numpy_helper.from_array(np.array(6, np.int32), "total_len")],
+    )
+    cases["GroupQueryAttention-window"] = _model(
+        [
+            h.make_node(
+                "GroupQueryAttention", gqa_args, ["y", "pk", "pv"], domain=MS,
+                sliding_window_cache=1, local_window_size=4, **heads,
+            )
+        ],
+        static_past,
+        [numpy_helper.from_array(np.array(6, np.int32), "total_len")],
+    )  # fmt: skip
     q_names = ["word", "pos", "seg", "gamma", "beta"]
     q_shapes = [[30, 8], [16, 8], [2, 8], [8], [8]]
     cases["QEmbedLayerNormalization"] = _model(

@@ -100,3 +100,37 @@ def test_a_loading_session_without_a_prediction_is_counted_not_dropped() -> None
     table = accuracy.format_table(summary)
     assert "| qnn/default | 1 (1 without a prediction) |" in table
     assert "| qnn/disabled | 1 |" in table
+
+
+def test_a_node_the_cpu_ep_cannot_run_flags_every_target(tmp_path: Any) -> None:
+    """OL508 names the CPU EP (no EP of the list runs the node, CPU included): the CPU EP is
+    the fallback of every target, so the finding flags the QNN and OpenVINO sessions' failure
+    too, not only the CPU one's (onnxruntime-genai's bfloat16 decoder: a bfloat16 MatMul
+    fails every session with "Could not find an implementation for MatMul(13)")."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [1, 4])
+    w = helper.make_tensor("w", TensorProto.BFLOAT16, [4, 4], [0] * 16)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], "mm")], "g", [x], [y], [w]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "bf16.onnx"
+    onnx.save(model, path)
+    failed = {"status": "error", "error": "Could not find an implementation for MatMul(13)"}
+    truth = {
+        "model": "bf16",
+        "sessions": {
+            f"{t}/{lv}": failed for t in ("cpu", "qnn", "openvino") for lv in accuracy.LEVELS
+        },
+    }
+    rows = accuracy.evaluate_model(truth, path, "genai", ("cpu", "qnn", "openvino"))
+    assert {(r.target, r.level) for r in rows} == {
+        (t, lv) for t in ("cpu", "qnn", "openvino") for lv in accuracy.LEVELS
+    }
+    assert all("OL508" in r.error_findings for r in rows), [
+        (r.target, r.error_findings) for r in rows
+    ]
