@@ -203,7 +203,7 @@ def test_dims_named_inside_the_graph_give_way_to_the_input_dims_they_trace_to() 
     """ORT's symbolic inference names the dims it computes (``Addoutput_dim_0``, or an
     expression of others); a refusal for them names the graph input dims they trace to."""
     from onnxlint.analyses.capability import NodeFacts, Verdict
-    from onnxlint.rules.ep_support import _cause
+    from onnxlint.rules.refusal_causes import _cause
 
     facts = NodeFacts(
         "MatMul", input_shapes=(("Addoutput_dim_0", 4), (4, 4)), output_shapes=(("floor(a/4)", 4),)

@@ -569,8 +569,7 @@ def _rank_lost_tensors(
         return {}
     la = ctx.analysis(Assignment).exported
     out: dict[str, tuple[NodeRef, int]] = {}
-    # each partition's nodes in the graph's order, in one walk of the graph (a walk per
-    # partition was most of a 100k-node lint's partition checks)
+    # each partition's nodes in graph order, in one walk (not one walk per partition)
     part_of = {path: part for part in plan.partitions if losing.get(part.ep) for path in part.nodes}
     for n in plan.graph.index.nodes:
         part = part_of.get(n.path)
