@@ -138,7 +138,10 @@ g (float[1,8,16] x) => (float[1,8,16] v, int64[1,8,16] i) {
             return
         seen: set[str] = set()
         for p in ctx.eps:
-            version = ep_ort_version(p.ep, p.describes.get("onnxruntime"), ctx.config.target_ort)
+            # the ORT an EP's own package ships (onnxruntime-openvino), else the one its
+            # profile was measured with
+            shipped = p.runtime_onnxruntime or p.describes.get("onnxruntime")
+            version = ep_ort_version(p.ep, shipped, ctx.config.target_ort)
             for r in wanted:
                 if p.ep not in seen and r.refused_by(version):
                     seen.add(p.ep)
