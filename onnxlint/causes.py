@@ -150,6 +150,7 @@ class CauseGroup:
         """What the cause is and what it costs, without the per-node detail."""
         n = len(self.nodes)
         cost = f"{n} node{'s' if n != 1 else ''}"
+        fall, have = ("fall", "have") if n != 1 else ("falls", "has")
         ep = self.ep or "the EP"
         kind, subject = self.cause.kind, self.cause.subject
         if kind == "dynamic-dims":
@@ -164,7 +165,7 @@ class CauseGroup:
                 f" and refuses {cost}" if n else ""
             )
         if kind == "data-dependent":
-            return f"{cost} have shapes computed at run time: {ep} needs static shapes"
+            return f"{cost} {have} shapes computed at run time: {ep} needs static shapes"
         if kind == "folded-shape":
             return (
                 f"shapes are computed at run time from values known at export time, from "
@@ -172,13 +173,13 @@ class CauseGroup:
                 f"static shapes and, with them off, refuses {cost}"
             )
         if kind == "op":
-            return f"{ep} has no implementation of {subject[0]}: {cost} fall back"
+            return f"{ep} has no implementation of {subject[0]}: {cost} {fall} back"
         if kind == "revision":
-            return f"{ep} does not implement {subject[0]} revision {subject[1]}: {cost} fall back"
+            return f"{ep} does not implement {subject[0]} revision {subject[1]}: {cost} {fall} back"
         if kind == "dtype":
             return f"{ep} does not support the element types of {cost} ({subject[0]})"
         if kind == "domain":
-            return f"{ep} does not claim the custom domain {subject[0]}: {cost} fall back"
+            return f"{ep} does not claim the custom domain {subject[0]}: {cost} {fall} back"
         if len(subject) > 1:
             return f"{ep} refuses {cost} ({subject[0]}): {CONSTRAINT_WORDS.get(subject[1], subject[1])}"
         return f"{ep} refuses {cost} ({subject[0]})"

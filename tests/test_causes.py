@@ -287,3 +287,23 @@ g (float[1,4] x, int64[8] p) => (float[1,4] y) {
     assert title == "qnn-htp refuses 2 nodes (Pad): an input it needs constant is computed"
     w = WhatIf("qnn-htp", {"N": 1}, "cmd", (0, 3, 0), (1, 3, 1), [(title, 2)])
     assert w.describe().endswith(f"; still off qnn-htp: {title}")
+
+
+def test_a_one_node_cause_is_titled_in_the_singular() -> None:
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 4])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 4])
+    graph = onnx.helper.make_graph(
+        [
+            onnx.helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            onnx.helper.make_node("Dropout", ["r"], ["y"], name="drop"),
+        ],
+        "g",
+        [x],
+        [y],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    report = lint(model, eps=["qnn"], config=Config())
+    titles = [g.title() for g in group(report, min_members=1)]
+    assert any(t.endswith("Dropout: 1 node falls back") for t in titles), titles
+    assert not any("1 node fall back" in t for t in titles), titles
