@@ -248,3 +248,23 @@ def test_progress_notes_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None
     out, err = capsys.readouterr()
     assert out == ""
     assert err == "onnxlint: confirming m.onnx on qnn-htp: 2 sessions (disabled, basic)\n"
+
+
+def test_a_remedy_repeated_row_after_row_is_written_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # two dynamic graph inputs, an EP that does not need static shapes: two OL301 rows
+    # with one and the same fix command
+    text = (
+        '<ir_version: 8, opset_import: ["" : 17]>\n'
+        "g (float[batch,4] a, float[batch,4] b) => (float[batch,4] y) {\n"
+        " [add] y = Add(a, b)\n}"
+    )
+    (tmp_path / "two.onnxtxt").write_text(text)
+    cli.main([str(tmp_path / "two.onnxtxt"), "--isolated", "--ep", "cpu", "--no-progress"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("OL301")]
+    assert len(rows) == 2, out
+    assert out.count("fix: run `onnxlint fix-shapes") == 1, out
+    assert out.count("fix: as above") == 1, out
+    assert out.index("fix: run `onnxlint fix-shapes") < out.index("fix: as above")

@@ -219,11 +219,16 @@ def _rows(
 
     rows: list[list[str]] = []
     grouped = 0
+    last_fix: tuple[str, str] | None = None
     for item in shown(report, min_severity, show_nodes):
         sev = item.severity.label
         if color:
             sev = f"{_COLORS[item.severity]}{sev}{_RESET}"
         fix = f"\nfix: {item.fix.title}" if item.fix else ""
+        if item.fix and last_fix == (item.code, item.fix.title):
+            # one rule's same remedy, row after row (each dynamic graph input): said once
+            fix = "\nfix: as above"
+        last_fix = (item.code, item.fix.title) if item.fix else None
         rows.append([item.code, sev, item.where(), item.ep or "", item.message + fix])
         grouped += len(item.group.members) if item.group else 0
     return rows, grouped
