@@ -29,8 +29,10 @@ QDQ of dynamo exports and of decoders, loops over convolutions and four more whe
 adds more families again (long-range, entity, markup and Fourier text encoders, recurrent and
 Japanese decoders, video, detection, hierarchical vision and speech encoders, M2M-100, UMT5 and
 ProphetNet whole), QDQ of them, a scripted greedy decoder and LSTM cell steps, and one wheel.
-Every model is built on its own; one that fails to build is recorded with its
-error and the build goes on.
+The tenth batch is what Hugging Face Optimum writes (exports, merged decoders,
+ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
+(``requirements-optimum.txt``). Every model is built on its own; one that fails to build is
+recorded with its error and the build goes on.
 """
 
 from __future__ import annotations
