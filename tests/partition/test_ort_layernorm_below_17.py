@@ -92,3 +92,13 @@ def test_ort_layernorm_below_17_on_real_qnn() -> None:
 @pytest.mark.ort_openvino
 def test_ort_layernorm_below_17_on_real_openvino() -> None:
     check_real("openvino", str(openvino_runner()), {f"op{o}": _model(o) for o in (14, 17)})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opset", [11, 14, 16])
+def test_ort_layernorm_below_17_loads_and_runs_on_real_cpu(opset: int) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    model = _model(opset)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"x": np.ones((1, 8, 16), np.float32)})
+    assert y.shape == (1, 8, 16)
