@@ -31,18 +31,22 @@ Japanese decoders, video, detection, hierarchical vision and speech encoders, M2
 ProphetNet whole), QDQ of them, a scripted greedy decoder and LSTM cell steps, and one wheel.
 The ninth adds decoders as onnxruntime-genai's model builder writes them for each precision
 and execution provider it targets (GroupQueryAttention, MatMulNBits, RotaryEmbedding).
-Every model is built on its own; one that fails to build is recorded with its
-error and the build goes on.
+The tenth is what Hugging Face Optimum writes (exports, merged decoders,
+ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
+(``requirements-optimum.txt``). Every model is built on its own; one that fails to build is
+recorded with its error and the build goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import functools
 import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -2897,6 +2901,82 @@ def heldout9_jobs() -> list[Job]:
             "dynamic",
         )
         jobs.append((name, functools.partial(_genai_heldout9, name), entry))
+# Held-out batch 10 (2026-12-07): what Hugging Face Optimum writes. optimum-onnx needs an
+# older transformers than the corpus venv's, so build_optimum.py runs in a venv of its own
+# (requirements-optimum.txt) and this side only takes the files it writes.
+
+OPTIMUM_PYTHON_ENV = "ONNXLINT_OPTIMUM_PYTHON"
+
+#: name -> (build_optimum group, file it writes, family, opset, dims, how it was made)
+OPTIMUM_HELDOUT10: dict[str, tuple[str, str, str, int, str, str]] = {
+    "optimum-bert-textcls-op14": ("bert", "export-model.onnx", "transformer", 14, "dynamic", "optimum"),
+    "optimum-bert-textcls-ortopt-o1": ("bert", "O1-model.onnx", "ort-optimized", 14, "dynamic", "optimum+ORTOptimizer:O1"),
+    "optimum-bert-textcls-ortopt-o2": ("bert", "O2-model.onnx", "ort-optimized", 14, "dynamic", "optimum+ORTOptimizer:O2"),
+    "optimum-bert-textcls-ortopt-o3": ("bert", "O3-model.onnx", "ort-optimized", 14, "dynamic", "optimum+ORTOptimizer:O3"),
+    "optimum-bert-textcls-ortq-avx512vnni": ("bert", "avx512_vnni-model.onnx", "dynamic-quant", 14, "dynamic", "optimum+ORTQuantizer:avx512_vnni"),
+    "optimum-bert-textcls-ortq-avx2": ("bert", "avx2-model.onnx", "dynamic-quant", 14, "dynamic", "optimum+ORTQuantizer:avx2"),
+    "optimum-vit-imgcls-op18": ("vit", "export-model.onnx", "vision", 18, "dynamic", "optimum"),
+    "optimum-vit-imgcls-ortopt-o1": ("vit", "O1-model.onnx", "ort-optimized", 18, "dynamic", "optimum+ORTOptimizer:O1"),
+    "optimum-vit-imgcls-ortopt-o2": ("vit", "O2-model.onnx", "ort-optimized", 18, "dynamic", "optimum+ORTOptimizer:O2"),
+    "optimum-gpt2-textgen-past-op18": ("gpt2", "export-model.onnx", "kv-cache", 18, "dynamic", "optimum"),
+    "optimum-gpt2-textgen-past-ortq-arm64": ("gpt2", "arm64-model.onnx", "dynamic-quant", 18, "dynamic", "optimum+ORTQuantizer:arm64"),
+    "optimum-gpt2-decoder-merged-op18": ("gpt2", "merged.onnx", "kv-cache", 18, "dynamic", "optimum+merge_decoders"),
+    "optimum-llama-textgen-past-op18": ("llama", "export-model.onnx", "kv-cache", 18, "dynamic", "optimum"),
+    "optimum-llama-decoder-merged-op18": ("llama", "merged.onnx", "kv-cache", 18, "dynamic", "optimum+merge_decoders"),
+    "optimum-t5-encoder-op17": ("t5", "export-encoder_model.onnx", "transformer", 17, "dynamic", "optimum"),
+    "optimum-t5-decoder-op17": ("t5", "export-decoder_model.onnx", "kv-cache", 17, "dynamic", "optimum"),
+    "optimum-t5-decoder-with-past-op17": ("t5", "export-decoder_with_past_model.onnx", "kv-cache", 17, "dynamic", "optimum"),
+    "optimum-t5-decoder-merged-op17": ("t5", "export-decoder_model_merged.onnx", "kv-cache", 17, "dynamic", "optimum"),
+    "optimum-t5-decoder-merged-ortq-arm64": ("t5", "arm64-decoder_model_merged.onnx", "dynamic-quant", 17, "dynamic", "optimum+ORTQuantizer:arm64"),
+    "optimum-bart-encoder-op16": ("bart", "export-encoder_model.onnx", "transformer", 16, "dynamic", "optimum"),
+    "optimum-bart-decoder-merged-op16": ("bart", "export-decoder_model_merged.onnx", "kv-cache", 16, "dynamic", "optimum"),
+    "optimum-whisper-encoder-op18": ("whisper", "export-encoder_model.onnx", "audio", 18, "dynamic", "optimum"),
+    "optimum-whisper-decoder-with-past-op18": ("whisper", "export-decoder_with_past_model.onnx", "kv-cache", 18, "dynamic", "optimum"),
+    "optimum-whisper-decoder-merged-op18": ("whisper", "export-decoder_model_merged.onnx", "kv-cache", 18, "dynamic", "optimum"),
+}  # fmt: skip
+
+
+def _optimum_python() -> str:
+    return os.environ.get(OPTIMUM_PYTHON_ENV) or str(HERE.parents[1] / ".venv-optimum/bin/python")
+
+
+@functools.cache
+def _optimum_versions() -> dict[str, str]:
+    proc = subprocess.run(
+        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--versions"],
+        capture_output=True, text=True, timeout=120, check=True, cwd=HERE.parents[1],
+    )  # fmt: skip
+    return dict(json.loads(proc.stdout))
+
+
+@functools.cache
+def _optimum_group(group: str) -> Path:
+    """The folder ``build_optimum.py`` wrote ``group``'s files into (kept for this run)."""
+    out = Path(tempfile.mkdtemp(prefix=f"optimum-{group}-"))
+    atexit.register(shutil.rmtree, out, True)
+    proc = subprocess.run(
+        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--group", group,
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=1200, check=False, cwd=HERE.parents[1],
+        # merge_decoders names the weights both decoders share in set order
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"build_optimum --group {group}: {proc.stderr[-300:]}")
+    return out
+
+
+def _optimum(name: str) -> tuple[bytes, dict[str, Any]]:
+    group, filename = OPTIMUM_HELDOUT10[name][:2]
+    data = (_optimum_group(group) / filename).read_bytes()
+    return data, {"optimum_venv": _optimum_versions(), "optimum_file": filename}
+
+
+def heldout10_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (group, _, family, opset, dims, how) in OPTIMUM_HELDOUT10.items():
+        entry = Entry(name, family, f"optimum:{group}", how, opset, dims)
+        jobs.append((name, functools.partial(_optimum, name), entry))
     return jobs
 
 
@@ -3066,6 +3146,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout7_jobs()
         + heldout8_jobs()
         + heldout9_jobs()
+        + heldout10_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -3,7 +3,8 @@ schemas infer them, lent to ONNX's shape inference for one call.
 
 ONNX has no schema for ORT's contrib operators (``com.microsoft``: the fused ops ORT's
 transformer optimizer writes, MatMulNBits, the QOperator ``QLinear*`` ops...) nor for
-``SimplifiedLayerNormalization``, which ORT registers in the ``ai.onnx`` domain. Its
+``SimplifiedLayerNormalization``, which ORT registers in the ``ai.onnx`` domain, nor for
+ORT's own ``LayerNormalization`` (ai.onnx from version 1; ONNX's starts at opset 17). Its
 inference leaves their outputs, and everything computed from them, without a type or a
 shape, where ORT's graph resolution, which runs the inference functions of its contrib
 schemas, knows both: a QNN prediction then refused every node downstream ("QNN needs
@@ -411,6 +412,9 @@ RULES: dict[tuple[str, str], _Rule] = {
     ("com.microsoft", "SkipLayerNormalization"): _skip_layer_norm,
     ("com.microsoft", "SkipSimplifiedLayerNormalization"): _skip_layer_norm,
     ("", "SimplifiedLayerNormalization"): _layer_norm,
+    # ORT's own LayerNormalization, registered in ai.onnx from version 1 before ONNX's
+    # opset 17 (ORT's transformer optimizer writes it into models of any opset)
+    ("", "LayerNormalization"): _like_input0,
     ("com.microsoft", "EmbedLayerNormalization"): _embed_layer_norm,
     ("com.microsoft", "QEmbedLayerNormalization"): _q_embed_layer_norm,
     ("com.microsoft", "Attention"): _attention,
@@ -468,6 +472,10 @@ def _schema(domain: str, op: str, rule: _Rule) -> onnx.defs.OpSchema:
 #: every op name :data:`RULES` has (some are also ONNX ops in ai.onnx: Gelu, Attention...)
 RULE_OPS = frozenset(op for _, op in RULES)
 
+#: rules for ops ONNX defines only from a later opset than ORT does: their schema is
+#: lent at version 1, below ONNX's first (a model importing ONNX's opset gets ONNX's)
+BELOW_ONNX = frozenset({("", "LayerNormalization")})
+
 
 def rules_for(pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     """The (domain, op) of :data:`RULES` among ``pairs`` (a node's domain and op type)
@@ -475,7 +483,7 @@ def rules_for(pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for domain, op in pairs:
         key = ("" if domain in _STANDARD else domain, op)
-        if key in RULES and not onnx.defs.has(op, key[0]):
+        if key in RULES and (key in BELOW_ONNX or not onnx.defs.has(op, key[0])):
             found.add(key)
     return frozenset(found)
 
@@ -501,7 +509,7 @@ def _registered(keys: frozenset[tuple[str, str]]) -> Iterator[None]:
         done: list[tuple[str, str]] = []
         try:
             for domain, op in sorted(keys):
-                if onnx.defs.has(op, domain):
+                if onnx.defs.has(op, 1, domain):
                     continue  # registered meanwhile by someone else: theirs stays
                 onnx.defs.register_schema(_schema(domain, op, RULES[(domain, op)]))
                 done.append((domain, op))

@@ -65,6 +65,16 @@ def ort_registers(op_type: str) -> bool | None:
     return None if kernels is None else op_type in kernels
 
 
+def ort_kernel_since(op_type: str, opset: int) -> int | None:
+    """The first version of the installed onnxruntime's ai.onnx CPU kernels for ``op_type``
+    that a model importing ``opset`` reaches (ORT's own older registrations included: its
+    LayerNormalization contrib op was registered in ai.onnx from version 1, years before
+    ONNX's opset 17); None when there is none or it cannot tell."""
+    kernels = _cpu_kernels()
+    starts = [lo for lo, _ in (kernels or {}).get(op_type, []) if lo <= opset]
+    return min(starts) if starts else None
+
+
 def cpu_has_kernel(op_type: str, since: int | None) -> bool:
     kernels = _cpu_kernels()
     if kernels is None:

@@ -165,6 +165,8 @@ def _layout_problem(
         if prod is None or prod.path in unit or prod.op_type == "DequantizeLinear":
             return None
         return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
+    if rule.condition == "channel_mismatch":
+        return _channel_mismatch(n, la)
     if rule.condition == "integer_input":
         slot = rule.slot or 0
         na = la.get(n.path)
@@ -173,6 +175,22 @@ def _layout_problem(
         if dtype is not None and dtype.startswith(("int", "uint")):
             return f"input {slot} is {dtype}"
     return None
+
+
+def _channel_mismatch(n: NodeRef, la: LevelAssignment) -> str | None:
+    """Input 0's channel dim (dim 1) against the weight's input channels times ``group``,
+    both known: what they are when they differ."""
+    na = la.get(n.path)
+    shapes = na.facts.input_shapes if na is not None else ()
+    if len(shapes) < 2 or not shapes[0] or not shapes[1]:
+        return None
+    x, w = shapes[0], shapes[1]
+    if len(x) < 2 or len(w) < 2 or type(x[1]) is not int or type(w[1]) is not int:
+        return None
+    group = na.facts.attributes.get("group", 1) if na is not None else 1
+    if not isinstance(group, int) or x[1] == w[1] * group:
+        return None
+    return f"input 0 has {x[1]} channels, the weight takes {w[1]} x group {group}"
 
 
 def finalize_failures(

@@ -246,7 +246,9 @@ class LayoutPassFailure:
     ``"computed_bias_in_qdq_unit"`` (the op is the target of a QDQ unit and input ``slot``
     is computed by a node that is not a DequantizeLinear) or ``"integer_input"`` (input
     ``slot``, 0 by default, has an integer element type: a quantized tensor outside any
-    QDQ unit, whose quantization the EP does not know)."""
+    QDQ unit, whose quantization the EP does not know) or ``"channel_mismatch"`` (input 0's
+    dim 1, known, differs from the weight's dim 1 times ``group``: the input has another
+    number of channels than the weight takes)."""
 
     op: str
     condition: str

@@ -87,8 +87,10 @@ class EpRefusedAfterLayoutTransform(_SessionFailure):
         MaxPool), reports the nodes the predicted partitions give the EP that meet one of
         the listed conditions: a QDQ Conv whose bias is computed by a node at run time (an
         ``Identity`` of the bias DequantizeLinear, as exporters write for shared biases),
-        a Conv whose output has a zero-sized dimension, or a MaxPool of a uint8 or int8
-        tensor outside any QDQ unit (the QOperator format's MaxPool between QLinearConvs). Both graph levels are checked: the
+        a Conv whose output has a zero-sized dimension, a Conv whose input has another
+        number of channels than its weight takes (a channel dim fixed to the wrong value),
+        or a MaxPool of a uint8 or int8 tensor outside any QDQ unit (the QOperator
+        format's MaxPool between QLinearConvs). Both graph levels are checked: the
         exported graph is what a session with optimizations disabled partitions, the
         level-1 graph what a default session partitions.
 

@@ -7,10 +7,11 @@ operator" errors are opset mismatches fixed by re-exporting.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from onnx import defs
 
-from onnxlint.analyses.ort_kernels import ort_registers
+from onnxlint.analyses.ort_kernels import ort_kernel_since, ort_registers
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.index import DEFAULT_DOMAIN, NodeRef, norm_domain
@@ -256,6 +257,14 @@ g (float[1,4] x) => (float[1,4] y) {
             ctx.emit(self.make(node.location(), op=node.op_type, domain=domain))
 
 
+def _ort_older(node: NodeRef, opset: int) -> int | None:
+    """The first version of ORT's own ai.onnx kernel for ``node``'s op below ONNX's that a
+    model importing ``opset`` loads with (ORT registers its schema too); None if none."""
+    since = ort_kernel_since(node.op_type, opset)
+    first = _versions_of(node.op_type, DEFAULT_DOMAIN)
+    return since if since is not None and first and since < first[0] else None
+
+
 @register
 class UnknownOperator(Rule):
     """An operator does not exist in its standard domain at the imported opset.
@@ -263,7 +272,11 @@ class UnknownOperator(Rule):
     What it does:
         Resolves each ``ai.onnx``/``ai.onnx.ml`` node against the ONNX schemas at the
         imported opset. When the op exists only at later opsets, names the first opset
-        that defines it; when it was removed, names the last opset that had it.
+        that defines it; when it was removed, names the last opset that had it. An op
+        ONNX defines only from a later opset but the installed ONNX Runtime registers an
+        older one of its own for in ai.onnx (LayerNormalization from version 1, as ORT's
+        transformer optimizer writes it into models of any opset) is a warning: ORT
+        loads it, other runtimes do not.
 
     Why it matters:
         ORT fails to load the model, and the error reads like a missing feature when
@@ -288,18 +301,22 @@ class UnknownOperator(Rule):
         "unknown": "{op} is not an operator of {domain} at any opset",
         "ort_only": "{op} is not an ONNX operator, but ONNX Runtime registers a kernel for it in "
         "{domain} (its own contrib operator): the model runs on ONNX Runtime only",
+        "ort_older": "{op} does not exist at {domain} opset {opset} (ONNX introduced it in opset "
+        "{first}), but ONNX Runtime registers its own older {op} in {domain} from version "
+        "{since}: the model loads on ONNX Runtime only; re-export with opset_version={first} "
+        "for other runtimes",
     }
     visits = ("*",)
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 13]>
-g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
-    y = LayerNormalization(x, s, b)
+g (float[1,4] x) => (float[1,4] y) {
+    y = Gelu(x)
 }
 """
     example_good = """\
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
-    y = LayerNormalization(x, s, b)
+<ir_version: 10, opset_import: ["" : 20]>
+g (float[1,4] x) => (float[1,4] y) {
+    y = Gelu(x)
 }
 """
 
@@ -325,10 +342,14 @@ g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {
                 return
             ctx.emit(self.make(node.location(), "unknown", op=node.op_type, domain=domain))
         elif versions[0] > opset:
+            since = _ort_older(node, opset) if domain == DEFAULT_DOMAIN else None
+            extra: dict[str, Any] = {} if since is None else {"since": since}
             ctx.emit(
                 self.make(
                     node.location(),
-                    "later",
+                    "later" if since is None else "ort_older",
+                    severity=Severity.ERROR if since is None else Severity.WARNING,
+                    **extra,
                     op=node.op_type,
                     domain=domain,
                     opset=opset,

@@ -85,6 +85,15 @@ def _cases() -> dict[str, onnx.ModelProto]:
         [_init("gamma", [8])],
         ms=False,
     )
+    # ORT's own LayerNormalization in ai.onnx below ONNX's opset 17 (ORT's transformer
+    # optimizer writes it so into opset-14 BERTs)
+    cases["LayerNormalization-opset14"] = _model(
+        [h.make_node("LayerNormalization", ["x", "gamma", "beta"], ["y"], axis=-1)],
+        [_x()],
+        [_init("gamma", [8]), _init("beta", [8])],
+        opset=14,
+        ms=False,
+    )
     cases["SimplifiedLayerNormalization-axis1"] = _model(
         [h.make_node("SimplifiedLayerNormalization", ["x", "g2"], ["y", "inv"], axis=1)],
         [_x(shape=["b", 4, 8])],
@@ -435,6 +444,9 @@ def test_registry_left_as_found() -> None:
     infer_shapes(CASES["SkipLayerNormalization"], strict_mode=False, data_prop=False)
     assert not onnx.defs.has("SkipLayerNormalization", MS)
     assert not onnx.defs.has("SimplifiedLayerNormalization", "")
+    infer_shapes(CASES["LayerNormalization-opset14"], strict_mode=False, data_prop=False)
+    assert not onnx.defs.has("LayerNormalization", 16, "")
+    assert onnx.defs.has("LayerNormalization", 17, "")  # ONNX's own stays
 
 
 def test_op_types_known_answer_without_a_walk() -> None:

@@ -102,11 +102,23 @@ CASES = [
         "op-introduced-later",
         {"select": ["OL204"]},
         '<ir_version: 8, opset_import: ["" : 13]>\n'
+        "g (int64 n) => (float[4] y) {\n [win] y = HannWindow(n)\n}",
+        [
+            (
+                "OL204",
+                "HannWindow does not exist at ai.onnx opset 13; it was introduced in opset 17: re-export with opset_version=17",
+            )
+        ],
+    ),
+    (
+        "op-ort-registers-older",
+        {"select": ["OL204"]},
+        '<ir_version: 8, opset_import: ["" : 13]>\n'
         "g (float[1,4] x, float[4] s, float[4] b) => (float[1,4] y) {\n [ln] y = LayerNormalization(x, s, b)\n}",
         [
             (
                 "OL204",
-                "LayerNormalization does not exist at ai.onnx opset 13; it was introduced in opset 17: re-export with opset_version=17",
+                "LayerNormalization does not exist at ai.onnx opset 13 (ONNX introduced it in opset 17), but ONNX Runtime registers its own older LayerNormalization in ai.onnx from version 1: the model loads on ONNX Runtime only; re-export with opset_version=17 for other runtimes",
             )
         ],
     ),
@@ -192,6 +204,14 @@ CASES = [
 def test_opset_rule(case_id: str, config: dict, text: str, expected: list) -> None:
     report = onnxlint.lint(parse(text), config=config)
     assert [(d.code, d.message) for d in report.diagnostics] == expected
+
+
+def test_an_op_ort_registers_below_onnx_s_opset_is_a_warning() -> None:
+    """ORT loads its own older LayerNormalization at opset 13 (real CPU, QNN and OpenVINO
+    sessions of optimum's ORTOptimizer O2/O3 of an opset-14 BERT load): not an error."""
+    case = next(c for c in CASES if c[0] == "op-ort-registers-older")
+    report = onnxlint.lint(parse(case[2]), config=case[1])
+    assert [d.severity.name for d in report.diagnostics] == ["WARNING"]
 
 
 def test_opset_fix_names_the_working_opset() -> None:

@@ -18,12 +18,14 @@ from onnxlint import torch_export
 
 from .conftest import parse
 
-#: LayerNormalization exists from opset 17: earlier opsets give OL204 errors
-LAYERNORM = """\
+#: HannWindow exists from opset 17 (ORT has no older one of its own): earlier opsets give
+#: OL204 errors
+WINDOW = """\
 <ir_version: 8, opset_import: ["" : {opset}]>
 g (float[1,4] x) => (float[1,4] y)
-    <float[4] s = {{1.0, 1.0, 1.0, 1.0}}, float[4] b = {{0.0, 0.0, 0.0, 0.0}}> {{
-    [ln] y = LayerNormalization(x, s, b)
+    <int64 n = {{4}}> {{
+    [win] w = HannWindow(n)
+    [act] y = Mul(x, w)
 }}
 """
 
@@ -35,7 +37,7 @@ class FakeModule:
 
 @pytest.fixture
 def fake_exporter(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Export = parse LAYERNORM at the opset; opset 12 raises like an exporter would."""
+    """Export = parse WINDOW at the opset; opset 12 raises like an exporter would."""
     calls: list[int] = []
 
     def export(module: Any, args: Any, *, opset: int, exporter: str, **kw: Any) -> onnx.ModelProto:
@@ -44,7 +46,7 @@ def fake_exporter(monkeypatch: pytest.MonkeyPatch) -> list[int]:
             raise RuntimeError(
                 "Exporting the operator 'aten::foo' to ONNX opset version 12 is not supported"
             )
-        return parse(LAYERNORM.format(opset=opset))
+        return parse(WINDOW.format(opset=opset))
 
     monkeypatch.setattr(torch_export, "_torch", lambda: object())
     monkeypatch.setattr(torch_export, "export_to_proto", export)

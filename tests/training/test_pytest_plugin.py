@@ -65,7 +65,7 @@ def test_summary_option_and_failure_message(tmp_path: Path) -> None:
     assert "1 failed, 2 passed" in out
     assert "EPS ['cpu']" in out  # --onnxlint-ep reached assert_deployable
     # the failure message is the rendered findings with the fix
-    assert "error OL204 LayerNormalization does not exist at ai.onnx opset 13" in out
+    assert "error OL204 HannWindow does not exist at ai.onnx opset 13" in out
     # the onnxlint summary section lists every checked model under its test id
     section = out[out.index("= onnxlint =") :]
     lines = section.splitlines()
@@ -77,7 +77,7 @@ def test_summary_option_and_failure_message(tmp_path: Path) -> None:
         line.startswith("test_models.py::test_helper_uses_session_ep: model: no findings [cpu]")
         for line in lines
     )
-    assert any("main/ln (LayerNormalization): error OL204" in line for line in lines)
+    assert any("main/win (HannWindow): error OL204" in line for line in lines)
     assert any(
         line.startswith("onnxlint: 3 models checked: 2 errors, 2 warnings") for line in lines
     )

@@ -1,6 +1,6 @@
 """The three ways to silence a finding, as documented in docs/training-repos.md.
 
-Each case silences OL204 on node ``ln`` of ``models/legacy/bad.onnx`` and must
+Each case silences OL204 on node ``win`` of ``models/legacy/bad.onnx`` and must
 leave the other finding (OL105 on tensor ``unused_w``) alone: a suppression
 that hides more than it names is a bug.
 """
@@ -39,9 +39,11 @@ def _codes(folder: Path) -> list[str]:
             ["OL105", "OL204"],
             id="per-file-other-folder",
         ),
-        pytest.param('[per-node-ignores]\n"ln" = ["OL204"]\n', None, ["OL105"], id="per-node-name"),
         pytest.param(
-            '[per-node-ignores]\n"main/l*" = ["OL2"]\n', None, ["OL105"], id="per-node-path-prefix"
+            '[per-node-ignores]\n"win" = ["OL204"]\n', None, ["OL105"], id="per-node-name"
+        ),
+        pytest.param(
+            '[per-node-ignores]\n"main/w*" = ["OL2"]\n', None, ["OL105"], id="per-node-path-prefix"
         ),
         pytest.param(
             '[per-node-ignores]\n"act" = ["OL204"]\n',
