@@ -57,10 +57,15 @@ def qnn_cpu_nodes(model: onnx.ModelProto) -> set[str]:
 
 
 def real_sessions(
-    ep: str, runner: str, models: Mapping[str, onnx.ModelProto], timeout_s: float = 300
+    ep: str,
+    runner: str,
+    models: Mapping[str, onnx.ModelProto],
+    timeout_s: float = 300,
+    free_dims: Mapping[str, Mapping[str, int]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Real sessions on ``ep`` (``runner``'s interpreter) of every model at both levels,
-    keyed ``name|disabled`` and ``name|basic``."""
+    keyed ``name|disabled`` and ``name|basic``; ``free_dims``: per model, the named dims
+    its sessions fix (``add_free_dimension_override_by_name``)."""
     spec = agreement.EPS[ep]
     with tempfile.TemporaryDirectory() as tmp:
         jobs = []
@@ -76,6 +81,11 @@ def real_sessions(
                         "provider": spec["provider"],
                         "options": spec["options"],
                         "plugin": spec["plugin"],
+                        **(
+                            {"free_dims": dict(free_dims[name])}
+                            if free_dims and name in free_dims
+                            else {}
+                        ),
                     }
                 )
         return agreement.run_real(jobs, runner, timeout_s=timeout_s)

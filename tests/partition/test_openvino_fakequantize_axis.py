@@ -12,8 +12,6 @@ reports it.
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from .conftest import agreement, context, openvino_runner
+from .conftest import context, openvino_runner, real_sessions
 
 _NP = {"uint8": np.uint8, "uint16": np.uint16, "int16": np.int16}
 
@@ -166,24 +164,8 @@ def test_other_eps_are_not_affected() -> None:
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_the_axis_2_fakequantize_on_real_openvino() -> None:
-    spec = agreement.EPS["openvino"]
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for name, (model, _, _) in CASES.items():
-            path = Path(tmp) / f"{name}.onnx"
-            path.write_bytes(model.SerializeToString())
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{name}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                    }
-                )
-        real = agreement.run_real(jobs, str(openvino_runner()), timeout_s=600)
+    models = {name: model for name, (model, _, _) in CASES.items()}
+    real = real_sessions("openvino", str(openvino_runner()), models, timeout_s=600)
     for name, (_, disabled, basic) in CASES.items():
         for level, fails in (("disabled", disabled), ("basic", basic)):
             r = real[f"{name}|{level}"]

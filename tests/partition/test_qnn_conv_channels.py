@@ -15,17 +15,16 @@ Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 from __future__ import annotations
 
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from benchmarks import partition_agreement as agreement
 from onnxlint import lint
 from onnxlint.config import Config
+
+from .conftest import real_sessions
 
 
 def _conv(w_channels: int, group: int = 1, channels: str | int = "C") -> onnx.ModelProto:
@@ -78,25 +77,9 @@ def test_a_conv_with_the_wrong_channels_fails_after_the_layout_transform(case: s
 @pytest.mark.ort_qnn
 def test_conv_channels_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
-    spec = agreement.EPS["qnn"]
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for name, (model, dims, _) in CASES.items():
-            path = Path(tmp) / f"{name}.onnx"
-            path.write_bytes(model.SerializeToString())
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{name}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                        "free_dims": dims,
-                    }
-                )
-        real = agreement.run_real(jobs, sys.executable, timeout_s=300)
+    models = {name: model for name, (model, _, _) in CASES.items()}
+    dims = {name: d for name, (_, d, _) in CASES.items() if d}
+    real = real_sessions("qnn", sys.executable, models, free_dims=dims)
     for name, (_, _, fails) in CASES.items():
         for level in ("disabled", "basic"):
             r = real[f"{name}|{level}"]

@@ -9,8 +9,6 @@ measured with onnxruntime 1.24.1 and 1.32.0 (the real-session test runs them aga
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxlint import lint
 
-from ..partition.conftest import agreement, openvino_runner
+from ..partition.conftest import openvino_runner, real_sessions
 
 
 def topk(
@@ -132,27 +130,12 @@ def test_the_openvino_package_release_is_its_profiles() -> None:
 @pytest.mark.ort_openvino
 def test_onnxruntime_1_24_refuses_and_1_32_loads() -> None:
     ort = pytest.importorskip("onnxruntime")
-    spec = agreement.EPS["openvino"]
-    with tempfile.TemporaryDirectory() as tmp:
-        jobs = []
-        for name, (model, _) in CASES.items():
-            path = Path(tmp) / f"{name}.onnx"
-            path.write_bytes(model.SerializeToString())
-            for level in ("disabled", "basic"):
-                jobs.append(
-                    {
-                        "id": f"{name}|{level}",
-                        "path": str(path),
-                        "level": level,
-                        "provider": spec["provider"],
-                        "options": spec["options"],
-                        "plugin": spec["plugin"],
-                    }
-                )
-            # the installed onnxruntime (1.32 when this was measured) loads every case
-            if ort.__version__.startswith("1.32."):
-                ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        real = agreement.run_real(jobs, str(openvino_runner()), timeout_s=300)
+    models = {name: model for name, (model, _) in CASES.items()}
+    if ort.__version__.startswith("1.32."):
+        # the installed onnxruntime (1.32 when this was measured) loads every case
+        for model in models.values():
+            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    real = real_sessions("openvino", str(openvino_runner()), models)
     for name, (_, refused) in CASES.items():
         for level in ("disabled", "basic"):
             r = real[f"{name}|{level}"]
