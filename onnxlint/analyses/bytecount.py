@@ -37,6 +37,7 @@ class ByteCount:
         cls, dtype: str | None, shape: Sequence[Any] | None, assume: Mapping[str, int]
     ) -> ByteCount:
         # here, not at the top: a count read back from the report cache needs no onnx
+        from onnxlint.analyses.static_types import is_generated_dim
         from onnxlint.analyses.value_types import dtype_bytes
 
         size = dtype_bytes(dtype)
@@ -49,8 +50,8 @@ class ByteCount:
                 coef *= max(d, 0)
             elif isinstance(d, str) and d in assume:
                 coef *= assume[d]
-            elif isinstance(d, str) and d:
-                syms.append(d)
+            elif isinstance(d, str) and d and not is_generated_dim(d):
+                syms.append(d)  # a dim an inferencer invented (unk__12) is not one to show
             else:
                 return cls(unknown=1)
             if coef > BYTES_CAP:

@@ -377,6 +377,8 @@ BYTE_CASES = [
     ("float", (1 << 62, 1 << 62, 1 << 62), {}, None, "≥ 16384.0 PiB"),
     ("string", (2,), {}, None, "1 tensor of unknown size"),
     ("float", None, {}, None, "1 tensor of unknown size"),
+    # a dim an inferencer made up names nothing a user could pin: the size is unknown
+    ("float", ("unk__3", 2), {}, None, "1 tensor of unknown size"),
 ]
 
 
@@ -398,12 +400,12 @@ def test_byte_sums_stay_bounded() -> None:
 
 
 def test_a_sum_of_many_dims_shows_its_largest_terms_and_counts_the_rest() -> None:
-    counts = [ByteCount.of("float", (f"unk__{i}", 2 + i), {}) for i in range(10)]
+    counts = [ByteCount.of("float", (f"d{i}", 2 + i), {}) for i in range(10)]
     total = ByteCount.total([*counts, ByteCount.of("float", (3,), {})])
     text = total.describe()
     # the four largest symbolic terms, the static part, and how many are left out
     assert text == (
-        "12 B + 32 B·unk__6 + 36 B·unk__7 + 40 B·unk__8 + 44 B·unk__9 + 6 more symbolic terms"
+        "12 B + 32 B·d6 + 36 B·d7 + 40 B·d8 + 44 B·d9 + 6 more symbolic terms"
     )
     # the JSON keeps every term as fields
     assert len(total.to_dict()["symbolic"]) == 10
