@@ -343,18 +343,24 @@ def _infer_passes(
     :func:`onnxlint.analyses.session_types.infer_session_types_without_weights` too
     (``session_types_differ`` holds). The two answers are one object when no second
     pass ran."""
-    inferred, errors, left, kept = _infer_passes_serialized(model, keep_unpropagated)
+    inferred, errors, left, kept, _ = _infer_passes_serialized(model, keep_unpropagated)
     first = onnx.ModelProto.FromString(kept) if isinstance(kept, bytes) else kept
     return inferred, errors, left, first
 
 
 def _infer_passes_serialized(
     model: onnx.ModelProto, keep_unpropagated: bool
-) -> tuple[onnx.ModelProto, list[str], dict[str, onnx.TensorProto], onnx.ModelProto | bytes | None]:
+) -> tuple[
+    onnx.ModelProto, list[str], dict[str, onnx.TensorProto], onnx.ModelProto | bytes | None, bool
+]:
     """:func:`_infer_passes`, with a first pass kept beside a second one held serialised:
     while the second pass runs (ONNX holds the model and its answer in C++) and its
     answer is read, the first would be a third parsed copy of the model (about 130 MB on
-    a 100k-node graph); its bytes are a seventh of that, parsed again when asked for."""
+    a 100k-node graph); its bytes are a seventh of that, parsed again when asked for.
+
+    The last value says that the errors are data propagation's alone: the strict pass
+    without it passed (ONNX's propagation fails on some valid models, as on the
+    ``Shape`` nodes inside the If of optimum's merged decoders)."""
     from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
@@ -370,18 +376,19 @@ def _infer_passes_serialized(
     base, errors = _infer(light, data_prop=False, wire=wire, rules=rules)
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
-        return base, errors, left, kept
+        return base, errors, left, kept, False
+    strict_passed = not errors
     if base is not light and kept is not None:
         # a copy inference made (never the model itself: readers compare identities)
         kept = base.SerializeToString()
     del base  # not kept while the second pass builds its own copy (peak memory)
     if wire is None or light is model:
         inferred, errors = _infer(light, data_prop=True, wire=wire, rules=rules)
-        return inferred, errors, left, kept
+        return inferred, errors, left, kept, strict_passed and bool(errors)
     del light  # the bytes stand for it; parsed again only if inference cannot run at all
     got, errors = _infer_source(wire, data_prop=True, rules=rules)
     inferred = got if got is not None else onnx.ModelProto.FromString(wire)
-    return inferred, errors, left, kept
+    return inferred, errors, left, kept, strict_passed and bool(errors)
 
 
 def _session_types_wanted(ctx: LintContext) -> bool:
@@ -410,11 +417,15 @@ def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
 class Shapes:
     """Types and shapes of every value; ``ctx.analysis(Shapes)``.
 
-    ``errors`` holds shape-inference failures (rule OL300 reports them).
+    ``errors`` holds shape-inference failures (rule OL300 reports them);
+    ``propagation_only``: they are data propagation's alone (strict inference without it
+    passes).
     ``used_symbolic`` says whether ORT's symbolic inference contributed.
     """
 
     model_only = True  # the model and configuration alone: see context.SharedModel
+    #: the errors are ONNX's data propagation's alone (strict inference without it passes)
+    propagation_only = False
     #: ``declared_types``'s table, with the copy it was read from
     _declared: tuple[onnx.ModelProto, dict[str, onnx.TypeProto]] | None = None
     #: the model's serialised size when it decided whether ORT's symbolic inference runs
@@ -467,8 +478,8 @@ class Shapes:
         origin: str = "",
         config: Config | None = None,
     ) -> None:
-        inferred, self.errors, self._left, unpropagated = _infer_passes_serialized(
-            model, keep_unpropagated
+        inferred, self.errors, self._left, unpropagated, self.propagation_only = (
+            _infer_passes_serialized(model, keep_unpropagated)
         )
         #: what the assignment reads: this answer, or the first pass for the session types
         self._inferred: onnx.ModelProto | None = inferred if unpropagated is None else None

@@ -180,7 +180,11 @@ class ShapeInferenceError(Rule):
     name = "shape-inference-error"
     category = Category.SHAPES
     severity = Severity.WARNING
-    messages = {"default": "ONNX shape inference failed: {error}"}
+    messages = {
+        "default": "ONNX shape inference failed: {error}",
+        "propagation": "ONNX shape inference with data propagation failed; strict inference "
+        "without it passes, but shapes computed from values may stay unknown: {error}",
+    }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[2,4] x, float[3,5] w) => (float[2,4] y) {
@@ -195,8 +199,13 @@ g (float[2,4] x, float[2,4] w) => (float[2,4] y) {
 """
 
     def check_model(self, ctx: LintContext) -> None:
-        for error in ctx.analysis(Shapes).errors[:1]:  # the lenient retry repeats it
-            ctx.emit(self.make(Location(), error=error))
+        shapes = ctx.analysis(Shapes)
+        for error in shapes.errors[:1]:  # the lenient retry repeats it
+            if shapes.propagation_only:
+                # ONNX's propagation, not the model (optimum's merged decoders): a note
+                ctx.emit(self.make(Location(), "propagation", severity=Severity.INFO, error=error))
+            else:
+                ctx.emit(self.make(Location(), error=error))
 
 
 @register
