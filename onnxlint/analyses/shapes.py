@@ -358,9 +358,8 @@ def _infer_passes_serialized(
     answer is read, the first would be a third parsed copy of the model (about 130 MB on
     a 100k-node graph); its bytes are a seventh of that, parsed again when asked for.
 
-    The last value says that the errors are data propagation's alone: the strict pass
-    without it passed (ONNX's propagation fails on some valid models, as on the
-    ``Shape`` nodes inside the If of optimum's merged decoders)."""
+    The last value: the errors are data propagation's alone (the strict pass without it
+    passed; ONNX's propagation fails on optimum's merged decoders' If branches)."""
     from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
@@ -417,9 +416,7 @@ def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
 class Shapes:
     """Types and shapes of every value; ``ctx.analysis(Shapes)``.
 
-    ``errors`` holds shape-inference failures (rule OL300 reports them);
-    ``propagation_only``: they are data propagation's alone (strict inference without it
-    passes).
+    ``errors`` holds shape-inference failures (rule OL300 reports them).
     ``used_symbolic`` says whether ORT's symbolic inference contributed.
     """
 
