@@ -421,8 +421,7 @@ class Shapes:
     """
 
     model_only = True  # the model and configuration alone: see context.SharedModel
-    #: the errors are ONNX's data propagation's alone (strict inference without it passes)
-    propagation_only = False
+    propagation_only = False  # the errors are ONNX's data propagation's alone
     #: ``declared_types``'s table, with the copy it was read from
     _declared: tuple[onnx.ModelProto, dict[str, onnx.TypeProto]] | None = None
     #: the model's serialised size when it decided whether ORT's symbolic inference runs
