@@ -379,6 +379,11 @@ def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | 
         weight_ops={op: tuple(slots) for op, slots in spec.get("weight_ops", {}).items()},
         weight_reason=str(spec.get("weight_reason", "")),
         weight_provenance=spec.get("weight_provenance"),
+        layout_weight_ops={
+            op: tuple(slots) for op, slots in spec.get("layout_weight_ops", {}).items()
+        },
+        layout_weight_reason=str(spec.get("layout_weight_reason", "")),
+        layout_weight_provenance=spec.get("layout_weight_provenance"),
     )
 
 

@@ -382,6 +382,13 @@ class IntegerTensorRule:
     )
     weight_reason: str = ""
     weight_provenance: str | None = None
+    #: ai.onnx op -> input slots the EP adds in its own layout (a Conv's weight): it fails
+    #: to add another op of the graph that reads the same initializer
+    layout_weight_ops: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    layout_weight_reason: str = ""
+    layout_weight_provenance: str | None = None
 
 
 @dataclass(frozen=True)
