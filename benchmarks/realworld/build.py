@@ -31,6 +31,8 @@ Japanese decoders, video, detection, hierarchical vision and speech encoders, M2
 ProphetNet whole), QDQ of them, a scripted greedy decoder and LSTM cell steps, and one wheel.
 The ninth adds decoders as onnxruntime-genai's model builder writes them for each precision
 and execution provider it targets (GroupQueryAttention, MatMulNBits, RotaryEmbedding).
+The eleventh adds the vision backbones deployment users export, from ``timm`` and
+``torchvision`` with random weights (re-parameterized ones among them, and QDQ of five).
 Every model is built on its own; one that fails to build is recorded with its
 error and the build goes on.
 """
