@@ -33,7 +33,9 @@ The ninth adds decoders as onnxruntime-genai's model builder writes them for eac
 and execution provider it targets (GroupQueryAttention, MatMulNBits, RotaryEmbedding).
 The tenth is what Hugging Face Optimum writes (exports, merged decoders,
 ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
-(``requirements-optimum.txt``). Every model is built on its own; one that fails to build is
+(``requirements-optimum.txt``). The eleventh adds the vision backbones deployment users
+export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
+them, and QDQ of five). Every model is built on its own; one that fails to build is
 recorded with its error and the build goes on.
 """
 
@@ -71,6 +73,8 @@ PACKAGES = (
     "skl2onnx",
     "scikit-learn",
     "onnxruntime-genai",
+    "timm",
+    "torchvision",
 )
 MAX_WHEEL_MODEL_BYTES = 16 * 1024 * 1024  # larger shipped models make QNN sessions too slow
 
@@ -3084,6 +3088,202 @@ def wheel_models(
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 11 (2026-12-07): vision backbones as deployment users export them,
+# from timm and torchvision with random weights (pretrained=False, nothing downloaded),
+# narrowed where needed to stay a few MB: the TorchScript and dynamo exporters, batch 1
+# fixed or a dynamic batch or spatial dim, re-parameterized MobileOne, FastViT and RepViT
+# (timm's reparameterize_model, as one does before deploying them), QDQ of five of them.
+
+TIMM_VERSION = "1.0.31"
+TORCHVISION_VERSION = "0.28.0"  # the one built for torch 2.13.0
+
+#: name -> (timm model name, create_model kwargs, exporter, opset, dims, side): input
+#: 1x3xside x side; dims "batch" (a dynamic batch), "spatial" (dynamic H and W) or "fixed";
+#: a name with "reparam" is re-parameterized before export
+TIMM_HELDOUT11: dict[str, tuple[str, dict[str, Any], str, int, str, int]] = {
+    "timm-mobilenetv3-small-050-op17-batch": ("mobilenetv3_small_050", {}, "torchscript", 17, "batch", 64),
+    "timm-tinynet-e-op13-fixed": ("tinynet_e", {}, "torchscript", 13, "fixed", 64),
+    "timm-efficientnetv2-b0-half-op17-fixed": ("efficientnetv2_half", {}, "torchscript", 17, "fixed", 64),
+    "timm-regnetx-002-op17-batch": ("regnetx_002", {}, "torchscript", 17, "batch", 64),
+    "timm-convnext-atto-slim-dynamo-op18-fixed": (
+        "convnext_atto", {"depths": (1, 1, 2, 1), "dims": (24, 48, 96, 192)}, "dynamo", 18, "fixed", 64,
+    ),
+    "timm-ghostnet-050-op11-fixed": ("ghostnet_050", {}, "torchscript", 11, "fixed", 64),
+    "timm-mobileone-s0-reparam-op17-fixed": ("mobileone_s0", {}, "torchscript", 17, "fixed", 64),
+    "timm-fastvit-t8-slim-reparam-dynamo-op18-fixed": (
+        "fastvit_t8", {"layers": (1, 1, 2, 1), "embed_dims": (24, 48, 96, 192)}, "dynamo", 18, "fixed", 64,
+    ),
+    "timm-efficientvit-m0-op17-fixed": ("efficientvit_m0", {"img_size": 64}, "torchscript", 17, "fixed", 64),
+    "timm-repvit-m0-9-slim-reparam-op17-fixed": (
+        "repvit_m0_9", {"depth": (1, 1, 2, 1)}, "torchscript", 17, "fixed", 64,
+    ),
+    "timm-mobilevit-xxs-op17-fixed": ("mobilevit_xxs", {}, "torchscript", 17, "fixed", 64),
+    "timm-edgenext-xx-small-dynamo-op20-fixed": ("edgenext_xx_small", {}, "dynamo", 20, "fixed", 64),
+    "timm-levit-slim-op17-fixed": ("levit_slim", {}, "torchscript", 17, "fixed", 64),
+}  # fmt: skip
+
+#: name -> (torchvision builder, exporter, opset, dims, side), as TIMM_HELDOUT11
+TV_HELDOUT11: dict[str, tuple[str, str, int, str, int]] = {
+    "tv-resnet18-trunk-op17-batch": ("resnet18_trunk", "torchscript", 17, "batch", 64),
+    "tv-mobilenet-v2-050-dynamo-op18-fixed": ("mobilenet_v2_050", "dynamo", 18, "fixed", 64),
+    "tv-shufflenet-v2-x0-5-op17-fixed": ("shufflenet_v2_x0_5", "torchscript", 17, "fixed", 64),
+    "tv-squeezenet1-1-op12-spatial": ("squeezenet1_1", "torchscript", 12, "spatial", 64),
+    "tv-mnasnet0-5-op17-fixed": ("mnasnet0_5", "torchscript", 17, "fixed", 64),
+    "tv-densenet-slim-op17-fixed": ("densenet_slim", "torchscript", 17, "fixed", 64),
+    "tv-lraspp-mobilenet-v3-050-op17-spatial": ("lraspp_050", "torchscript", 17, "spatial", 96),
+}
+
+#: name -> (source model name of TIMM_HELDOUT11 or TV_HELDOUT11, recipe); fixed dims, the
+#: source's exporter and opset, 4 random calibration samples
+QDQ_HELDOUT11: dict[str, tuple[str, str]] = {
+    "qdq-tv-mobilenet-v2-050-u8": ("tv-mobilenet-v2-050-dynamo-op18-fixed", "u8s8"),
+    "qdq-timm-regnetx-002-perchannel8": ("timm-regnetx-002-op17-batch", "per_channel"),
+    "qdq-timm-mobilenetv3-small-050-qnn-a16w8": ("timm-mobilenetv3-small-050-op17-batch", "qnn_a16w8"),
+    "qdq-timm-convnext-atto-slim-qnn-a8w8": ("timm-convnext-atto-slim-dynamo-op18-fixed", "qnn_a8w8"),
+    "qdq-tv-lraspp-mobilenet-v3-050-qnn-a16w8": ("tv-lraspp-mobilenet-v3-050-op17-spatial", "qnn_a16w8"),
+}  # fmt: skip
+
+
+def _import_vision() -> tuple[Any, Any]:
+    """timm and torchvision. torchvision's PyPI wheel is built against a CUDA torch: with
+    the CPU torch its C++ ops (nms, roi_align; no model here uses them) do not load, and
+    the modules registering their fake and autograd kernels fail on import, so they are
+    left out."""
+    import types
+
+    for mod in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+        sys.modules.setdefault(mod, types.ModuleType(mod))
+    import timm
+    import torchvision
+
+    return timm, torchvision
+
+
+def _vision_module(name: str) -> Any:
+    import torch
+
+    timm, tv = _import_vision()
+    torch.manual_seed(0)
+    if name in TIMM_HELDOUT11:
+        arch, kwargs = TIMM_HELDOUT11[name][:2]
+        if arch == "efficientnetv2_half":  # EfficientNetV2-B0's blocks at half width, depth
+            from timm.models.efficientnet import _gen_efficientnetv2_base
+
+            m = _gen_efficientnetv2_base(
+                "tf_efficientnetv2_b0", channel_multiplier=0.5, depth_multiplier=0.5,
+                pretrained=False, num_classes=10,
+            )  # fmt: skip
+        elif arch == "levit_slim":
+            from timm.models.levit import Levit
+
+            m = Levit(img_size=64, embed_dim=(64, 96, 128), key_dim=16, num_heads=(2, 3, 4),
+                      depth=(1, 1, 1), num_classes=10)  # fmt: skip
+        else:
+            m = timm.create_model(arch, pretrained=False, num_classes=10, **kwargs)
+        m.eval()
+        if "reparam" in name:
+            from timm.utils.model import reparameterize_model
+
+            m = reparameterize_model(m)
+        return m.eval()
+    arch = TV_HELDOUT11[name][0]
+    models = tv.models
+    if arch == "resnet18_trunk":  # ResNet-18's stem and first three stages, one block each
+        r = models.resnet.ResNet(models.resnet.BasicBlock, [1, 1, 1, 1], num_classes=10)
+        m = torch.nn.Sequential(
+            r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2, r.layer3,
+            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(256, 10),
+        )  # fmt: skip
+    elif arch == "mobilenet_v2_050":
+        m = models.mobilenet_v2(weights=None, width_mult=0.5, num_classes=10)
+    elif arch == "densenet_slim":
+        m = models.DenseNet(growth_rate=12, block_config=(2, 2, 2), num_init_features=24,
+                            num_classes=10)  # fmt: skip
+    elif arch == "lraspp_050":  # LR-ASPP on a half-width dilated MobileNetV3-Large
+
+        class Seg(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                from torchvision.models.segmentation.lraspp import _lraspp_mobilenetv3
+
+                bb = models.mobilenet_v3_large(weights=None, width_mult=0.5, dilated=True)
+                self.m = _lraspp_mobilenetv3(bb, 4)
+
+            def forward(self, x: Any) -> Any:
+                return self.m(x)["out"]
+
+        m = Seg()
+    else:
+        m = getattr(models, arch)(weights=None, num_classes=10)
+    return m.eval()
+
+
+def _vision_export(name: str, fixed: bool = False) -> bytes:
+    import torch
+
+    spec = TIMM_HELDOUT11.get(name) or TV_HELDOUT11[name][1:]
+    exporter, opset, dims, side = spec[-4:]
+    module = _vision_module(name)
+    torch.manual_seed(1)
+    x = torch.rand(1, 3, side, side)
+    axes = {
+        "batch": {"pixel_values": {0: "batch"}, "output": {0: "batch"}},
+        "spatial": {"pixel_values": {2: "height", 3: "width"}},
+        "fixed": None,
+    }[dims if not fixed else "fixed"]
+    return export_torch(module, (x,), ["pixel_values"], axes, exporter, opset)
+
+
+def _vision_heldout11(name: str) -> tuple[bytes, dict[str, Any]]:
+    return _vision_export(name), {}
+
+
+def _qdq_heldout11(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    src, recipe = QDQ_HELDOUT11[name]
+    base = _vision_export(src, fixed=True)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin = Path(tmp) / "f.onnx"
+        fout = Path(tmp) / "q.onnx"
+        fin.write_bytes(base)
+        if recipe.startswith("qnn_"):
+            act = {"qnn_a16w8": QuantType.QUInt16, "qnn_a8w8": QuantType.QUInt8}[recipe]
+            qcfg = get_qnn_qdq_config(
+                str(fin), _reader(base), activation_type=act, weight_type=QuantType.QUInt8
+            )
+            quantize(str(fin), str(fout), qcfg)
+        else:
+            quantize_static(
+                str(fin), str(fout), _reader(base), quant_format=QuantFormat.QDQ,
+                activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                per_channel=recipe == "per_channel",
+            )  # fmt: skip
+        m = onnx.load(str(fout))
+    return m.SerializeToString(), {}
+
+
+def heldout11_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    pins = {"timm": TIMM_VERSION, "torchvision": TORCHVISION_VERSION}
+    for name, spec in [*TIMM_HELDOUT11.items(), *TV_HELDOUT11.items()]:
+        lib = "timm" if name in TIMM_HELDOUT11 else "torchvision"
+        exporter, opset, dims = spec[-4:-1]
+        entry = Entry(name, "vision", f"{lib}=={pins[lib]}:{spec[0]}", exporter, opset,
+                      "fixed" if dims == "fixed" else "dynamic", extra={"dynamic": dims})  # fmt: skip
+        jobs.append((name, functools.partial(_vision_heldout11, name), entry))
+    for name, (src, recipe) in QDQ_HELDOUT11.items():
+        spec = TIMM_HELDOUT11.get(src) or TV_HELDOUT11[src]
+        lib = "timm" if src in TIMM_HELDOUT11 else "torchvision"
+        entry = Entry(name, "qdq", f"onnxruntime.quantization:{lib}:{spec[0]}",
+                      f"{spec[-4]}+quantize", spec[-3], "fixed", extra={"recipe": recipe})  # fmt: skip
+        jobs.append((name, functools.partial(_qdq_heldout11, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 
 
 def versions() -> dict[str, str]:
@@ -3147,6 +3347,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout8_jobs()
         + heldout9_jobs()
         + heldout10_jobs()
+        + heldout11_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -22,8 +22,13 @@ builds: when another node QNN takes reads the same initializer (the Reshape of a
 embedding table), the one validated first adds it and QNN fails to add the other ("Failed
 to add Conv2d node." for the MatMulNBits).
 
+A Conv (``layout_weight_ops``) adds its float weight initializer in QNN's own layout: QNN
+fails to add any other node that reads that initializer (the Identity the TorchScript
+exporter writes for a second reader of an equal weight, a Mul), whichever comes first.
+
 Measured on real QNN HTP sessions (``rules/facts/profiles/qnn-htp.json``,
-``qnn-integer-tensor-registration``, ``qnn-nbits-shared-weight``).
+``qnn-integer-tensor-registration``, ``qnn-nbits-shared-weight``,
+``qnn-conv-weight-reader``).
 """
 
 from __future__ import annotations
@@ -52,12 +57,14 @@ def integer_tensor_refusals(
     """The claimed nodes QNN fails to add for how an 8-bit tensor outside QDQ units was
     registered: node path -> why."""
     members = {p for unit in units.values() for p in unit}
+    out = _layout_weight_readers(order, claimed, rule)
     quantized: set[str] = set()  # 8-bit tensors added with a quantization
     plain: set[str] = set()  # 8-bit tensors added as plain integers
-    out: dict[str, str] = {}
     weights: set[str] = set()  # tensors added as a weight_ops weight
     read: set[str] = set()  # 8-bit tensors other claimed nodes read (and so added)
     for n in order:
+        if n.path in out:
+            continue
         if rule.weight_ops and n.path in claimed:
             slots = rule.weight_ops.get(n.op_type, ()) if n.domain == "com.microsoft" else ()
             mine = {n.inputs[i] for i in slots if i < len(n.inputs) and n.inputs[i]}
@@ -90,6 +97,35 @@ def integer_tensor_refusals(
                 quantized.add(y)
             else:
                 plain.add(y)
+    return out
+
+
+def _layout_weight_readers(
+    order: Sequence[NodeRef], claimed: set[str], rule: IntegerTensorRule
+) -> dict[str, str]:
+    """The claimed nodes that read an initializer a claimed ``layout_weight_ops`` node adds
+    in the EP's layout (a Conv's weight), other than at such a slot: node path -> why."""
+    ops = rule.layout_weight_ops
+    if not ops:
+        return {}
+
+    def weight_slots(n: NodeRef) -> set[int]:
+        return set(ops.get(n.op_type, ())) if (n.domain or "ai.onnx") == "ai.onnx" else set()
+
+    weights = {
+        n.inputs[i]
+        for n in order
+        if n.path in claimed
+        for i in weight_slots(n)
+        if i < len(n.inputs) and n.inputs[i] in n.graph.initializers
+    }
+    out: dict[str, str] = {}
+    for n in order:
+        mine = weight_slots(n)
+        if n.path in claimed and any(
+            x in weights and i not in mine for i, x in enumerate(n.inputs)
+        ):
+            out[n.path] = rule.layout_weight_reason
     return out
 
 

@@ -63,6 +63,12 @@ def pushed_through_ops() -> frozenset[str]:
 
 
 @functools.cache
+def reductions_keeping_dims() -> frozenset[str]:
+    """The reductions a pushed Transpose passes when they keep the reduced dims."""
+    return _ops("reductions_keeping_dims")
+
+
+@functools.cache
 def push_through_all_ops() -> frozenset[str]:
     """The elementwise and broadcasting op types a pushed Transpose passes on any input
     (ORT transposes or unsqueezes their other inputs)."""

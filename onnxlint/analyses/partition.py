@@ -50,6 +50,7 @@ from onnxlint.analyses.partition_reasons import (
     empty_input_failures,
     finalize_failures,
     keep_group,
+    layout_gather_crashes,
     layout_pass_failures,
     refused_units,
     tensor_dtypes,
@@ -223,6 +224,7 @@ def _plan_graph(
                         plan.released.setdefault(p, refusal)
             kept = {p for grp in groups for p in grp}
             plan.layout_failures.update(layout_pass_failures(kept, units, by_path, la, profile))
+            plan.finalize_failures.update(layout_gather_crashes(kept, by_path, la, profile))
             if first_pass and found and profile.partitioning.layout_constant_rewrite:
                 plan.layout_constant_failures.update(
                     constant_rewrite_failures(

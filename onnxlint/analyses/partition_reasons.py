@@ -4,9 +4,14 @@ partitions that fail to compile (chains, boundary tensors) or depend only on con
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from onnxlint.analyses.layout_outputs import (
+    layout_sensitive_ops,
+    pushed_through_ops,
+    reductions_keeping_dims,
+)
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.analyses.partition_plan import PartitionPlan
@@ -471,3 +476,78 @@ def captured_initializer_refusals(
                 )
             )
     return out
+
+
+def layout_gather_crashes(
+    kept: set[str], by_path: Mapping[str, NodeRef], la: LevelAssignment, profile: Profile
+) -> dict[str, str]:
+    """Node path -> why ORT's layout pass for the EP aborts the process on this Gather of
+    ``kept`` (the EP's first-pass nodes of one graph): its data has rank 1, its indices
+    rank 2 or more, its data a Reshape of a value the layout Transpose after a kept
+    layout-sensitive node reaches (through ops it is pushed through), and it feeds a kept
+    Transpose (``partitioning.layout_gather_crash``)."""
+    rule = profile.partitioning.layout_gather_crash
+    out: dict[str, str] = {}
+    if rule is None:
+        return out
+    layout = layout_sensitive_ops()
+    for path in sorted(kept):
+        n = by_path[path]
+        na = la.get(path)
+        if n.op_type != "Gather" or na is None or len(na.facts.input_shapes) < 2:
+            continue
+        data, indices = na.facts.input_shapes[:2]
+        if data is None or indices is None or len(data) != 1 or len(indices) < 2:
+            continue
+        reshape = _pushed_from(n.inputs[0], n.graph, lambda p: p.op_type == "Reshape")
+        before = reshape and _pushed_from(
+            reshape.inputs[0], n.graph, lambda p: p.op_type in layout and p.path in kept
+        )
+        after = before and _transpose_below(n, kept)
+        if before and after:
+            out[path] = (
+                f"{n.label} gathers rank-{len(indices)} indices from a Reshape to rank 1 of "
+                f"what {before.op_type} {before.label} writes (which ORT converts to "
+                f"{profile.layout} for {short_ep(profile.ep)}) and feeds Transpose "
+                f"{after.label}: {rule.reason}"
+            )
+    return out
+
+
+def _pushed_from(name: str, g: GraphRef, found: Callable[[NodeRef], bool]) -> NodeRef | None:
+    """The first producer above value ``name`` that is ``found``, through the ops a pending
+    layout Transpose is pushed through (reductions only when they keep their dims); None
+    when another op comes first."""
+    pushed = pushed_through_ops()
+    reductions = reductions_keeping_dims()
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        p = g.producers.get(todo.pop())
+        if p is None or p.path in seen:
+            continue
+        seen.add(p.path)
+        if found(p):
+            return p
+        keepdims = p.attr("keepdims")
+        if p.op_type in pushed or (
+            p.op_type in reductions and (keepdims is None or keepdims.i != 0)
+        ):
+            todo.extend(i for i in p.inputs[:1] if i)
+    return None
+
+
+def _transpose_below(start: NodeRef, kept: set[str]) -> NodeRef | None:
+    """The first kept Transpose below ``start`` in its graph, through any nodes."""
+    g = start.graph
+    seen = {start.path}
+    todo = [start]
+    while todo:
+        for c in (c for name in todo.pop().outputs if name for c in g.consumers.get(name, [])):
+            if c.path in seen:
+                continue
+            seen.add(c.path)
+            if c.op_type == "Transpose" and c.path in kept:
+                return c
+            todo.append(c)
+    return None

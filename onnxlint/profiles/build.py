@@ -15,6 +15,7 @@ from onnxlint.profiles.model import (
     FinalizeFailure,
     IntegerTensorRule,
     LayoutConstantRewrite,
+    LayoutGatherCrash,
     LayoutPassFailure,
     LayoutReshapeRewrite,
     OpRange,
@@ -316,6 +317,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             ),
             layout_reshape_rewrite=_layout_reshape_rewrite(part.get("layout_reshape_rewrite")),
             layout_constant_rewrite=_layout_constant_rewrite(part.get("layout_constant_rewrite")),
+            layout_gather_crash=_layout_gather_crash(part.get("layout_gather_crash")),
             integer_tensor_registration=_integer_tensor_rule(
                 part.get("integer_tensor_registration")
             ),
@@ -357,6 +359,12 @@ def _layout_constant_rewrite(spec: Mapping[str, Any] | None) -> LayoutConstantRe
     return LayoutConstantRewrite(reason=str(spec["reason"]), provenance=spec.get("provenance"))
 
 
+def _layout_gather_crash(spec: Mapping[str, Any] | None) -> LayoutGatherCrash | None:
+    if spec is None:
+        return None
+    return LayoutGatherCrash(reason=str(spec["reason"]), provenance=spec.get("provenance"))
+
+
 def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | None:
     if spec is None:
         return None
@@ -371,6 +379,11 @@ def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | 
         weight_ops={op: tuple(slots) for op, slots in spec.get("weight_ops", {}).items()},
         weight_reason=str(spec.get("weight_reason", "")),
         weight_provenance=spec.get("weight_provenance"),
+        layout_weight_ops={
+            op: tuple(slots) for op, slots in spec.get("layout_weight_ops", {}).items()
+        },
+        layout_weight_reason=str(spec.get("layout_weight_reason", "")),
+        layout_weight_provenance=spec.get("layout_weight_provenance"),
     )
 
 

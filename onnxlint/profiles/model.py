@@ -354,6 +354,16 @@ class LayoutConstantRewrite:
 
 
 @dataclass(frozen=True)
+class LayoutGatherCrash:
+    """ORT's layout pass for the EP aborts the process on a Gather of rank-1 data with
+    indices of rank 2 or more that a node the EP converts to its layout feeds and that
+    feeds a Transpose (``reason``)."""
+
+    reason: str
+    provenance: str | None = None
+
+
+@dataclass(frozen=True)
 class IntegerTensorRule:
     """How the EP adds an 8-bit tensor outside QDQ node units, and the nodes it then fails
     to add (``onnxlint.analyses.integer_tensors``): ``quantizing_ops`` write it with a
@@ -374,6 +384,13 @@ class IntegerTensorRule:
     )
     weight_reason: str = ""
     weight_provenance: str | None = None
+    #: ai.onnx op -> input slots the EP adds in its own layout (a Conv's weight): it fails
+    #: to add another op of the graph that reads the same initializer
+    layout_weight_ops: Mapping[str, tuple[int, ...]] = field(
+        default_factory=dict, hash=False, compare=False
+    )
+    layout_weight_reason: str = ""
+    layout_weight_provenance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -427,6 +444,8 @@ class Partitioning:
     #: a constant-only graph of the Squeeze/Transpose ORT's layout transform gives the
     #: readers of a shared initializer fails (None: not this EP)
     layout_constant_rewrite: LayoutConstantRewrite | None = None
+    #: a rank-1 Gather between a layout node and a Transpose aborts (None: not this EP)
+    layout_gather_crash: LayoutGatherCrash | None = None
     #: 8-bit tensors outside QDQ units: which nodes the EP fails to add (None: not known)
     integer_tensor_registration: IntegerTensorRule | None = None
     #: claimed nodes reading an empty tensor fail the session (None: not known to)

@@ -181,7 +181,11 @@ class EpPartitionFailsToCompile(_SessionFailure):
         initializer with an elementwise op a channel ``Transpose`` is pushed through in
         ORT's layout transform: ORT rewrites the initializer in place and gives this node a
         ``Squeeze``/``Transpose`` of it, which QNN takes as a graph fed only by a constant
-        when that pair joins none of its other groups ("Having zero graph inputs").
+        when that pair joins none of its other groups ("Having zero graph inputs"). From
+        ``partitioning.layout_gather_crash`` (QNN HTP) it reports a Gather of rank-1 data
+        with indices of rank 2 or more that reads a Reshape of a Conv's output the EP takes
+        and feeds a Transpose (the dynamo exporter's ``as_strided`` pooling): ORT's layout
+        pass aborts the process.
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
@@ -201,6 +205,8 @@ class EpPartitionFailsToCompile(_SessionFailure):
         the CPU node, or cast to int32 first). For a shared initializer, give the node its
         own copy (the exporter's zero biases are one initializer once ORT merges equal
         ones: make them differ, or fix the dynamic dimensions so that QNN takes the node).
+        For the Gather, reshape the pooled tensor with a ``Reshape`` instead of gathering
+        it (the TorchScript exporter writes no ``as_strided`` Gather there).
 
     Execution providers:
         QNN (HTP backend), measured.
