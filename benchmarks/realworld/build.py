@@ -2912,23 +2912,32 @@ ULTRALYTICS_VERSION = "8.4.190"  # with onnxslim 0.1.98 (what ``simplify=True`` 
 YOLO_WIDTH = 0.125
 YOLO_KEEP_WIDTH = ("yolo12",)
 
-#: name -> (package YAML, imgsz, opset, dynamic, simplify, half)
-YOLO_HELDOUT12: dict[str, tuple[str, int, int, bool, bool, bool]] = {
-    "yolo-v8n-det-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, False),
-    "yolo-v8n-det-op12-dynamic": ("yolov8n.yaml", 96, 12, True, False, False),
-    "yolo-v8n-seg-op17-fixed": ("yolov8n-seg.yaml", 64, 17, False, True, False),
-    "yolo-v8n-pose-op13-fixed": ("yolov8n-pose.yaml", 64, 13, False, True, False),
-    "yolo-v8n-obb-op17-fixed": ("yolov8n-obb.yaml", 64, 17, False, True, False),
-    "yolo-v8n-cls-op17-fixed": ("yolov8n-cls.yaml", 64, 17, False, True, False),
-    "yolo-v8n-det-fp16-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, True),
-    "yolo-11n-det-op19-fixed": ("yolo11n.yaml", 64, 19, False, True, False),
-    "yolo-11n-seg-op17-dynamic": ("yolo11n-seg.yaml", 64, 17, True, False, False),
-    "yolo-11n-pose-op17-fixed": ("yolo11n-pose.yaml", 96, 17, False, False, False),
-    "yolo-11n-cls-op17-dynamic": ("yolo11n-cls.yaml", 64, 17, True, False, False),
-    "yolo-12n-det-op17-fixed": ("yolo12n.yaml", 64, 17, False, True, False),
-    "yolo-26n-det-op17-fixed": ("yolo26n.yaml", 64, 17, False, True, False),
-    "yolo-v10n-det-op17-fixed": ("yolov10n.yaml", 64, 17, False, True, False),
-    "yolo-v5n-det-op17-fixed": ("yolov5n.yaml", 64, 17, False, True, False),
+#: name -> (package YAML, imgsz, opset, dynamic, simplify, half, nms); ``nms=False`` is the
+#: NMS-free end-to-end head (YOLOv10, YOLO26: TopK, GatherElements), None the raw head
+YOLO_HELDOUT12: dict[str, tuple[str, Any, int, bool, bool, bool, bool | None]] = {
+    "yolo-v8n-det-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-det-op12-dynamic": ("yolov8n.yaml", 96, 12, True, False, False, None),
+    "yolo-v8n-seg-op17-fixed": ("yolov8n-seg.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-pose-op13-fixed": ("yolov8n-pose.yaml", 64, 13, False, True, False, None),
+    "yolo-v8n-obb-op17-fixed": ("yolov8n-obb.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-cls-op17-fixed": ("yolov8n-cls.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-det-fp16-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, True, None),
+    "yolo-v8n-ghost-det-op17-fixed": ("yolov8n-ghost.yaml", 64, 17, False, True, False, None),
+    "yolo-11n-det-op19-fixed": ("yolo11n.yaml", 64, 19, False, True, False, None),
+    "yolo-11n-det-op21-dynamic-rect": ("yolo11n.yaml", (64, 96), 21, True, False, False, None),
+    "yolo-11n-seg-op17-dynamic": ("yolo11n-seg.yaml", 64, 17, True, False, False, None),
+    "yolo-11n-pose-op17-fixed": ("yolo11n-pose.yaml", 96, 17, False, False, False, None),
+    "yolo-11n-cls-op17-dynamic": ("yolo11n-cls.yaml", 64, 17, True, False, False, None),
+    "yolo-12n-det-op17-fixed": ("yolo12n.yaml", 64, 17, False, True, False, None),
+    "yolo-26n-det-op17-fixed": ("yolo26n.yaml", 64, 17, False, True, False, None),
+    "yolo-26n-det-e2e-op17-fixed": ("yolo26n.yaml", 64, 17, False, True, False, False),
+    "yolo-26n-pose-e2e-op17-fixed": ("yolo26n-pose.yaml", 64, 17, False, True, False, False),
+    "yolo-26n-seg-e2e-op19-dynamic": ("yolo26n-seg.yaml", 64, 19, True, False, False, False),
+    "yolo-26n-sem-op17-fixed": ("yolo26n-sem.yaml", 64, 17, False, True, False, None),
+    "yolo-v10n-det-op17-fixed": ("yolov10n.yaml", 64, 17, False, True, False, None),
+    "yolo-v10n-det-e2e-op13-dynamic": ("yolov10n.yaml", 64, 13, True, False, False, False),
+    "yolo-v6n-det-op17-fixed": ("yolov6n.yaml", 64, 17, False, True, False, None),
+    "yolo-v5n-det-op17-fixed": ("yolov5n.yaml", 64, 17, False, True, False, None),
 }
 
 #: name -> (YOLO_HELDOUT12 base, recipe for quantize_static / QNN's 16-bit config)
@@ -2936,6 +2945,8 @@ QDQ_HELDOUT12: dict[str, tuple[str, str]] = {
     "qdq-yolo-v8n-det-qdq8": ("yolo-v8n-det-op17-fixed", "qdq8"),
     "qdq-yolo-11n-det-qnn-a16w8": ("yolo-11n-det-op19-fixed", "qnn_a16w8"),
     "qdq-yolo-v8n-seg-qnn-a16w8-perchannel": ("yolo-v8n-seg-op17-fixed", "qnn_a16w8_per_channel"),
+    "qdq-yolo-26n-det-e2e-qdq8": ("yolo-26n-det-e2e-op17-fixed", "qdq8"),
+    "qdq-yolo-26n-det-e2e-qnn-a16w8": ("yolo-26n-det-e2e-op17-fixed", "qnn_a16w8"),
 }
 
 
@@ -2964,7 +2975,7 @@ def _yolo_export(name: str) -> tuple[bytes, dict[str, Any]]:
     import torch
     import yaml
 
-    cfg, imgsz, opset, dynamic, simplify, half = YOLO_HELDOUT12[name]
+    cfg, imgsz, opset, dynamic, simplify, half, nms = YOLO_HELDOUT12[name]
     with tempfile.TemporaryDirectory() as tmp, _no_network():
         # offline, no pip installs, settings in a throwaway folder (set before the import)
         os.environ.update(YOLO_OFFLINE="True", YOLO_AUTOINSTALL="False", YOLO_CONFIG_DIR=tmp)
@@ -2984,7 +2995,7 @@ def _yolo_export(name: str) -> tuple[bytes, dict[str, Any]]:
             with _quiet():
                 model = YOLO(str(path))
                 out = model.export(format="onnx", imgsz=imgsz, opset=opset, dynamic=dynamic,
-                                   simplify=simplify, half=half, device="cpu")  # fmt: skip
+                                   simplify=simplify, half=half, nms=nms, device="cpu")  # fmt: skip
             m = onnx.load(str(out))
         finally:
             os.chdir(cwd)
@@ -2995,7 +3006,7 @@ def _yolo_export(name: str) -> tuple[bytes, dict[str, Any]]:
     data = m.SerializeToString()
     if tmp.encode() in data:
         raise RuntimeError("a build path leaked into the model")
-    return data, {"ultralytics": ULTRALYTICS_VERSION, "imgsz": imgsz, "yaml": cfg}
+    return data, {"ultralytics": ULTRALYTICS_VERSION, "imgsz": imgsz, "yaml": cfg, "nms": nms}
 
 
 def _qdq_heldout12(name: str) -> tuple[bytes, dict[str, Any]]:
@@ -3025,13 +3036,13 @@ def _qdq_heldout12(name: str) -> tuple[bytes, dict[str, Any]]:
 
 def heldout12_jobs() -> list[Job]:
     jobs: list[Job] = []
-    for name, (cfg, _, opset, dynamic, simplify, half) in YOLO_HELDOUT12.items():
+    for name, (cfg, _, opset, dynamic, simplify, half, _) in YOLO_HELDOUT12.items():
         how = "ultralytics-export" + ("+onnxslim" if simplify else "") + ("+fp16" if half else "")
         entry = Entry(name, "detector", f"ultralytics=={ULTRALYTICS_VERSION}:{cfg}", how, opset,
                       "dynamic" if dynamic else "fixed")  # fmt: skip
         jobs.append((name, functools.partial(_yolo_export, name), entry))
     for name, (base, _) in QDQ_HELDOUT12.items():
-        cfg, _, opset, _, _, _ = YOLO_HELDOUT12[base]
+        cfg, _, opset, *_ = YOLO_HELDOUT12[base]
         entry = Entry(name, "qdq", f"ultralytics=={ULTRALYTICS_VERSION}:{cfg}",
                       "ultralytics-export+quantize", opset, "fixed")  # fmt: skip
         jobs.append((name, functools.partial(_qdq_heldout12, name), entry))
