@@ -180,6 +180,9 @@ class EpPartitionFailsToCompile(_SessionFailure):
         ORT's layout transform: ORT rewrites the initializer in place and gives this node a
         ``Squeeze``/``Transpose`` of it, which QNN takes as a graph fed only by a constant
         when that pair joins none of its other groups ("Having zero graph inputs").
+        OpenVINO (CPU): a ``Transpose -> Slice -> GatherElements`` chain in one subgraph,
+        the GatherElements along an axis the Slice does not slice (its plug-in checks the
+        GatherElements against the Transpose's whole output; YOLO26's NMS-free pose head).
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
@@ -201,7 +204,7 @@ class EpPartitionFailsToCompile(_SessionFailure):
         ones: make them differ, or fix the dynamic dimensions so that QNN takes the node).
 
     Execution providers:
-        QNN (HTP backend), measured.
+        QNN (HTP backend), OpenVINO (CPU), measured.
     """
 
     code = "OL513"
