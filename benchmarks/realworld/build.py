@@ -2985,6 +2985,155 @@ def heldout10_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 12 (2026-12-07): YOLO-family detectors as NPU users export them, with
+# Ultralytics' own ``model.export(format="onnx", ...)`` from the architecture YAMLs the
+# package ships (random weights, nothing downloaded), and QDQ versions of static exports
+
+ULTRALYTICS_VERSION = "8.4.190"  # with onnxslim 0.1.98 (what ``simplify=True`` runs)
+#: the YAMLs' ``n`` scale is narrowed to this width multiple (n: 0.25) so that each model
+#: stays a few MB and the QNN HTP simulator runs it in seconds; depth and heads are kept.
+#: YOLO12's area-attention blocks need 32-channel multiples: it keeps the ``n`` width
+YOLO_WIDTH = 0.125
+YOLO_KEEP_WIDTH = ("yolo12",)
+
+#: name -> (package YAML, imgsz, opset, dynamic, simplify, half, nms); ``nms=False`` is the
+#: NMS-free end-to-end head (YOLOv10, YOLO26: TopK, GatherElements), None the raw head
+YOLO_HELDOUT12: dict[str, tuple[str, Any, int, bool, bool, bool, bool | None]] = {
+    "yolo-v8n-det-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-det-op12-dynamic": ("yolov8n.yaml", 96, 12, True, False, False, None),
+    "yolo-v8n-seg-op17-fixed": ("yolov8n-seg.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-pose-op13-fixed": ("yolov8n-pose.yaml", 64, 13, False, True, False, None),
+    "yolo-v8n-obb-op17-fixed": ("yolov8n-obb.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-cls-op17-fixed": ("yolov8n-cls.yaml", 64, 17, False, True, False, None),
+    "yolo-v8n-det-fp16-op17-fixed": ("yolov8n.yaml", 64, 17, False, True, True, None),
+    "yolo-v8n-ghost-det-op17-fixed": ("yolov8n-ghost.yaml", 64, 17, False, True, False, None),
+    "yolo-11n-det-op19-fixed": ("yolo11n.yaml", 64, 19, False, True, False, None),
+    "yolo-11n-det-op21-dynamic-rect": ("yolo11n.yaml", (64, 96), 21, True, False, False, None),
+    "yolo-11n-seg-op17-dynamic": ("yolo11n-seg.yaml", 64, 17, True, False, False, None),
+    "yolo-11n-pose-op17-fixed": ("yolo11n-pose.yaml", 96, 17, False, False, False, None),
+    "yolo-11n-cls-op17-dynamic": ("yolo11n-cls.yaml", 64, 17, True, False, False, None),
+    "yolo-12n-det-op17-fixed": ("yolo12n.yaml", 64, 17, False, True, False, None),
+    "yolo-26n-det-op17-fixed": ("yolo26n.yaml", 64, 17, False, True, False, None),
+    "yolo-26n-det-e2e-op17-fixed": ("yolo26n.yaml", 64, 17, False, True, False, False),
+    "yolo-26n-pose-e2e-op17-fixed": ("yolo26n-pose.yaml", 64, 17, False, True, False, False),
+    "yolo-26n-seg-e2e-op19-dynamic": ("yolo26n-seg.yaml", 64, 19, True, False, False, False),
+    "yolo-26n-sem-op17-fixed": ("yolo26n-sem.yaml", 64, 17, False, True, False, None),
+    "yolo-v10n-det-op17-fixed": ("yolov10n.yaml", 64, 17, False, True, False, None),
+    "yolo-v10n-det-e2e-op13-dynamic": ("yolov10n.yaml", 64, 13, True, False, False, False),
+    "yolo-v6n-det-op17-fixed": ("yolov6n.yaml", 64, 17, False, True, False, None),
+    "yolo-v5n-det-op17-fixed": ("yolov5n.yaml", 64, 17, False, True, False, None),
+}
+
+#: name -> (YOLO_HELDOUT12 base, recipe for quantize_static / QNN's 16-bit config)
+QDQ_HELDOUT12: dict[str, tuple[str, str]] = {
+    "qdq-yolo-v8n-det-qdq8": ("yolo-v8n-det-op17-fixed", "qdq8"),
+    "qdq-yolo-11n-det-qnn-a16w8": ("yolo-11n-det-op19-fixed", "qnn_a16w8"),
+    "qdq-yolo-v8n-seg-qnn-a16w8-perchannel": ("yolo-v8n-seg-op17-fixed", "qnn_a16w8_per_channel"),
+    "qdq-yolo-26n-det-e2e-qdq8": ("yolo-26n-det-e2e-op17-fixed", "qdq8"),
+    "qdq-yolo-26n-det-e2e-qnn-a16w8": ("yolo-26n-det-e2e-op17-fixed", "qnn_a16w8"),
+}
+
+
+class _no_network:
+    """Raise on any socket connection while the export runs: nothing may be fetched."""
+
+    def __enter__(self) -> None:
+        import socket
+
+        self._saved = socket.socket.connect, socket.create_connection
+
+        def refuse(*_: Any, **__: Any) -> Any:
+            raise RuntimeError("network access attempted during a corpus build")
+
+        socket.socket.connect = refuse  # type: ignore[method-assign]
+        socket.create_connection = refuse  # type: ignore[assignment]
+
+    def __exit__(self, *_: Any) -> None:
+        import socket
+
+        socket.socket.connect, socket.create_connection = self._saved  # type: ignore[method-assign]
+
+
+def _yolo_export(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    import torch
+    import yaml
+
+    cfg, imgsz, opset, dynamic, simplify, half, nms = YOLO_HELDOUT12[name]
+    with tempfile.TemporaryDirectory() as tmp, _no_network():
+        # offline, no pip installs, settings in a throwaway folder (set before the import)
+        os.environ.update(YOLO_OFFLINE="True", YOLO_AUTOINSTALL="False", YOLO_CONFIG_DIR=tmp)
+        from ultralytics import YOLO
+        from ultralytics.nn.tasks import yaml_model_load
+
+        d = yaml_model_load(cfg)
+        if not cfg.startswith(YOLO_KEEP_WIDTH):
+            d["scales"] = {k: [v[0], min(v[1], YOLO_WIDTH), v[2]] for k, v in d["scales"].items()}
+        d.pop("yaml_file", None)
+        path = Path(tmp) / cfg  # the file name keeps the scale letter Ultralytics reads
+        path.write_text(yaml.safe_dump({k: v for k, v in d.items() if k != "scale"}))
+        torch.manual_seed(0)
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            with _quiet():
+                model = YOLO(str(path))
+                out = model.export(format="onnx", imgsz=imgsz, opset=opset, dynamic=dynamic,
+                                   simplify=simplify, half=half, nms=nms, device="cpu")  # fmt: skip
+            m = onnx.load(str(out))
+        finally:
+            os.chdir(cwd)
+    # the export date is the one field that changes between builds
+    keep = [p for p in m.metadata_props if p.key != "date"]
+    del m.metadata_props[:]
+    m.metadata_props.extend(keep)
+    data = m.SerializeToString()
+    if tmp.encode() in data:
+        raise RuntimeError("a build path leaked into the model")
+    return data, {"ultralytics": ULTRALYTICS_VERSION, "imgsz": imgsz, "yaml": cfg, "nms": nms}
+
+
+def _qdq_heldout12(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    base_name, recipe = QDQ_HELDOUT12[name]
+    base, extra = _yolo_export(base_name)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin, fout = Path(tmp) / "f.onnx", Path(tmp) / "q.onnx"
+        fin.write_bytes(base)
+        if recipe.startswith("qnn_"):
+            per_channel = recipe.endswith("per_channel")
+            qcfg = get_qnn_qdq_config(
+                str(fin), _reader(base), activation_type=QuantType.QUInt16,
+                weight_type=QuantType.QInt8 if per_channel else QuantType.QUInt8,
+                per_channel=per_channel,
+            )  # fmt: skip
+            quantize(str(fin), str(fout), qcfg)
+        else:
+            quantize_static(str(fin), str(fout), _reader(base), quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)  # fmt: skip
+        m = onnx.load(str(fout))
+    return m.SerializeToString(), {**extra, "recipe": recipe}
+
+
+def heldout12_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (cfg, _, opset, dynamic, simplify, half, _) in YOLO_HELDOUT12.items():
+        how = "ultralytics-export" + ("+onnxslim" if simplify else "") + ("+fp16" if half else "")
+        entry = Entry(name, "detector", f"ultralytics=={ULTRALYTICS_VERSION}:{cfg}", how, opset,
+                      "dynamic" if dynamic else "fixed")  # fmt: skip
+        jobs.append((name, functools.partial(_yolo_export, name), entry))
+    for name, (base, _) in QDQ_HELDOUT12.items():
+        cfg, _, opset, *_ = YOLO_HELDOUT12[base]
+        entry = Entry(name, "qdq", f"ultralytics=={ULTRALYTICS_VERSION}:{cfg}",
+                      "ultralytics-export+quantize", opset, "fixed")  # fmt: skip
+        jobs.append((name, functools.partial(_qdq_heldout12, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -3348,6 +3497,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout9_jobs()
         + heldout10_jobs()
         + heldout11_jobs()
+        + heldout12_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

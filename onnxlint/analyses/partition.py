@@ -163,6 +163,8 @@ def _plan_graph(
             groups, released = ov_clusters(lg, g, order, claimed, profile, edges)
             for p, why in released.items():
                 plan.released.setdefault(p, why)
+            for grp in groups:
+                plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile, la))
         else:
             dtypes = tensor_dtypes(la, order)
             units = qdq_units(g, order, dtypes, profile.partitioning.qdq_selectors)
@@ -232,7 +234,7 @@ def _plan_graph(
                     )
                 )
             for grp in groups:
-                plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile))
+                plan.finalize_failures.update(finalize_failures(g, grp, by_path, profile, la))
                 plan.finalize_failures.update(empty_input_failures(grp, by_path, la, profile))
         for grp in groups:
             for p in grp:

@@ -199,7 +199,11 @@ def _channel_mismatch(n: NodeRef, la: LevelAssignment) -> str | None:
 
 
 def finalize_failures(
-    g: GraphRef, group: Sequence[str], by_path: Mapping[str, NodeRef], profile: Profile
+    g: GraphRef,
+    group: Sequence[str],
+    by_path: Mapping[str, NodeRef],
+    profile: Profile,
+    la: LevelAssignment | None = None,
 ) -> dict[str, str]:
     """First node path of each chain of ``partitioning.finalize_failures`` found inside one
     partition ``group`` -> why the EP fails to compile that partition."""
@@ -211,7 +215,7 @@ def finalize_failures(
     for path in group:
         n = by_path[path]
         for rule in rules:
-            found = _chain_from(g, n, rule.chain, members)
+            found = _chain_from(g, n, rule.chain, members, la)
             if found is not None:
                 ops = " -> ".join(m.op_type for m in found)
                 out[path] = (
@@ -287,15 +291,23 @@ def _first_empty_input(
 
 
 def _chain_from(
-    g: GraphRef, n: NodeRef, chain: Sequence[ChainLink], members: set[str]
+    g: GraphRef,
+    n: NodeRef,
+    chain: Sequence[ChainLink],
+    members: set[str],
+    la: LevelAssignment | None = None,
+    prev: NodeRef | None = None,
 ) -> list[NodeRef] | None:
-    """The nodes of ``chain`` starting at ``n``, each feeding the next, all in ``members``."""
+    """The nodes of ``chain`` starting at ``n`` (fed by ``prev``, the previous link), each
+    feeding the next, all in ``members``."""
     link = chain[0]
     if n.op_type != link.op or n.path not in members:
         return None
     if link.constant is not None and not any(
         _scalar_constant(g, name) == link.constant for name in n.inputs if name
     ):
+        return None
+    if link.axis_outside_slice and not _axis_outside_slice(g, n, prev, la):
         return None
     if len(chain) == 1:
         return [n]
@@ -304,10 +316,43 @@ def _chain_from(
         for c in g.consumers.get(name, []) if name else []:
             if slot is not None and (slot >= len(c.inputs) or c.inputs[slot] != name):
                 continue
-            rest = _chain_from(g, c, chain[1:], members)
+            rest = _chain_from(g, c, chain[1:], members, la, n)
             if rest is not None:
                 return [n, *rest]
     return None
+
+
+def _axis_outside_slice(
+    g: GraphRef, n: NodeRef, prev: NodeRef | None, la: LevelAssignment | None
+) -> bool:
+    """Whether ``n``'s ``axis`` is none of the axes ``prev``, a Slice with constant axes (or
+    starts, when it has no axes input), slices; False when a rank or a value is unknown."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    if prev is None or prev.op_type != "Slice" or not shapes or shapes[0] is None:
+        return False
+    rank = len(shapes[0])
+    has_axes = len(prev.inputs) > 3 and bool(prev.inputs[3])
+    values = _constant_ints(g, prev.inputs[3] if has_axes else prev.inputs[1])
+    if values is None:
+        return False
+    sliced = {a % rank for a in values} if has_axes else set(range(len(values)))
+    axis = next((a.i for a in n.node.attribute if a.name == "axis"), 0)
+    return axis % rank not in sliced
+
+
+def _constant_ints(g: GraphRef, name: str) -> list[int] | None:
+    """The values of a small inline integer constant (initializer or Constant node)."""
+    t = g.initializers.get(name)
+    if t is None:
+        p = g.producers.get(name)
+        if p is None or p.op_type != "Constant":
+            return None
+        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
+    arr = inline_array(t, max_elements=8) if t is not None else None
+    if arr is None or arr.dtype.kind not in "iu":
+        return None
+    return [int(v) for v in arr.reshape(-1)]
 
 
 def _scalar_constant(g: GraphRef, name: str) -> float | None:

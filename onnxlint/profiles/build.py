@@ -304,7 +304,12 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             finalize_failures=tuple(
                 FinalizeFailure(
                     chain=tuple(
-                        ChainLink(op=c["op"], constant=c.get("constant"), fed_at=c.get("fed_at"))
+                        ChainLink(
+                            op=c["op"],
+                            constant=c.get("constant"),
+                            fed_at=c.get("fed_at"),
+                            axis_outside_slice=bool(c.get("axis_outside_slice", False)),
+                        )
                         for c in u["chain"]
                     ),
                     reason=u["reason"],

@@ -261,11 +261,13 @@ class LayoutPassFailure:
 class ChainLink:
     """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
     one-element constant input it must have and the input slot through which the previous
-    link feeds it (``fed_at``; any slot when None)."""
+    link feeds it (``fed_at``; any slot when None). ``axis_outside_slice``: the node's
+    ``axis`` is none of the axes the previous link, a Slice with constant axes, slices."""
 
     op: str
     constant: float | None = None
     fed_at: int | None = None
+    axis_outside_slice: bool = False
 
 
 @dataclass(frozen=True)

@@ -186,6 +186,9 @@ class EpPartitionFailsToCompile(_SessionFailure):
         with indices of rank 2 or more that reads a Reshape of a Conv's output the EP takes
         and feeds a Transpose (the dynamo exporter's ``as_strided`` pooling): ORT's layout
         pass aborts the process.
+        OpenVINO (CPU): a ``Transpose -> Slice -> GatherElements`` chain in one subgraph,
+        the GatherElements along an axis the Slice does not slice (its plug-in checks the
+        GatherElements against the Transpose's whole output; YOLO26's NMS-free pose head).
 
     Why it matters:
         Every node passes the EP's per-node validation, so nothing is refused and nothing
@@ -209,7 +212,7 @@ class EpPartitionFailsToCompile(_SessionFailure):
         it (the TorchScript exporter writes no ``as_strided`` Gather there).
 
     Execution providers:
-        QNN (HTP backend), measured.
+        QNN (HTP backend), OpenVINO (CPU), measured.
     """
 
     code = "OL513"
