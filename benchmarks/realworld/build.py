@@ -2905,6 +2905,8 @@ def heldout9_jobs() -> list[Job]:
             "dynamic",
         )
         jobs.append((name, functools.partial(_genai_heldout9, name), entry))
+
+
 # Held-out batch 10 (2026-12-07): what Hugging Face Optimum writes. optimum-onnx needs an
 # older transformers than the corpus venv's, so build_optimum.py runs in a venv of its own
 # (requirements-optimum.txt) and this side only takes the files it writes.

@@ -404,9 +404,7 @@ def test_a_sum_of_many_dims_shows_its_largest_terms_and_counts_the_rest() -> Non
     total = ByteCount.total([*counts, ByteCount.of("float", (3,), {})])
     text = total.describe()
     # the four largest symbolic terms, the static part, and how many are left out
-    assert text == (
-        "12 B + 32 B·d6 + 36 B·d7 + 40 B·d8 + 44 B·d9 + 6 more symbolic terms"
-    )
+    assert text == ("12 B + 32 B·d6 + 36 B·d7 + 40 B·d8 + 44 B·d9 + 6 more symbolic terms")
     # the JSON keeps every term as fields
     assert len(total.to_dict()["symbolic"]) == 10
     assert total.describe(max_terms=10).count("·") == 10
