@@ -71,14 +71,15 @@ def node_cause(ctx: LintContext, na: NodeAssignment, v: Verdict) -> Cause:
 
 class SessionShapeLoss:
     """Where each value's shape stops being static in the graph ORT hands the EPs with
-    optimizations disabled: ``ctx.analysis(SessionShapeLoss).origin(graph, value)``.
+    optimizations disabled: ``ctx.analysis(SessionShapeLoss).origin(graph, value)``
+    (a dim with no value and no name the exporter gave).
 
     ORT infers fewer shapes than ONNX's data propagation and onnxlint's own analyses: a
     shape computed by a chain of constants (``ConstantOfShape -> Mul -> Where -> Expand``
     in the TorchScript exports of ViT's class token) is a runtime value to it until its
     constant folding, which runs at the basic level and above. The origin is the first
-    node whose output has a dim that is not static while every input's shape is; the
-    nodes after it inherit it. Computed once per lint, when a refusal asks."""
+    node whose output has a lost dim while no input has one; the nodes after it inherit
+    it. Computed once per lint, when a refusal asks."""
 
     def __init__(self, ctx: LintContext) -> None:
         la = ctx.analysis(Assignment).exported
@@ -86,11 +87,11 @@ class SessionShapeLoss:
         self._origin: dict[tuple[str, str], NodeRef] = {}
         for g in lg.graphs():
             for node in lg.order(g):
-                outs = [o for o in node.outputs if o and not _static(lg.value_type(g, o).shape)]
+                outs = [o for o in node.outputs if o and not _known(lg.value_type(g, o).shape)]
                 if not outs:
                     continue
                 found: NodeRef | None = None
-                if all(_static(lg.value_type(g, i).shape) for i in node.inputs if i):
+                if all(_known(lg.value_type(g, i).shape) for i in node.inputs if i):
                     found = node
                 else:
                     found = next(
@@ -109,8 +110,13 @@ class SessionShapeLoss:
         return self._origin.get((graph, value))
 
 
-def _static(shape: tuple[Dim, ...] | None) -> bool:
-    return shape is not None and all(isinstance(d, int) and d >= 0 for d in shape)
+def _known(shape: tuple[Dim, ...] | None) -> bool:
+    """Every dim a value or a name the exporter gave (a named dim is not lost: pinning it
+    is the remedy, a ``dynamic-dims`` cause); an unknown or invented dim is lost."""
+    return shape is not None and all(
+        (isinstance(d, int) and d >= 0) or (isinstance(d, str) and not GENERATED_DIM.match(d))
+        for d in shape
+    )
 
 
 def _folded_at(ctx: LintContext, na: NodeAssignment) -> Cause | None:
