@@ -306,11 +306,9 @@ def load_refusals() -> tuple[LoadRefusal, ...]:
     )
 
 
-def ep_ort_version(provider: str, described: str | None, target: str | None) -> str | None:
-    """The onnxruntime release ``provider`` runs in: for an EP built into the installed ORT,
-    ``target`` (``--target-ort``) or the installed one; for any other (an EP whose package
-    ships its own onnxruntime, as onnxruntime-openvino does) the release its profile
-    describes (``described``)."""
-    if runtime_opset_limit(provider) is not None:
-        return target or installed_ort_version()
-    return described
+def ep_ort_version(shipped: str | None, target: str | None) -> str | None:
+    """The onnxruntime release an EP runs in: the one its package ships (the profile's
+    ``runtime_onnxruntime``: onnxruntime-openvino is its own build of ORT), else the one it
+    is loaded into, ``target`` (``--target-ort``) or the installed one (None when no ORT is
+    installed). CUDA, QNN and the other EPs run in whatever ORT the user deploys."""
+    return shipped or target or installed_ort_version()

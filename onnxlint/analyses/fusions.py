@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from onnxlint.analyses.constants import constant_array
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.analyses.level_graph import LevelGraph
 from onnxlint.index import GraphRef, NodeRef
@@ -311,20 +312,6 @@ def _single_reader(g: GraphRef, node: NodeRef) -> NodeRef | None:
     return users[0] if len(users) == 1 else None
 
 
-def _const_array(g: GraphRef, name: str) -> Any:
-    """The value of constant ``name`` (an initializer or a Constant's ``value``), or None."""
-    from onnxlint.tensors import inline_array
-
-    if name in g.initializers:
-        return inline_array(g.initializers[name])
-    node = g.producers.get(name)
-    if node is not None and node.op_type == "Constant":
-        attr = node.attr("value")
-        if attr is not None and attr.HasField("t"):
-            return inline_array(attr.t)
-    return None
-
-
 def _gather_transpose_reshape_nodes(result: LevelAssignment, gather: NodeRef) -> list[NodeRef]:
     """``gather`` and the Transpose and Reshape after it when the three are the pattern
     QNN's GatherTransposeReshapeFusion rewrites in rank 4, or [].
@@ -358,7 +345,7 @@ def _gather_transpose_reshape_nodes(result: LevelAssignment, gather: NodeRef) ->
     axis = attr.i if attr is not None else 0
     if (axis + 5 if axis < 0 else axis) != 4:
         return []
-    idx = _const_array(g, gather.inputs[1])
+    idx = constant_array(g, gather.inputs[1])
     if idx is None or idx.ndim != 2 or idx.dtype.kind not in "iu" or 0 in idx.shape:
         return []
     rows, cols = idx.shape

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from onnxlint.analyses.constants import constant_ints, scalar_constant
 from onnxlint.analyses.layout_outputs import (
     layout_sensitive_ops,
     pushed_through_ops,
@@ -18,7 +19,6 @@ from onnxlint.analyses.partition_plan import PartitionPlan
 from onnxlint.analyses.partition_units import dequantized_type
 from onnxlint.ep_names import short_ep
 from onnxlint.index import GraphRef, NodeRef
-from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
     from onnxlint.profiles import Profile
@@ -304,7 +304,7 @@ def _chain_from(
     if n.op_type != link.op or n.path not in members:
         return None
     if link.constant is not None and not any(
-        _scalar_constant(g, name) == link.constant for name in n.inputs if name
+        scalar_constant(g, name) == link.constant for name in n.inputs if name
     ):
         return None
     if link.axis_outside_slice and not _axis_outside_slice(g, n, prev, la):
@@ -333,40 +333,12 @@ def _axis_outside_slice(
         return False
     rank = len(shapes[0])
     has_axes = len(prev.inputs) > 3 and bool(prev.inputs[3])
-    values = _constant_ints(g, prev.inputs[3] if has_axes else prev.inputs[1])
+    values = constant_ints(g, prev.inputs[3] if has_axes else prev.inputs[1])
     if values is None:
         return False
     sliced = {a % rank for a in values} if has_axes else set(range(len(values)))
     axis = next((a.i for a in n.node.attribute if a.name == "axis"), 0)
     return axis % rank not in sliced
-
-
-def _constant_ints(g: GraphRef, name: str) -> list[int] | None:
-    """The values of a small inline integer constant (initializer or Constant node)."""
-    t = g.initializers.get(name)
-    if t is None:
-        p = g.producers.get(name)
-        if p is None or p.op_type != "Constant":
-            return None
-        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
-    arr = inline_array(t, max_elements=8) if t is not None else None
-    if arr is None or arr.dtype.kind not in "iu":
-        return None
-    return [int(v) for v in arr.reshape(-1)]
-
-
-def _scalar_constant(g: GraphRef, name: str) -> float | None:
-    """The value of a one-element inline constant (initializer or Constant node)."""
-    t = g.initializers.get(name)
-    if t is None:
-        p = g.producers.get(name)
-        if p is None or p.op_type != "Constant":
-            return None
-        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
-    arr = inline_array(t, max_elements=1) if t is not None else None
-    if arr is None or arr.size != 1 or arr.dtype.kind not in "fiu":
-        return None
-    return float(arr.reshape(-1)[0])
 
 
 def unfusable_group(

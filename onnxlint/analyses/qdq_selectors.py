@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import onnx
 
+from onnxlint.analyses.constants import constant_tensor, scalar_constant
 from onnxlint.index import GraphRef, NodeRef
 from onnxlint.tensors import inline_array, is_external
 
@@ -141,8 +142,8 @@ def _q_range(
     limits = _Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
     if limits is None or len(q.inputs) < 3:
         return None
-    scale = _scalar_value(g, q.inputs[1])
-    zero = _scalar_value(g, q.inputs[2])
+    scale = scalar_constant(g, q.inputs[1], outer=True)
+    zero = scalar_constant(g, q.inputs[2], outer=True)
     if scale is None or zero is None:
         return None
     return ((limits[0] - zero) * scale, (limits[1] - zero) * scale)
@@ -159,16 +160,8 @@ def _clip_bounds(g: GraphRef, clip: NodeRef) -> tuple[float | None, float | None
     bounds: list[float | None] = []
     for slot, default in ((1, -inf), (2, inf)):
         name = clip.inputs[slot] if slot < len(clip.inputs) else ""
-        bounds.append(_scalar_value(g, name) if name else default)
+        bounds.append(scalar_constant(g, name, outer=True) if name else default)
     return bounds[0], bounds[1]
-
-
-def _scalar_value(g: GraphRef, name: str) -> float | None:
-    t = _constant_tensor(g, name)
-    values = inline_array(t, max_elements=1) if t is not None else None
-    if values is None or values.size != 1 or values.dtype.kind not in "iuf":
-        return None
-    return float(values.reshape(-1)[0])
 
 
 def _q_side_ok(
@@ -217,7 +210,7 @@ def _same_scale(g: GraphRef, q: NodeRef, dq: NodeRef) -> bool:
     a, b = q.inputs[1], dq.inputs[1]
     if a == b:
         return True
-    ta, tb = _constant_tensor(g, a), _constant_tensor(g, b)
+    ta, tb = constant_tensor(g, a, outer=True), constant_tensor(g, b, outer=True)
     if ta is None or tb is None:
         return False
     if is_external(ta) or is_external(tb):
@@ -227,23 +220,6 @@ def _same_scale(g: GraphRef, q: NodeRef, dq: NodeRef) -> bool:
     va, vb = inline_array(ta, max_elements=64), inline_array(tb, max_elements=64)
     # a damaged or large tensor: ORT would not match it either
     return va is not None and vb is not None and va.tolist() == vb.tolist()
-
-
-def _constant_tensor(g: GraphRef, name: str) -> onnx.TensorProto | None:
-    cur: GraphRef | None = g
-    while cur is not None:
-        t = cur.initializers.get(name)
-        if t is not None:
-            return t
-        p = cur.producers.get(name)
-        if p is not None:
-            if p.op_type == "Constant":
-                for a in p.node.attribute:
-                    if a.name == "value" and a.type == onnx.AttributeProto.TENSOR:
-                        return a.t
-            return None
-        cur = cur.outer
-    return None
 
 
 def original_dq_owner(

@@ -9,7 +9,9 @@ some EPs ship in (``rules/ort_contrib_schemas.json``).
 
 from __future__ import annotations
 
-from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN
+from typing import Literal
+
+from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN, installed_defines
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Severity
 from onnxlint.index import NodeRef
@@ -94,18 +96,20 @@ g (float[2,4] x) => (float[2,4] y) {
 
 @register
 class RuntimeContribSchema(Rule):
-    """A ``com.microsoft`` node has an attribute or input that the ONNX Runtime an EP ships in does not define.
+    """A ``com.microsoft`` node, or an attribute or input of it, that the ONNX Runtime an EP ships in does not define.
 
     What it does:
         For each EP of the list that comes as its own ONNX Runtime package (the profile's
         ``runtime_onnxruntime``: onnxruntime-openvino 1.24.1 is a build of ORT 1.24.1),
         checks every ``com.microsoft`` node against that release's schema of the operator
-        (``rules/ort_contrib_schemas.json``, read from the package): an attribute the schema
-        does not define, more inputs than it takes.
+        (``rules/ort_contrib_schemas.json``, read from the package): an operator that release
+        does not define at all (``SwiGLU``, ``ScaledSiLU`` and the other operators added
+        after 1.24), an attribute its schema does not define, more inputs than it takes.
 
     Why it matters:
         That ORT checks each node against its own schema when it loads the model and refuses
-        the whole model ("This is an invalid model. In Node, (...)"), whatever the EP would
+        the whole model ("This is an invalid model. In Node, (...)", or "com.microsoft:SwiGLU(-1)
+        is not a registered function/op" for an operator it lacks), whatever the EP would
         take: the model loads with the installed ORT and fails with the EP's. Model builders
         that target newer runtimes write such nodes (onnxruntime-genai's GroupQueryAttention
         with ``sliding_window_cache`` or its query and key norm inputs, MatMulNBits with
@@ -125,6 +129,8 @@ class RuntimeContribSchema(Rule):
     category = Category.OPSET
     severity = Severity.ERROR
     messages = {
+        "operator": "ONNX Runtime {ort} ({package} ships in it) does not define the "
+        "com.microsoft operator {op}: that ORT refuses to load the model",
         "attribute": "{op} has the attribute {attribute}, which the com.microsoft {op} "
         "schema of ONNX Runtime {ort} ({package} ships in it) does not define: that ORT "
         "refuses to load the model",
@@ -158,9 +164,14 @@ g (float[1,4,64] x, uint8[32,2,16] w, float[64] s) => (float[1,4,32] y) {
             seen.add(ort)
             schema = _runtime_contrib_schema(ort, node.op_type, node.opset or 1)
             if schema is None:
-                continue  # a release or operator the table lacks: nothing to say
-            max_inputs, attributes = schema
+                continue  # a release the table lacks: nothing to say
             common = {"op": node.op_type, "ort": ort, "package": profile.display_name}
+            if schema is False:
+                # an operator the installed ORT lacks too is OL508's: no EP runs it
+                if installed_defines(node.op_type) is not False:
+                    ctx.emit(self.make(node.location(), "operator", ep=profile.id, **common))
+                continue
+            max_inputs, attributes = schema
             for a in node.node.attribute:
                 if a.name not in attributes:
                     ctx.emit(
@@ -186,15 +197,18 @@ g (float[1,4,64] x, uint8[32,2,16] w, float[64] s) => (float[1,4,32] y) {
 
 def _runtime_contrib_schema(
     ort: str, op_type: str, opset: int
-) -> tuple[int, frozenset[str]] | None:
+) -> tuple[int, frozenset[str]] | Literal[False] | None:
     """(largest input count, attribute names) of ``op_type``'s com.microsoft schema at
-    ``opset`` in ONNX Runtime ``ort`` (``rules/ort_contrib_schemas.json``); None when the
-    table has no such release or operator."""
+    ``opset`` in ONNX Runtime ``ort`` (``rules/ort_contrib_schemas.json``, which lists every
+    operator of each release it has); False when that release does not define the operator
+    at ``opset``; None when the table has no such release."""
     from onnxlint.data import load_json
 
-    revisions = load_json("ort_contrib_schemas.json")["releases"].get(ort, {}).get(op_type)
-    usable = [r for r in revisions or [] if r["since"] <= opset]
-    if not usable:
+    release = load_json("ort_contrib_schemas.json")["releases"].get(ort)
+    if release is None:
         return None
+    usable = [r for r in release.get(op_type) or [] if r["since"] <= opset]
+    if not usable:
+        return False
     r = max(usable, key=lambda r: r["since"])
     return int(r["max_inputs"]), frozenset(r["attributes"])

@@ -3,8 +3,8 @@
 Some arrangements load in one ORT release and not in another; ``load_refusals`` in
 ``rules/ort_versions.json`` lists them with the releases measured. The release that
 matters is the one each EP runs in (:func:`onnxlint.ort_versions.ep_ort_version`): the
-installed ORT or ``--target-ort`` for an EP built into it, the release its profile
-describes for an EP whose package ships its own ORT (onnxruntime-openvino).
+release its package ships for an EP that comes as its own ORT (the profile's
+``runtime_onnxruntime``: onnxruntime-openvino), else ``--target-ort`` or the installed ORT.
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ class OrtReleaseRefusesNode(Rule):
         Reports a node in an arrangement some ONNX Runtime releases refuse while they
         resolve the graph at load (``load_refusals`` in ``rules/ort_versions.json``, each
         with the releases measured and its provenance). The release is the one each
-        execution provider runs in: the installed onnxruntime (or ``--target-ort``) for an
-        EP built into it, the release its profile describes for an EP whose package ships
-        its own onnxruntime (OpenVINO: onnxruntime-openvino 1.24.1 ships onnxruntime
-        1.24). One arrangement is known: onnxruntime 1.24 refuses a TopK whose K is
+        execution provider runs in: for an EP whose package ships its own onnxruntime, that
+        release (the profile's ``runtime_onnxruntime``; onnxruntime-openvino 1.24.1 ships
+        onnxruntime 1.24); for any other, the one it is loaded into (``--target-ort``, else
+        the installed onnxruntime). One arrangement is known: onnxruntime 1.24 refuses a TopK whose K is
         ``Gather(Shape(t), [a])`` when dimension ``a`` of ``t`` and the TopK's axis are
         static (its data propagation records the gathered dimension as a scalar, and
         TopK's shape inference wants K of shape [1]).
@@ -89,8 +89,9 @@ class OrtReleaseRefusesNode(Rule):
         release that loads it.
 
     Execution providers:
-        Whichever run in a release the data lists (OpenVINO, whose package ships
-        onnxruntime 1.24).
+        Whichever run in a release the data lists: OpenVINO, whose package ships
+        onnxruntime 1.24, and any EP when ``--target-ort`` (or the installed onnxruntime)
+        is such a release.
     """
 
     code = "OL208"
@@ -138,10 +139,7 @@ g (float[1,8,16] x) => (float[1,8,16] v, int64[1,8,16] i) {
             return
         seen: set[str] = set()
         for p in ctx.eps:
-            # the ORT an EP's own package ships (onnxruntime-openvino), else the one its
-            # profile was measured with
-            shipped = p.runtime_onnxruntime or p.describes.get("onnxruntime")
-            version = ep_ort_version(p.ep, shipped, ctx.config.target_ort)
+            version = ep_ort_version(p.runtime_onnxruntime, ctx.config.target_ort)
             for r in wanted:
                 if p.ep not in seen and r.refused_by(version):
                     seen.add(p.ep)

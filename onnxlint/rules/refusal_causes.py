@@ -18,7 +18,7 @@ from onnxlint.analyses.shapes import Dim, Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import GENERATED_DIM, Cause
 from onnxlint.index import NodeRef, input_dim_params
-from onnxlint.rules.shapes import ShapeLoss
+from onnxlint.rules.shapes import ShapeLoss, origin_walk
 
 
 class InputDims:
@@ -84,27 +84,14 @@ class SessionShapeLoss:
     def __init__(self, ctx: LintContext) -> None:
         la = ctx.analysis(Assignment).exported
         lg = la.graph
-        self._origin: dict[tuple[str, str], NodeRef] = {}
-        for g in lg.graphs():
-            for node in lg.order(g):
-                outs = [o for o in node.outputs if o and not _known(lg.value_type(g, o).shape)]
-                if not outs:
-                    continue
-                found: NodeRef | None = None
-                if all(_known(lg.value_type(g, i).shape) for i in node.inputs if i):
-                    found = node
-                else:
-                    found = next(
-                        (
-                            at
-                            for i in node.inputs
-                            if i and (at := self._origin.get((g.path, i))) is not None
-                        ),
-                        None,
-                    )
-                if found is not None:
-                    for o in outs:
-                        self._origin[(g.path, o)] = found
+        graphs = {g.path: g for g in lg.graphs()}
+
+        def lost(path: str, value: str) -> bool:
+            return not _known(lg.value_type(graphs[path], value).shape)
+
+        self._origin = origin_walk(
+            ((g.path, lg.order(g)) for g in graphs.values()), lost, lambda _n, lost_in: not lost_in
+        )
 
     def origin(self, graph: str, value: str) -> NodeRef | None:
         return self._origin.get((graph, value))

@@ -14,7 +14,7 @@ for the model (and the equivalent ONNX Runtime session option) as its fix.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -338,31 +338,52 @@ class ShapeLoss:
         #: :func:`unknown_shape_origins`, found once for this analysis and OL302
         self.starts: list[tuple[NodeRef, list[str]]] = list(unknown_shape_origins(ctx))
         starts = {id(node) for node, _ in self.starts}
-        self._origin: dict[tuple[str, str], NodeRef] = {}
-        for g in ctx.index.graphs:
-            for node in g.nodes:
-                unknown_outs = [o for o in node.outputs if o and _unknown(shapes.value_type(o))]
-                if not unknown_outs:
-                    continue
-                origin: NodeRef | None = None
-                if id(node) in starts or is_unknown_standard_op(node, ctx.index.functions):
-                    origin = node
-                else:
-                    origin = next(
-                        (
-                            found
-                            for i in node.inputs
-                            if i and (found := self._origin.get((g.path, i))) is not None
-                        ),
-                        None,
-                    )
-                if origin is not None:
-                    for o in unknown_outs:
-                        self._origin[(g.path, o)] = origin
+        functions = ctx.index.functions
+
+        def lost(_graph: str, value: str) -> bool:
+            return _unknown(shapes.value_type(value))
+
+        def starts_here(node: NodeRef, _lost_in: bool) -> bool:
+            return id(node) in starts or is_unknown_standard_op(node, functions)
+
+        self._origin = origin_walk(((g.path, g.nodes) for g in ctx.index.graphs), lost, starts_here)
 
     def origin(self, graph: str, value: str) -> NodeRef | None:
         """The node where the shape of ``value`` (in graph ``graph``) was lost, if known."""
         return self._origin.get((graph, value))
+
+
+def origin_walk(
+    graphs: Iterable[tuple[str, Iterable[NodeRef]]],
+    lost: Callable[[str, str], bool],
+    starts_here: Callable[[NodeRef, bool], bool],
+) -> dict[tuple[str, str], NodeRef]:
+    """Where each lost shape starts, walking each graph's nodes in order: for every node
+    with a lost output (``lost(graph, value)``), that node when ``starts_here(node,
+    lost_in)`` (``lost_in``: whether any of its inputs is lost too), else the origin of its
+    first input that has one. The origin is keyed by ``(graph, value)``. ONNX's view
+    (:class:`ShapeLoss`) and ORT's session view
+    (:class:`~onnxlint.rules.refusal_causes.SessionShapeLoss`) differ only in ``lost`` and
+    ``starts_here``."""
+    origin: dict[tuple[str, str], NodeRef] = {}
+    for path, nodes in graphs:
+        for node in nodes:
+            outs = [o for o in node.outputs if o and lost(path, o)]
+            if not outs:
+                continue
+            lost_in = any(lost(path, i) for i in node.inputs if i)
+            found: NodeRef | None = None
+            if starts_here(node, lost_in):
+                found = node
+            else:
+                found = next(
+                    (at for i in node.inputs if i and (at := origin.get((path, i))) is not None),
+                    None,
+                )
+            if found is not None:
+                for o in outs:
+                    origin[(path, o)] = found
+    return origin
 
 
 def _unknown(vt: ValueType | None) -> bool:

@@ -12,7 +12,9 @@ The OpenVINO profiles name their runtime (``runtime_onnxruntime``), and
 onnxruntime-openvino 1.24.1 wheel (``tools/ort_contrib_schemas.py``); OL209 reports a node
 they refuse. Measured with onnxruntime-openvino 1.24.1 (CPU, both levels): the first model
 loads (its GroupQueryAttention runs on the CPU EP), the others fail to load; all four load
-on the CPU EP of onnxruntime 1.32.0.
+on the CPU EP of onnxruntime 1.32.0. An operator 1.24.1 does not define at all (ScaledSiLU,
+added later; 1.32.0's CPU EP runs it) fails too ("com.microsoft:ScaledSiLU(-1) is not a
+registered function/op"), at both levels.
 """
 
 from __future__ import annotations
@@ -109,12 +111,34 @@ def matmul_nbits(extra_attrs: dict[str, object]) -> onnx.ModelProto:
     return model
 
 
+def contrib_unary(op: str) -> onnx.ModelProto:
+    """Relu -> com.microsoft ``op`` -> Relu, shapes unchanged."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], "pre"),
+            helper.make_node(op, ["a"], ["b"], "op", domain="com.microsoft"),
+            helper.make_node("Relu", ["b"], ["y"], "post"),
+        ],
+        "unary",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])],
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)],
+    )
+    model.ir_version = 10
+    return model
+
+
 #: name -> (model, whether ORT 1.24.1 loads it)
 MODELS = {
     "gqa_1_24_schema": (gqa({"local_window_size": -1, "softcap": 0.0}), True),
     "gqa_sliding_window_cache": (gqa({"sliding_window_cache": 1, "local_window_size": 16}), False),
     "gqa_qk_norms": (gqa({}, norms=True), False),
     "matmulnbits_weight_prepacked": (matmul_nbits({"weight_prepacked": 0}), False),
+    # an operator added after 1.24 (onnxruntime 1.32's CPU EP runs it)
+    "scaled_silu_not_in_1_24": (contrib_unary("ScaledSiLU"), False),
 }
 
 
@@ -138,4 +162,12 @@ def test_openvino_runtime_schemas_on_real_openvino() -> None:
             r = real[f"{name}|{level}"]
             assert bool(r.get("ok")) == loads, (name, level, r.get("error"))
             if not loads:
-                assert "This is an invalid model" in str(r.get("error")), r.get("error")
+                error = str(r.get("error"))
+                assert "This is an invalid model" in error or "is not a registered" in error, error
+
+
+def test_an_operator_no_onnxruntime_defines_is_ol508s() -> None:
+    """An operator the installed ORT lacks too: no EP runs it (OL508), one finding."""
+    report = onnxlint.lint(contrib_unary("NoSuchOperator"), eps=["openvino"])
+    codes = [d.code for d in report.diagnostics]
+    assert "OL508" in codes and "OL209" not in codes, codes

@@ -121,9 +121,19 @@ def test_the_openvino_package_release_is_its_profiles() -> None:
     from onnxlint.profiles import load_profile
 
     profile = load_profile("openvino-cpu")
-    assert profile.describes["onnxruntime"].startswith("1.24.")
-    got = ep_ort_version(profile.ep, profile.describes["onnxruntime"], "1.32")
-    assert got == profile.describes["onnxruntime"]
+    assert profile.runtime_onnxruntime is not None
+    assert profile.runtime_onnxruntime.startswith("1.24.")
+    assert ep_ort_version(profile.runtime_onnxruntime, "1.32") == profile.runtime_onnxruntime
+
+
+@pytest.mark.parametrize("ep", ["cuda", "qnn"])
+def test_an_ep_without_its_own_ort_runs_in_the_target_release(ep: str) -> None:
+    """CUDA and QNN run in the ORT they are loaded into, not in the release their profile
+    was read from (1.25 and 1.31 sources): ``--target-ort`` decides."""
+    model, _ = next(case for case in CASES.values() if case[1])
+    (d,) = _ol208(model, [ep], target_ort="1.24")
+    assert "runs in onnxruntime 1.24" in d.message, d.message
+    assert _ol208(model, [ep], target_ort="1.32") == []
 
 
 @pytest.mark.slow
