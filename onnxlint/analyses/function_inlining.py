@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import onnx
 
-from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment
 from onnxlint.analyses.level_graph import LevelGraph
-from onnxlint.analyses.ort_kernels import cpu_has_kernel
+from onnxlint.analyses.ort_kernels import cpu_contrib_kernel_for, cpu_has_kernel
 from onnxlint.analyses.value_types import ValueType
 from onnxlint.ep_names import CPU_EP
-from onnxlint.index import ModelIndex, subgraphs
+from onnxlint.index import ModelIndex, NodeRef, subgraphs
 
 
 def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -252,10 +252,11 @@ def collapse_ort_inlined(model: onnx.ModelProto, source: ModelIndex) -> onnx.Mod
 def expand_unclaimed_function_ops(
     lg: LevelGraph, la: LevelAssignment
 ) -> tuple[onnx.ModelProto, frozenset[int]] | None:
-    """Expand main-graph ai.onnx ops that no EP claims into their ONNX function bodies.
+    """Expand main-graph ops that no EP claims into their function bodies: ONNX's, and those
+    of ORT's com.microsoft operators (``rules/ort_contrib_functions.json``).
 
     An operator defined as a function, such as Mish or GroupNormalization, runs as its
-    body when no EP has a kernel for it. ORT inlines it after every EP has chosen its
+    body when no EP has a kernel for it (a float16 FastGelu: the CPU's kernel is float's). ORT inlines it after every EP has chosen its
     nodes, and then lets each EP choose again among the new ones (graph_partitioner.cc,
     ``PartitionOnnxFormatModel``'s loop); :func:`onnxlint.analyses.partition.plan_level`
     follows that order. Returns the expanded model and the positions of the expanded
@@ -268,7 +269,14 @@ def expand_unclaimed_function_ops(
     replace_at: dict[int, list[onnx.NodeProto]] = {}
     for node in main.nodes:
         na = la.get(node)
-        if na is None or node.domain != "ai.onnx" or node.schema is None:
+        if na is None:
+            continue
+        if node.domain == CONTRIB_DOMAIN:
+            body = _contrib_body(lg, na, node)
+            if body is not None:
+                replace_at[node.index] = body
+            continue
+        if node.domain != "ai.onnx" or node.schema is None:
             continue
         # onnx's stubs lack OpSchema's function accessors (present at run time)
         if not (
@@ -325,6 +333,48 @@ def expand_unclaimed_function_ops(
     del out.graph.node[:]
     out.graph.node.extend(nodes)
     return out, frozenset(expanded)
+
+
+#: ORT's contrib domain
+CONTRIB_DOMAIN = "com.microsoft"
+
+
+def _contrib_body(lg: LevelGraph, na: NodeAssignment, node: NodeRef) -> list[onnx.NodeProto] | None:
+    """The nodes ORT inlines for ``node``, a com.microsoft operator with a function body
+    (``rules/ort_contrib_functions.json``), when no EP in the list claims it and the CPU EP
+    has no kernel for its input's element type; None otherwise (or when the type is
+    unknown: ORT builds no body then either)."""
+    from onnxlint.data import load_json
+
+    spec = load_json("ort_contrib_functions.json")["functions"].get(node.op_type)
+    if spec is None or (node.opset or 1) < spec["since"] or not node.inputs or not node.inputs[0]:
+        return None
+    if any(v.claimed for v in na.verdicts if v.ep != CPU_EP):
+        return None
+    vt = lg.value_type(lg.index.main, node.inputs[0])
+    if not vt.dtype:
+        return None
+    if cpu_contrib_kernel_for(node.op_type, spec["type_constraint"], vt.dtype) is not False:
+        return None  # a kernel runs it as it is (or ORT cannot tell)
+    try:
+        elem = onnx.TensorProto.DataType.Value(vt.dtype.upper())
+    except ValueError:
+        return None
+    given = {formal for formal, actual in zip(spec["inputs"], node.inputs, strict=False) if actual}
+    fn = onnx.FunctionProto()
+    fn.input.extend(spec["inputs"][: len(node.inputs)])
+    fn.output.extend(spec["outputs"])
+    for name, value in spec["constants"].items():
+        if isinstance(value, dict):  # an attribute's value, or its default
+            attr = node.attr(value["attribute"])
+            value = attr.f if attr is not None else value["default"]
+        tensor = onnx.helper.make_tensor(name, elem, [], [float(value)])
+        fn.node.append(onnx.helper.make_node("Constant", [], [name], value=tensor))
+    for n in spec["nodes"]:
+        if ("if_input" in n and n["if_input"] not in given) or n.get("unless_input") in given:
+            continue
+        fn.node.append(onnx.helper.make_node(n["op"], n["inputs"], n["outputs"]))
+    return _instantiate(fn, node.node, f"{node.name or node.label}/")
 
 
 def _type_proto(vt: ValueType) -> onnx.TypeProto:

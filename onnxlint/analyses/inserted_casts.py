@@ -75,4 +75,32 @@ def drop_inserted_casts(model: onnx.ModelProto) -> onnx.ModelProto:
     infos = [vi for vi in graph.value_info if vi.name not in gone]
     del graph.value_info[:]
     graph.value_info.extend(infos)
+    _restore_names(graph, prefix)
     return out
+
+
+def _restore_names(graph: onnx.GraphProto, prefix: str) -> None:
+    """Give back their own names to the values ORT renamed ``<prefix><name>`` inside a run
+    of nodes it moved to float (a float16 region on the CPU: no Cast between its nodes, so
+    none was dropped), where nothing else bears the name: the model's nodes then read and
+    write the values they do in the model (a function op ORT inlined there is recognised by
+    its values, ``function_inlining.collapse_ort_inlined``)."""
+    used = {i.name for i in graph.input} | {o.name for o in graph.output}
+    used |= {t.name for t in graph.initializer}
+    for n in graph.node:
+        used.update(n.input)
+        used.update(n.output)
+    back: dict[str, str] = {}
+    for name in used:
+        own = name
+        while own.startswith(prefix):
+            own = own[len(prefix) :]
+        if own != name and own and own not in used and own not in back.values():
+            back[name] = own
+    if not back:
+        return
+    for n in graph.node:
+        n.input[:] = [back.get(v, v) for v in n.input]
+        n.output[:] = [back.get(v, v) for v in n.output]
+    for vi in graph.value_info:
+        vi.name = back.get(vi.name, vi.name)

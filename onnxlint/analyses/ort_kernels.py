@@ -81,3 +81,65 @@ def cpu_has_kernel(op_type: str, since: int | None) -> bool:
         return True  # cannot tell: assume ORT runs the op as it is, not expanded
     ranges = kernels.get(op_type, [])
     return any(lo <= (since or lo) <= hi for lo, hi in ranges)
+
+
+CONTRIB_TYPES_SCHEMA = "onnxlint-ort-cpu-contrib-types/1"
+
+#: com.microsoft op -> each CPU kernel's type constraints (constraint name -> types)
+ContribTypes = dict[str, list[dict[str, list[str]]]]
+
+
+@functools.cache
+def _cpu_contrib_types() -> ContribTypes | None:
+    """The installed onnxruntime's com.microsoft CPU kernels and their type constraints."""
+    from onnxlint.analyses.ort_tables import ort_table
+
+    return ort_table(
+        "ort-contrib-kernels",
+        CONTRIB_TYPES_SCHEMA,
+        "kernels",
+        _contrib_types_from_ort,
+        _parse_contrib_types,
+        MAX_ENTRY_BYTES,
+    )
+
+
+def _contrib_types_from_ort() -> ContribTypes | None:
+    try:
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+
+        out: ContribTypes = {}
+        for k in ort_state.get_all_opkernel_def():
+            if k.provider == CPU_EP and k.domain == "com.microsoft":
+                constraints = {str(n): [str(t) for t in ts] for n, ts in k.type_constraints.items()}
+                out.setdefault(k.op_name, []).append(constraints)
+        return out
+    except Exception:
+        return None
+
+
+def _parse_contrib_types(stored: Any) -> ContribTypes | None:
+    out: ContribTypes = {}
+    for op, kernels in stored.items():
+        if not isinstance(op, str) or not isinstance(kernels, list):
+            return None
+        parsed = []
+        for k in kernels:
+            if not isinstance(k, dict) or not all(
+                isinstance(n, str) and isinstance(ts, list) and all(isinstance(t, str) for t in ts)
+                for n, ts in k.items()
+            ):
+                return None
+            parsed.append({n: list(ts) for n, ts in k.items()})
+        out[op] = parsed
+    return out
+
+
+def cpu_contrib_kernel_for(op_type: str, constraint: str, dtype: str) -> bool | None:
+    """Whether the installed onnxruntime's CPU EP has a ``com.microsoft`` ``op_type`` kernel
+    whose type constraint ``constraint`` admits ``tensor(dtype)``; None when it cannot tell."""
+    table = _cpu_contrib_types()
+    if table is None:
+        return None
+    wanted = f"tensor({dtype})"
+    return any(wanted in k.get(constraint, ()) for k in table.get(op_type, []))
