@@ -55,6 +55,22 @@ def _target(ctx: LintContext) -> OrtRelease:
     return release(ctx.config.target_ort, cache=cache_enabled(ctx.config))
 
 
+def _shipped_releases(ctx: LintContext) -> list[tuple[str, OrtRelease]]:
+    """(profile id, release) for each EP of the list whose package ships its own ONNX
+    Runtime (the profile's ``runtime_onnxruntime``: onnxruntime-openvino), with that
+    release's limits from the table (``rules/ort_versions.json``); the EP fails to load
+    what that release does not, whatever the installed ORT loads."""
+    from onnxlint.ort_versions import table_release
+
+    out = []
+    for p in ctx.eps:
+        if p.runtime_onnxruntime:
+            rel = table_release(p.runtime_onnxruntime)
+            if rel.exact and rel.assumed_from is None:
+                out.append((p.id, rel))
+    return out
+
+
 @lru_cache(maxsize=2048)
 def _versions_of(op_type: str, domain: str) -> tuple[int, ...]:
     """Every since_version at which ``op_type`` was (re)defined in ``domain``."""
@@ -79,16 +95,19 @@ class OpsetTooNew(Rule):
         installed onnxruntime unless ``--target-ort`` says otherwise; the installed one is
         asked directly (once per ORT build, cached), other releases are looked up in a
         table (``rules/ort_versions.json``, with provenance). A target newer than the
-        table is assumed to load what the newest row loads, and the message says so.
+        table is assumed to load what the newest row loads, and the message says so. An EP
+        whose package ships its own ONNX Runtime (OpenVINO: onnxruntime-openvino 1.24.1
+        loads ai.onnx up to opset 25) is checked against that release too, once per EP.
 
     Why it matters:
         ORT refuses the whole model: "Current official support for domain ai.onnx is till opset N".
+        With OpenVINO the model can load with the installed ORT and fail with the EP's.
 
     Fix:
         Re-export at the newest opset the target supports, or upgrade ONNX Runtime on the device.
 
     Execution providers:
-        All (it is a runtime-wide limit).
+        All (it is a runtime-wide limit); OpenVINO also by the release its package ships.
     """
 
     code = "OL201"
@@ -101,6 +120,9 @@ class OpsetTooNew(Rule):
         "assumed": "model imports {domain} opset {opset}; ONNX Runtime {ort} is newer than "
         "onnxlint's table, which is assumed from {known} (up to {max}): check that {ort} loads "
         "it, or re-export with opset_version={max}",
+        "shipped": "model imports {domain} opset {opset}, but the ONNX Runtime this EP's "
+        "package ships ({ort}) loads up to {max}: the session fails at load; re-export with "
+        "opset_version={max}",
     }
     example_bad = """\
 <ir_version: 8, opset_import: ["" : 99]>
@@ -121,6 +143,22 @@ g (float[1,4] x) => (float[1,4] y) {
         rel = _target(ctx)
         for domain, limit in ((DEFAULT_DOMAIN, rel.max_opset), ("ai.onnx.ml", rel.ml_opset)):
             opset = ctx.index.opsets.get(domain)
+            if opset is not None and opset <= limit:
+                for ep, shipped in _shipped_releases(ctx):
+                    own = shipped.max_opset if domain == DEFAULT_DOMAIN else shipped.ml_opset
+                    if opset > own:
+                        ctx.emit(
+                            self.make(
+                                Location(),
+                                "shipped",
+                                ep=ep,
+                                domain=domain,
+                                opset=opset,
+                                ort=shipped.version,
+                                max=own,
+                                fix=_fix_opset(own),
+                            )
+                        )
             if opset is not None and opset > limit:
                 newer = first_release_with_opset(opset) if domain == DEFAULT_DOMAIN else None
                 upgrade = f" (or target ONNX Runtime >= {newer})" if newer else ""
@@ -145,7 +183,8 @@ class IrVersionTooNew(Rule):
     """The model's IR version is newer than the target ONNX Runtime loads.
 
     What it does:
-        Compares ``model.ir_version`` with the highest IR version of the target release.
+        Compares ``model.ir_version`` with the highest IR version of the target release,
+        and of the release an EP's package ships, when it ships its own (OpenVINO).
 
     Why it matters:
         ORT refuses the model ("Unsupported model IR version"), even when every operator is known.
@@ -168,6 +207,8 @@ class IrVersionTooNew(Rule):
         "assumed": "model IR version {ir}; ONNX Runtime {ort} is newer than onnxlint's table, "
         "which is assumed from {known} (max {max}): check that {ort} loads it, or save with "
         "ir_version={max}",
+        "shipped": "model IR version {ir} is newer than the ONNX Runtime this EP's package "
+        "ships ({ort}) loads (max {max}): the session fails at load; save with ir_version={max}",
     }
     example_bad = """\
 <ir_version: 99, opset_import: ["" : 17]>
@@ -187,6 +228,20 @@ g (float[1,4] x) => (float[1,4] y) {
     def check_model(self, ctx: LintContext) -> None:
         rel = _target(ctx)
         ir = ctx.model.ir_version
+        if ir <= rel.max_ir:
+            for ep, shipped in _shipped_releases(ctx):
+                if ir > shipped.max_ir:
+                    ctx.emit(
+                        self.make(
+                            Location(),
+                            "shipped",
+                            ep=ep,
+                            ir=ir,
+                            ort=shipped.version,
+                            max=shipped.max_ir,
+                            fix=Fix(title=f"set model.ir_version = {shipped.max_ir}"),
+                        )
+                    )
         if ir > rel.max_ir:
             ctx.emit(
                 self.make(

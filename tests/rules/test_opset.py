@@ -241,3 +241,36 @@ def test_contrib_input_type_is_what_ort_refuses(bias: str) -> None:
     assert bool(flagged) == bool(refused), refused
     if refused:
         assert "Type Error: Type 'tensor(uint8)' of input parameter (c)" in refused
+
+
+def _relu(opset: int, ir: int = 10) -> str:
+    return f'<ir_version: {ir}, opset_import: ["" : {opset}]>\n' + BODY
+
+
+@pytest.mark.parametrize(
+    ("opset", "ir", "code"), [(26, 10, "OL201"), (25, 13, None), (25, 14, "OL202")]
+)
+def test_an_ep_that_ships_its_own_ort_is_checked_against_that_release(
+    opset: int, ir: int, code: str | None
+) -> None:
+    """onnxruntime-openvino 1.24.1 loads ai.onnx up to opset 25 and IR 13 (measured); the
+    installed onnxruntime 1.32 loads opset 28 and IR 14. ``--target-ort 1.32`` keeps the
+    target's own check quiet, whatever ORT the test runs with."""
+    config = {"target_ort": "1.32"}
+    from onnxlint.config import Config
+
+    report = onnxlint.lint(
+        parse(_relu(opset, ir)), eps=["openvino"], config=Config(eps=("openvino",), **config)
+    )
+    found = [d for d in report.diagnostics if d.code in ("OL201", "OL202")]
+    if code is None:
+        assert found == [], [d.message for d in found]
+        return
+    (d,) = found
+    assert d.code == code and d.severity is Severity.ERROR and d.ep == "openvino-cpu"
+    assert "ships (1.24.1)" in d.message and "the session fails at load" in d.message
+    # the same model with an EP built into ORT: only the target decides
+    report = onnxlint.lint(
+        parse(_relu(opset, ir)), eps=["qnn"], config=Config(eps=("qnn",), **config)
+    )
+    assert not [x for x in report.diagnostics if x.code in ("OL201", "OL202")]
