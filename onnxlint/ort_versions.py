@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -286,6 +287,14 @@ class LoadRefusal:
     releases: tuple[str, ...]
     reason: str
     provenance: str
+    #: the input of ``op`` the arrangement computes, and the nodes that compute it, the
+    #: first writing that input and each next one writing the previous one's input 0
+    input: int = 0
+    producers: tuple[Mapping[str, Any], ...] = ()
+    #: the dims that must be static: "gathered" (the last producer's input at the index
+    #: a producer's constant holds), "axis" (``op``'s axis attribute on its input 0)
+    static: tuple[str, ...] = ()
+    fix: str = ""
 
     def refused_by(self, version: str | None) -> bool:
         """Whether ORT ``version`` (major.minor compared) is one of the releases."""
@@ -301,6 +310,10 @@ def load_refusals() -> tuple[LoadRefusal, ...]:
             releases=tuple(r["releases"]),
             reason=r["reason"],
             provenance=r["provenance"],
+            input=int(r.get("input", 0)),
+            producers=tuple(r.get("producers", ())),
+            static=tuple(r.get("static", ())),
+            fix=str(r.get("fix", "")),
         )
         for r in load_json("ort_versions.json").get("load_refusals", [])
     )

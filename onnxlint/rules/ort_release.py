@@ -9,6 +9,7 @@ release its package ships for an EP that comes as its own ORT (the profile's
 
 from __future__ import annotations
 
+from onnxlint.analyses.constants import constant_tensor
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Diagnostic, Fix, Severity
@@ -18,9 +19,16 @@ from onnxlint.rule import Rule, register
 from onnxlint.tensors import inline_scalar_int
 
 
-def _int_attr(node: NodeRef, name: str, default: int) -> int:
+def _attr_int(node: NodeRef, name: str) -> int | None:
+    """The node's integer attribute ``name``, or the default its ONNX schema gives it."""
     a = node.attr(name)
-    return int(a.i) if a is not None else default
+    if a is not None:
+        return int(a.i)
+    schema = node.schema
+    attr = schema.attributes.get(name) if schema is not None else None
+    if attr is None or not attr.default_value.HasField("i"):
+        return None
+    return int(attr.default_value.i)
 
 
 def _static_dim(ctx: LintContext, name: str, axis: int) -> bool:
@@ -31,35 +39,46 @@ def _static_dim(ctx: LintContext, name: str, axis: int) -> bool:
     return isinstance(shape[axis], int)
 
 
-def _gathered_from_shape(ctx: LintContext, node: NodeRef) -> bool:
-    """Whether TopK ``node``'s K is ``Gather(Shape(t), [a])`` (the indices a constant of
-    shape [1]) with dimension ``a`` of ``t`` and the TopK's own axis both static."""
+def _matches(ctx: LintContext, node: NodeRef, r: LoadRefusal) -> bool:
+    """Whether ``node`` is in the arrangement ``r`` describes: its input ``r.input`` written
+    by ``r.producers`` in turn (each link's op, attributes, absent attributes and constant
+    input), with the dims ``r.static`` names static."""
     g = node.graph
-    if len(node.inputs) < 2 or not node.inputs[1]:
-        return False
-    gather = g.producers.get(node.inputs[1])
-    if gather is None or gather.op_type != "Gather" or gather.domain != DEFAULT_DOMAIN:
-        return False
-    if len(gather.inputs) < 2 or _int_attr(gather, "axis", 0) != 0:
-        return False
-    shape = g.producers.get(gather.inputs[0])
-    if shape is None or shape.op_type != "Shape" or shape.domain != DEFAULT_DOMAIN:
-        return False
-    if shape.attr("start") is not None or shape.attr("end") is not None or not shape.inputs:
-        return False  # not measured
-    index = g.initializers.get(gather.inputs[1])
-    const = g.producers.get(gather.inputs[1])
-    if index is None and const is not None and const.op_type == "Constant":
-        value = const.attr("value")
-        index = value.t if value is not None and value.HasField("t") else None
-    if index is None or list(index.dims) != [1]:
-        return False
-    gathered = inline_scalar_int(index)
-    if gathered is None:
-        return False  # external or undecodable: not known
-    a = gathered
-    axis = _int_attr(node, "axis", -1)
-    return _static_dim(ctx, shape.inputs[0], a) and _static_dim(ctx, node.inputs[0], axis)
+    value = node.inputs[r.input] if r.input < len(node.inputs) else ""
+    gathered: int | None = None
+    last: NodeRef | None = None
+    for link in r.producers:
+        p = g.producers.get(value) if value else None
+        if p is None or p.op_type != link["op"] or p.domain != DEFAULT_DOMAIN:
+            return False
+        if any(_attr_int(p, k) != v for k, v in link.get("attributes", {}).items()):
+            return False
+        if any(p.attr(k) is not None for k in link.get("absent", ())):
+            return False  # not measured
+        const = link.get("constant")
+        if const is not None:
+            slot = int(const["input"])
+            name = p.inputs[slot] if slot < len(p.inputs) else ""
+            t = constant_tensor(g, name) if name else None
+            if t is None or list(t.dims) != list(const["dims"]):
+                return False
+            gathered = inline_scalar_int(t)
+            if gathered is None:
+                return False  # external or undecodable: not known
+        if not p.inputs or not p.inputs[0]:
+            return False
+        last, value = p, p.inputs[0]
+    for kind in r.static:
+        if kind == "gathered":
+            if last is None or gathered is None or not _static_dim(ctx, last.inputs[0], gathered):
+                return False
+        elif kind == "axis":
+            axis = _attr_int(node, "axis")
+            if axis is None or not _static_dim(ctx, node.inputs[0], axis):
+                return False
+        else:
+            return False  # a condition this onnxlint does not know: not claimed
+    return True
 
 
 @register
@@ -73,9 +92,10 @@ class OrtReleaseRefusesNode(Rule):
         execution provider runs in: for an EP whose package ships its own onnxruntime, that
         release (the profile's ``runtime_onnxruntime``; onnxruntime-openvino 1.24.1 ships
         onnxruntime 1.24); for any other, the one it is loaded into (``--target-ort``, else
-        the installed onnxruntime). One arrangement is known: onnxruntime 1.24 refuses a TopK whose K is
-        ``Gather(Shape(t), [a])`` when dimension ``a`` of ``t`` and the TopK's axis are
-        static (its data propagation records the gathered dimension as a scalar, and
+        the installed onnxruntime). Each arrangement is data: the op, the nodes that compute
+        one of its inputs, the dims that must be static. One is known: onnxruntime 1.24
+        refuses a TopK whose K is ``Gather(Shape(t), [a])`` when dimension ``a`` of ``t``
+        and the TopK's axis are static (its data propagation records the gathered dimension as a scalar, and
         TopK's shape inference wants K of shape [1]).
 
     Why it matters:
@@ -100,7 +120,8 @@ class OrtReleaseRefusesNode(Rule):
     severity = Severity.ERROR
     status = "preview"
     since = "0.2.0"
-    visits = ("TopK",)
+    #: the ops the data names (``load_refusals``)
+    visits = tuple(sorted({r.op for r in load_refusals()}))
     messages = {
         "default": "{reason}; {ep_name} runs in onnxruntime {ort}",
         "target": "{reason}",
@@ -127,15 +148,16 @@ g (float[1,8,16] x) => (float[1,8,16] v, int64[1,8,16] i) {
 """
 
     def check_node(self, ctx: LintContext, node: NodeRef) -> None:
-        wanted = [r for r in load_refusals() if r.op == node.op_type]
-        if not wanted or node.domain != DEFAULT_DOMAIN or not _gathered_from_shape(ctx, node):
+        if node.domain != DEFAULT_DOMAIN:
             return
-        fix = Fix(title="compute K as Slice(Shape(t), [a], [a + 1])")
+        wanted = [r for r in load_refusals() if r.op == node.op_type and _matches(ctx, node, r)]
+        if not wanted:
+            return
         if not ctx.eps:
             target = _target_version(ctx)
             for r in wanted:
                 if r.refused_by(target):
-                    ctx.emit(self._make(node, r, target, None, fix))
+                    ctx.emit(self._make(node, r, target, None))
             return
         seen: set[str] = set()
         for p in ctx.eps:
@@ -143,11 +165,12 @@ g (float[1,8,16] x) => (float[1,8,16] v, int64[1,8,16] i) {
             for r in wanted:
                 if p.ep not in seen and r.refused_by(version):
                     seen.add(p.ep)
-                    ctx.emit(self._make(node, r, version, p.ep, fix))
+                    ctx.emit(self._make(node, r, version, p.ep))
 
     def _make(
-        self, node: NodeRef, r: LoadRefusal, version: str | None, ep: str | None, fix: Fix
+        self, node: NodeRef, r: LoadRefusal, version: str | None, ep: str | None
     ) -> Diagnostic:
+        fix = Fix(title=r.fix) if r.fix else None
         reason = r.reason.format(ort=version)
         if ep is None:
             return self.make(node.location(), "target", ep=ep, fix=fix, reason=reason)

@@ -152,3 +152,24 @@ def test_onnxruntime_1_24_refuses_and_1_32_loads() -> None:
             assert (not r.get("ok")) is refused, (name, level, r)
             if refused:
                 assert "TopK" in str(r.get("error")), (name, level, r)
+
+
+def test_the_arrangement_is_read_from_the_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matcher follows the entry's fields: without the static-axis condition the
+    measured entry also matches a TopK along a dynamic dim (which 1.24 loads), and a
+    condition onnxlint does not know matches nothing."""
+    import dataclasses
+
+    from onnxlint.ort_versions import load_refusals
+    from onnxlint.rules import ort_release
+
+    (measured,) = [r for r in load_refusals() if r.op == "TopK"]
+    model, refused = CASES["gather_dynamic_axis"]
+    assert not refused and _ol208(model, ["openvino"]) == []
+    loose = dataclasses.replace(measured, static=("gathered",))
+    monkeypatch.setattr(ort_release, "load_refusals", lambda: (loose,))
+    (d,) = _ol208(model, ["openvino"])
+    assert d.location.node_name == "topk"
+    unknown = dataclasses.replace(measured, static=("gathered", "no-such-condition"))
+    monkeypatch.setattr(ort_release, "load_refusals", lambda: (unknown,))
+    assert _ol208(CASES["gather_constant"][0], ["openvino"]) == []
