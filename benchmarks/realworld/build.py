@@ -3528,9 +3528,10 @@ def heldout13_jobs() -> list[Job]:
 # ---------------------------------------------------------------------------
 
 
-def versions() -> dict[str, str]:
+def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Python's and ``packages``' versions ("missing" for one not installed)."""
     out = {"python": sys.version.split()[0]}
-    for p in PACKAGES:
+    for p in packages:
         try:
             out[p] = metadata.version(p)
         except metadata.PackageNotFoundError:

@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -232,28 +230,20 @@ def export(name: str) -> bytes:
                             opset)  # fmt: skip
 
 
-def versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0]}
-    for p in PACKAGES:
-        try:
-            out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            out[p] = "missing"
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks.realworld.build import versions
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=sorted(DIFFUSERS_HELDOUT13))
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--versions", action="store_true")
+    ap.add_argument("--versions", action="store_true", help="print the versions used (JSON)")
     args = ap.parse_args(argv)
     if args.versions:
-        print(json.dumps(versions(), sort_keys=True))
-        return 0
-    if not args.model or not args.out:
+        print(json.dumps(versions(PACKAGES), sort_keys=True))
+    elif not args.model or not args.out:
         ap.error("give --model and --out")
-    args.out.write_bytes(export(args.model))
+    else:
+        args.out.write_bytes(export(args.model))
     return 0
 
 
