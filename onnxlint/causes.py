@@ -39,6 +39,7 @@ CONSTRAINT_WORDS = {
     "einsum_equation": "an Einsum equation it does not take",
     "index_room": "constant indices out of range",
     "finite_scale": "a quantization scale that is infinite or NaN",
+    "whole_dequantized_scales": "quantized Resize scales giving a batch or channel axis a fractional size",
     "input_absent": "an optional input it does not take",
     "known_shape": "a shape it cannot know",
     "max_rank": "a tensor rank above its limit",

@@ -705,6 +705,7 @@ def test_facts_key_covers_every_field_the_evaluator_can_read() -> None:
         "index_room": -1,
         "known_inputs": frozenset({0}),
         "nonfinite_scale": True,
+        "dequantized_scales": (1.0000153, 1.0000153, 2.0, 2.0),
     }
     fields = {f.name for f in dataclasses.fields(NodeFacts)} - {"name"}
     assert fields == set(changed), "a new NodeFacts field must go into NodeFacts.key()"

@@ -35,7 +35,9 @@ The tenth is what Hugging Face Optimum writes (exports, merged decoders,
 ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
 (``requirements-optimum.txt``). The eleventh adds the vision backbones deployment users
 export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
-them, and QDQ of five). Every model is built on its own; one that fails to build is
+them, and QDQ of five). The thirteenth is diffusion models (Stable Diffusion's UNet, VAE,
+TAESD, a ControlNet, DiT and SD3 transformers) from small ``diffusers`` configs, built by
+``build_diffusers.py`` in a venv of its own (``requirements-diffusers.txt``). Every model is built on its own; one that fails to build is
 recorded with its error and the build goes on.
 """
 
@@ -2905,6 +2907,7 @@ def heldout9_jobs() -> list[Job]:
             "dynamic",
         )
         jobs.append((name, functools.partial(_genai_heldout9, name), entry))
+    return jobs
 
 
 # Held-out batch 10 (2026-12-07): what Hugging Face Optimum writes. optimum-onnx needs an
@@ -3435,11 +3438,100 @@ def heldout11_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 13 (2026-12-07): diffusion models as NPU users deploy them (Stable
+# Diffusion's UNet, VAE decoder and encoder, TAESD, a ControlNet, DiT and SD3 transformers)
+# from small ``diffusers`` configs with random weights, built by ``build_diffusers.py`` in a
+# venv of its own (``requirements-diffusers.txt``), and QDQ versions of four made here
+
+DIFFUSERS_PYTHON_ENV = "ONNXLINT_DIFFUSERS_PYTHON"
+
+#: name -> (float model of build_diffusers.DIFFUSERS_HELDOUT13, recipe)
+QDQ_HELDOUT13: dict[str, tuple[str, str]] = {
+    "qdq-sd-unet-qdq8": ("sd-unet-op17-fixed", "qdq8"),
+    "qdq-sd-unet-qnn-a16w8": ("sd-unet-op17-fixed", "qnn_a16w8"),
+    "qdq-sd-vae-decoder-qnn-a16w8": ("sd-vae-decoder-op17-fixed", "qnn_a16w8"),
+    "qdq-sd-sd3-transformer-qnn-a16w8": ("sd-sd3-transformer-dynamo-op18-fixed", "qnn_a16w8"),
+}
 
 
-def versions() -> dict[str, str]:
+def _diffusers_python() -> str:
+    return os.environ.get(DIFFUSERS_PYTHON_ENV) or str(
+        HERE.parents[1] / ".venv-diffusers/bin/python"
+    )
+
+
+def _diffusers_run(*args: str) -> str:
+    proc = subprocess.run(
+        [_diffusers_python(), "-m", "benchmarks.realworld.build_diffusers", *args],
+        capture_output=True, text=True, timeout=1200, check=False, cwd=HERE.parents[1],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"build_diffusers {' '.join(args)}: {proc.stderr[-300:]}")
+    return proc.stdout
+
+
+@functools.cache
+def _diffusers_versions() -> dict[str, str]:
+    return dict(json.loads(_diffusers_run("--versions")))
+
+
+@functools.cache
+def _diffusers_model(name: str) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.onnx"
+        _diffusers_run("--model", name, "--out", str(path))
+        return path.read_bytes()
+
+
+def _diffusers_heldout13(name: str) -> tuple[bytes, dict[str, Any]]:
+    return _diffusers_model(name), {"diffusers_venv": _diffusers_versions()}
+
+
+def _qdq_heldout13(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize, quantize_static
+    from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+
+    src, recipe = QDQ_HELDOUT13[name]
+    base = _diffusers_model(src)
+    with tempfile.TemporaryDirectory() as tmp, _quiet():
+        fin, fout = Path(tmp) / "f.onnx", Path(tmp) / "q.onnx"
+        fin.write_bytes(base)
+        if recipe == "qnn_a16w8":
+            qcfg = get_qnn_qdq_config(str(fin), _reader(base), activation_type=QuantType.QUInt16,
+                                      weight_type=QuantType.QUInt8)  # fmt: skip
+            quantize(str(fin), str(fout), qcfg)
+        else:
+            quantize_static(str(fin), str(fout), _reader(base), quant_format=QuantFormat.QDQ,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)  # fmt: skip
+        m = onnx.load(str(fout))
+    return m.SerializeToString(), {"diffusers_venv": _diffusers_versions(), "recipe": recipe}
+
+
+def heldout13_jobs() -> list[Job]:
+    from benchmarks.realworld.build_diffusers import DIFFUSERS_HELDOUT13
+
+    jobs: list[Job] = []
+    for name, (kind, exporter, opset, dims, half) in DIFFUSERS_HELDOUT13.items():
+        entry = Entry(name, "diffusion", f"diffusers:{kind}", exporter + ("+fp16" if half else ""),
+                      opset, "fixed" if dims == "fixed" else "dynamic", extra={"dynamic": dims})  # fmt: skip
+        jobs.append((name, functools.partial(_diffusers_heldout13, name), entry))
+    for name, (src, recipe) in QDQ_HELDOUT13.items():
+        kind, exporter, opset = DIFFUSERS_HELDOUT13[src][:3]
+        entry = Entry(name, "qdq", f"onnxruntime.quantization:diffusers:{kind}",
+                      f"{exporter}+quantize", opset, "fixed", extra={"recipe": recipe})  # fmt: skip
+        jobs.append((name, functools.partial(_qdq_heldout13, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
+
+
+def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
+    """Python's and ``packages``' versions ("missing" for one not installed)."""
     out = {"python": sys.version.split()[0]}
-    for p in PACKAGES:
+    for p in packages:
         try:
             out[p] = metadata.version(p)
         except metadata.PackageNotFoundError:
@@ -3500,6 +3592,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout10_jobs()
         + heldout11_jobs()
         + heldout12_jobs()
+        + heldout13_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -87,6 +87,10 @@ class NodeFacts:
       its scale (input 1) is a small inline constant holding an infinity or a NaN (the
       quantizer's calibration of a tensor with an infinite value gives one); False when
       the scale is finite, computed or too large to read.
+    - ``dequantized_scales``: for a Resize whose scales are computed by a DequantizeLinear
+      (either domain) of a small constant, or of a QuantizeLinear of one (as QNN's
+      quantization config writes it), the scales as float32 arithmetic dequantizes them
+      (``(q - zero_point) * scale``), as OpenVINO reads them; None otherwise.
     - ``known_inputs``: input slots (not initializers) whose values are known before the
       run, computed from constants and static shapes alone (onnxlint's dataflow: an If's
       condition that compares a rank, or a static dim); see ``LevelGraph.known_values``.
@@ -115,6 +119,7 @@ class NodeFacts:
     index_room: int | None = None
     known_inputs: frozenset[int] = frozenset()
     nonfinite_scale: bool = False
+    dequantized_scales: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.domain in ("", "ai.onnx"):
@@ -186,6 +191,7 @@ class NodeFacts:
             self.index_room,
             self.known_inputs,
             self.nonfinite_scale,
+            self.dequantized_scales,
         )
 
 

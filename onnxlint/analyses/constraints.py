@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from onnxlint.analyses.einsum_forms import forms_of
 from onnxlint.diagnostics import GENERATED_DIM
 from onnxlint.profiles import Constraint
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 SHAPE_KINDS = frozenset({"max_rank", "min_rank", "static_shape", "known_shape", "no_zero_dims"})
 #: constraint kinds that read the values of static dimensions, not only ranks and which
 #: dims are zero or symbolic: ``NodeFacts.key`` keeps the sizes of the ops they apply to
-DIM_VALUE_KINDS = frozenset({"channel_vector", "multiple_of"})
+DIM_VALUE_KINDS = frozenset({"channel_vector", "multiple_of", "whole_dequantized_scales"})
 
 
 def _slots(c: Constraint, facts: NodeFacts) -> tuple[list[int], list[int]]:
@@ -162,6 +164,8 @@ def check_constraint(c: Constraint, facts: NodeFacts) -> Problem | None:
             if facts.nonfinite_scale
             else None
         )
+    if c.kind == "whole_dequantized_scales":
+        return _dequantized_scales_problem(c, facts)
     if c.kind == "einsum_equation":
         return _einsum_problem(c, facts)
     if c.kind == "channel_vector":
@@ -257,3 +261,22 @@ def _holds_elements(facts: NodeFacts, slot: int) -> bool:
         return False
     shape = facts.input_shapes[slot]
     return shape is not None and all(isinstance(d, int) and d > 0 for d in shape)
+
+
+def _dequantized_scales_problem(c: Constraint, facts: NodeFacts) -> Problem | None:
+    """A Resize whose dequantized scales (``NodeFacts.dequantized_scales``) give one of the
+    first ``c.value`` axes (batch, channels) of a static size a size that is not whole."""
+    got = facts.dequantized_scales or ()
+    data = _shape(facts, "input", 0)
+    if data is None or len(data) != len(got):
+        return None
+    for axis, (v, d) in enumerate(zip(got[: c.value or 0], data, strict=False)):
+        if isinstance(d, int) and d > 0 and float(np.float32(v) * d) % 1:
+            shown = ", ".join(f"{x:.8g}" for x in got)
+            return Problem(
+                f"its scales (input 2) dequantize to [{shown}]: {d} x {v:.8g} on axis {axis}"
+                " is not a whole size",
+                "input",
+                2,
+            )
+    return None

@@ -183,6 +183,7 @@ def node_facts(lg: LevelGraph, node: NodeRef, graph_node_count: int | None) -> N
         index_room=_index_room(lg, node, ins[0].shape if ins else None),
         known_inputs=slot_set(tuple(known)),
         nonfinite_scale=_nonfinite_scale(lg, node),
+        dequantized_scales=_dequantized_scales(lg, node),
     )
 
 
@@ -232,3 +233,48 @@ def _index_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> 
     if not isinstance(dim, int) or not indices:
         return None
     return min(dim + i if i < 0 else dim - 1 - i for i in indices)
+
+
+#: integer types a QuantizeLinear writes, with their ranges (for the dequantized scales)
+_Q_RANGES = {
+    "uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
+}  # fmt: skip
+
+
+def _dequantized_scales(lg: LevelGraph, node: NodeRef) -> tuple[float, ...] | None:
+    """``NodeFacts.dequantized_scales`` of a Resize (opset 11 on: scales are input 2)."""
+    if node.op_type != "Resize" or node.domain != "ai.onnx" or (node.since_version or 0) < 11:
+        return None
+    names = node.input_names
+    if len(names) < 3 or not names[2]:
+        return None
+    g = node.graph
+    dq = g.producers.get(names[2])
+    if dq is None or dq.op_type != "DequantizeLinear" or len(dq.inputs) < 2:
+        return None
+    scale = lg.float_constant(g, dq.inputs[1])
+    zero_name = dq.inputs[2] if len(dq.inputs) > 2 else ""
+    zero = lg.int_constant(g, zero_name) if zero_name else (0,)
+    if scale is None or scale.size != 1 or not zero or len(zero) != 1:
+        return None
+    s = np.float32(scale.reshape(-1)[0])
+    q = lg.int_constant(g, dq.inputs[0])
+    if q is None:  # a QuantizeLinear of a float constant, with the same scale and zero point
+        qn = g.producers.get(dq.inputs[0])
+        if (
+            qn is None
+            or qn.op_type != "QuantizeLinear"
+            or list(qn.inputs[1:3])
+            != [
+                dq.inputs[1],
+                zero_name,
+            ]
+        ):
+            return None
+        c = lg.float_constant(g, qn.inputs[0])
+        dtype = lg.value_type(g, dq.inputs[0]).dtype
+        if c is None or dtype not in _Q_RANGES:
+            return None
+        lo, hi = _Q_RANGES[dtype]
+        q = tuple(int(v) for v in np.clip(np.rint(c.astype(np.float32) / s) + zero[0], lo, hi))
+    return tuple(float((np.float32(v - zero[0])) * s) for v in q)

@@ -246,6 +246,22 @@ def _rank_fits(constant: str, shape: tuple[object, ...] | None) -> bool:
     return (len(shape) == 0) is (constant == "scalar")
 
 
+def _channel_broadcast(lg: LevelGraph, g: GraphRef, node: NodeRef, others: list[str]) -> bool:
+    """Whether an input of ``others`` has a static 1 where ``node``'s output has a static
+    size above 1 on axis 1 (shapes aligned to the output's rank, as broadcasting does)."""
+    out = lg.value_type(g, node.outputs[0]).shape if node.outputs else None
+    if out is None or len(out) < 2 or not isinstance(out[1], int) or out[1] <= 1:
+        return False
+    for name in others:
+        shape = lg.value_type(g, name).shape if name else None
+        if shape is None or len(shape) > len(out):
+            continue
+        aligned = (1,) * (len(out) - len(shape)) + tuple(shape)
+        if aligned[1] == 1:
+            return True
+    return False
+
+
 def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMatch | None:
     """The first entry of ``profile.requantized_constant_failures`` that ``node`` meets."""
     g = node.graph
@@ -282,6 +298,8 @@ def match_node(lg: LevelGraph, node: NodeRef, profile: Profile) -> RequantizedMa
                 continue
             others = [n for k, n in enumerate(node.inputs) if k != slot]
             if failure.activation_input and not _activation_ok(lg, g, others, failure):
+                continue
+            if failure.except_channel_broadcast and _channel_broadcast(lg, g, node, others):
                 continue
             if failure.constant_operand_axis is not None and not _constant_operand_fits(
                 lg, g, node, others, failure.constant_operand_axis

@@ -224,6 +224,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                 except_consumers=frozenset(r.get("except_consumers", [])),
                 except_dequantized_from=frozenset(r.get("except_dequantized_from", [])),
                 except_shared_dequantize=bool(r.get("except_shared_dequantize", False)),
+                except_channel_broadcast=bool(r.get("except_channel_broadcast", False)),
                 constant_operand_axis=r.get("constant_operand_axis"),
                 except_output_types=frozenset(r.get("except_output_types", [])),
                 reason=r["reason"],

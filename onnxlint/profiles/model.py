@@ -323,6 +323,9 @@ class RequantizedConstantFailure:
     except_dequantized_from: frozenset[str] = frozenset()
     #: a constant whose DequantizeLinear feeds another node too loads
     except_shared_dequantize: bool = False
+    #: a node whose activation input is broadcast along axis 1 of the output (its dim
+    #: there 1, the output's above 1: OpenVINO's channel axis) loads
+    except_channel_broadcast: bool = False
     #: another input must be a constant (an initializer, a Constant, or a DequantizeLinear
     #: of one) that varies along this axis of the node's output and no other
     constant_operand_axis: int | None = None
