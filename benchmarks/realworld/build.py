@@ -2905,6 +2905,7 @@ def heldout9_jobs() -> list[Job]:
             "dynamic",
         )
         jobs.append((name, functools.partial(_genai_heldout9, name), entry))
+    return jobs
 
 
 # Held-out batch 10 (2026-12-07): what Hugging Face Optimum writes. optimum-onnx needs an
@@ -3447,6 +3448,84 @@ def versions() -> dict[str, str]:
     return out
 
 
+# ---------------------------------------------------------------------------
+# Held-out batch 14 (2026-12-07): TensorFlow, Keras and TFLite models as tf2onnx converts
+# them (NHWC graphs with Transposes around convolutions, tf2onnx's own op patterns, unk__
+# dims, QDQ from int8 TFLite models). tf2onnx needs TensorFlow 2.15 (numpy < 2), so
+# build_tf.py runs in a venv of its own (requirements-tf.txt) and this side only takes the
+# files it writes.
+
+TF_PYTHON_ENV = "ONNXLINT_TF_PYTHON"
+
+#: name -> (family, opset, dims, how it was made)
+TF_HELDOUT14: dict[str, tuple[str, int, str, str]] = {
+    "tf-keras-mobilenetv2-a035-96-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv2-a035-96-dyn-op15": ("vision", 15, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv3small-96-op15": ("vision", 15, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv3large-96-dyn-op17": ("vision", 17, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-efficientnetb0-64-op17": ("vision", 17, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-efficientnetv2b0-64-dyn-op18": ("vision", 18, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-resnet50-64-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-densenet121-64-dyn-op14": ("vision", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-nasnetmobile-64-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-transformer-encoder-op17": ("transformer", 17, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-lstm2-op14": ("audio", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-gru-op14": ("audio", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-bilstm-op16": ("audio", 16, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-textcnn-op13": ("transformer", 13, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-unet-op16": ("vision", 16, "fixed", "tf2onnx:from_keras"),
+    "tf-function-while-loop-op15": ("control-flow", 15, "dynamic", "tf2onnx:from_function"),
+    "tf-function-cond-conv-op15": ("control-flow", 15, "fixed", "tf2onnx:from_function"),
+    "tflite-mobilenetv2-a035-96-float-op13": ("vision", 13, "dynamic", "tflite+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-dynrange-op13": ("qdq", 13, "dynamic", "tflite:dynamic-range+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-int8-op13": ("qdq", 13, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-int8-floatio-op13": ("qdq", 13, "dynamic", "tflite:int8-floatio+tf2onnx:from_tflite"),
+    "tflite-smallcnn-int8-op17": ("qdq", 17, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+    "tflite-efficientnetb0-64-int8-op13": ("qdq", 13, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+}  # fmt: skip
+
+
+def _tf_python() -> str:
+    return os.environ.get(TF_PYTHON_ENV) or str(HERE.parents[1] / ".venv-tf/bin/python")
+
+
+@functools.cache
+def _tf_versions() -> dict[str, str]:
+    proc = subprocess.run(
+        [_tf_python(), "-m", "benchmarks.realworld.build_tf", "--versions"],
+        capture_output=True, text=True, timeout=300, check=True, cwd=HERE.parents[1],
+    )  # fmt: skip
+    return dict(json.loads(proc.stdout))
+
+
+@functools.cache
+def _tf_built() -> Path:
+    """The folder ``build_tf.py`` wrote the batch's files into (kept for this run)."""
+    out = Path(tempfile.mkdtemp(prefix="tf2onnx-"))
+    atexit.register(shutil.rmtree, out, True)
+    subprocess.run(
+        [_tf_python(), "-m", "benchmarks.realworld.build_tf", "--out", str(out)],
+        capture_output=True, text=True, timeout=3600, check=False, cwd=HERE.parents[1],
+        env={**os.environ, "PYTHONHASHSEED": "0", "TF_DETERMINISTIC_OPS": "1"},
+    )  # fmt: skip
+    return out
+
+
+def _tf2onnx(name: str) -> tuple[bytes, dict[str, Any]]:
+    path = _tf_built() / f"{name}.onnx"
+    if not path.exists():
+        raise RuntimeError(f"build_tf wrote no {path.name}")
+    return path.read_bytes(), {"tf_venv": _tf_versions()}
+
+
+def heldout14_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (family, opset, dims, how) in TF_HELDOUT14.items():
+        entry = Entry(name, family, f"tf2onnx:{name}", how, opset, dims)
+        jobs.append((name, functools.partial(_tf2onnx, name), entry))
+    return jobs
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -3500,6 +3579,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout10_jobs()
         + heldout11_jobs()
         + heldout12_jobs()
+        + heldout14_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:
