@@ -248,7 +248,9 @@ class LayoutPassFailure:
     ``slot``, 0 by default, has an integer element type: a quantized tensor outside any
     QDQ unit, whose quantization the EP does not know) or ``"channel_mismatch"`` (input 0's
     dim 1, known, differs from the weight's dim 1 times ``group``: the input has another
-    number of channels than the weight takes)."""
+    number of channels than the weight takes) or ``"reshaped_input_in_qdq_unit"`` (the op
+    is the target of a QDQ unit whose DequantizeLinear at input ``slot``, 0 by default,
+    reads a Reshape's output)."""
 
     op: str
     condition: str
