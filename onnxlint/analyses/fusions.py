@@ -13,8 +13,8 @@ from onnxlint.index import GraphRef, NodeRef
 def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
     """The EPs whose profile lists ``fusion`` in ``fusions``.
 
-    ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) and two Muls (by x and by
-    0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
+    ``erf_gelu``: the EP fuses Div(x, c) (or Mul(x, 1/c)) -> Erf -> Add(., 1) and two Muls
+    (by x and by 0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
     refuses alone. ``dynamic_quantize_matmul_integer`` / ``dynamic_quantize_conv_integer``:
     the EP claims a DynamicQuantizeLinear together with the MatMulIntegers / ConvIntegers
     reading its output (constant weights, every shape static) although it claims none of
@@ -200,8 +200,10 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     """The other nodes of the Gelu that ``erf`` is the middle of, or [] when no match.
 
     The forms QNN HTP fuses, measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0
-    (HTP simulator, soc_model 60) on both graph levels; ``x`` is the Div's first input,
-    and the constants' values (sqrt 2, 1, 0.5) are not what decides it:
+    (HTP simulator, soc_model 60) on both graph levels; ``x`` is the Div's first input
+    (or that of a Mul by the reciprocal, as TensorFlow's grappler and so tf2onnx write it;
+    ``Mul(c, x)`` is not fused), and the constants' values (sqrt 2, 1, 0.5) are not what
+    decides it:
 
     - ``Div(x, c) -> Erf -> Add -> Mul(., p)`` where ``p = Mul(x, .)``: the half taken
       first (the TorchScript exporter's usual order);
@@ -214,7 +216,7 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     """
     g = erf.graph
     div = g.producers.get(erf.inputs[0]) if erf.inputs else None
-    if div is None or div.op_type != "Div" or not div.inputs:
+    if div is None or div.op_type not in ("Div", "Mul") or not div.inputs:
         return []
     x = _same_tensor(g, div.inputs[0])
     adds = g.consumers.get(erf.outputs[0], [])

@@ -131,15 +131,16 @@ GELU_TAILS = [
 ]
 
 
-def _gelu_text(tail: str) -> str:
+def _gelu_text(tail: str, head: str = "d = Div(r, sq)") -> str:
     return f"""\
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[1,8,16] x) => (float[1,8,16] y) {{
     sq = Constant <value = float {{1.4142135}}> ()
+    rsq = Constant <value = float {{0.70710677}}> ()
     one = Constant <value = float {{1.0}}> ()
     half = Constant <value = float {{0.5}}> ()
     r = Relu(x)
-    d = Div(r, sq)
+    {head}
     e = Erf(d)
     a = Add(e, one)
     {tail}
@@ -161,6 +162,34 @@ def test_erf_gelu_forms_qnn_fuses(name: str, tail: str, fused: bool) -> None:
 @pytest.mark.ort_qnn
 def test_erf_gelu_forms_on_the_real_qnn(qnn_available: None) -> None:
     models = {name: onnx.parser.parse_model(_gelu_text(tail)) for name, tail, _ in GELU_TAILS}
+    check_real("qnn", sys.executable, models)
+
+
+#: the heads before Erf, and whether QNN HTP fuses the Erf into Gelu (measured as above):
+#: TensorFlow's grappler, and so tf2onnx, writes the division by sqrt 2 as a Mul by its
+#: reciprocal (the fourteenth held-out batch's Keras encoder)
+GELU_HEADS = [
+    ("div", "d = Div(r, sq)", True),
+    ("mul_reciprocal", "d = Mul(r, rsq)", True),
+    ("mul_reciprocal_first", "d = Mul(rsq, r)", False),
+]
+
+
+@pytest.mark.parametrize(("name", "head", "fused"), GELU_HEADS, ids=[c[0] for c in GELU_HEADS])
+def test_erf_gelu_heads_qnn_fuses(name: str, head: str, fused: bool) -> None:
+    text = _gelu_text(GELU_TAILS[0][1], head)
+    for level in ("exported", "optimized"):
+        plan = partitions(text, ["qnn"]).plan(level)
+        assert plan is not None
+        erf = next(p for p in plan.node_ep if p.split("/", 1)[1].startswith("Erf"))
+        assert plan.node_ep[erf] == (QNN if fused else CPU_EP), (name, level)
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_erf_gelu_heads_on_the_real_qnn(qnn_available: None) -> None:
+    tail = GELU_TAILS[0][1]
+    models = {name: onnx.parser.parse_model(_gelu_text(tail, head)) for name, head, _ in GELU_HEADS}
     check_real("qnn", sys.executable, models)
 
 
