@@ -388,6 +388,10 @@ class IntegerTensorRule:
     )
     weight_reason: str = ""
     weight_provenance: str | None = None
+    #: why the EP fails to add every node of a QDQ unit whose DequantizeLinear reads the
+    #: plain output of a ``refused_on_quantized_input`` node it refused ("" where not known)
+    unit_reason: str = ""
+    unit_provenance: str | None = None
     #: ai.onnx op -> input slots the EP adds in its own layout (a Conv's weight): it fails
     #: to add another op of the graph that reads the same initializer
     layout_weight_ops: Mapping[str, tuple[int, ...]] = field(
