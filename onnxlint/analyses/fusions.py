@@ -200,7 +200,8 @@ def _apply_dql_dequantize(result: LevelAssignment, eps: list[str]) -> None:
             continue
         pair = [result.nodes.get(dql.path), result.nodes.get(dq.path)]
         if any(
-            m is None or not all(_static(x) for x in (*m.facts.input_shapes, *m.facts.output_shapes))
+            m is None
+            or not all(_static(x) for x in (*m.facts.input_shapes, *m.facts.output_shapes))
             for m in pair
         ):
             continue

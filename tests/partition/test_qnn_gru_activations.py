@@ -70,7 +70,5 @@ def test_gru_activations_on_real_qnn() -> None:
         for level in ("disabled", "basic"):
             r = real[f"{name}|{level}"]
             assert r.get("ok"), r
-            on_qnn = {
-                n["name"] for p in r["partitions"] if "QNN" in p["ep"] for n in p["nodes"]
-            }
+            on_qnn = {n["name"] for p in r["partitions"] if "QNN" in p["ep"] for n in p["nodes"]}
             assert ("rnn" in on_qnn) is taken, (name, level, r)
