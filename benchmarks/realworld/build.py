@@ -35,7 +35,9 @@ The tenth is what Hugging Face Optimum writes (exports, merged decoders,
 ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
 (``requirements-optimum.txt``). The eleventh adds the vision backbones deployment users
 export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
-them, and QDQ of five). Every model is built on its own; one that fails to build is
+them, and QDQ of five). The fourteenth is what tf2onnx writes of TensorFlow, Keras and TFLite
+models (float, dynamic-range and int8), built by ``build_tf.py`` in a venv of its own
+(``requirements-tf.txt``). Every model is built on its own; one that fails to build is
 recorded with its error and the build goes on.
 """
 
@@ -2947,30 +2949,45 @@ def _optimum_python() -> str:
     return os.environ.get(OPTIMUM_PYTHON_ENV) or str(HERE.parents[1] / ".venv-optimum/bin/python")
 
 
-@functools.cache
-def _optimum_versions() -> dict[str, str]:
+def _venv_versions(python: str, module: str) -> dict[str, str]:
+    """What ``module --versions`` prints in the venv of ``python``."""
     proc = subprocess.run(
-        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--versions"],
-        capture_output=True, text=True, timeout=120, check=True, cwd=HERE.parents[1],
+        [python, "-m", module, "--versions"],
+        capture_output=True, text=True, timeout=300, check=True, cwd=HERE.parents[1],
     )  # fmt: skip
     return dict(json.loads(proc.stdout))
+
+
+def _venv_build(
+    python: str, module: str, prefix: str, args: list[str], timeout: int, check: bool = False
+) -> Path:
+    """A folder (kept for this run) that ``module --out DIR args`` wrote into, run in the venv
+    of ``python`` with ``PYTHONHASHSEED=0`` (merge_decoders names the weights both decoders
+    share in set order); with ``check``, a failed run raises."""
+    out = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, out, True)
+    proc = subprocess.run(
+        [python, "-m", module, *args, "--out", str(out)],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=HERE.parents[1],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )  # fmt: skip
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{module} {' '.join(args)}: {proc.stderr[-300:]}")
+    return out
+
+
+@functools.cache
+def _optimum_versions() -> dict[str, str]:
+    return _venv_versions(_optimum_python(), "benchmarks.realworld.build_optimum")
 
 
 @functools.cache
 def _optimum_group(group: str) -> Path:
     """The folder ``build_optimum.py`` wrote ``group``'s files into (kept for this run)."""
-    out = Path(tempfile.mkdtemp(prefix=f"optimum-{group}-"))
-    atexit.register(shutil.rmtree, out, True)
-    proc = subprocess.run(
-        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--group", group,
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=1200, check=False, cwd=HERE.parents[1],
-        # merge_decoders names the weights both decoders share in set order
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise RuntimeError(f"build_optimum --group {group}: {proc.stderr[-300:]}")
-    return out
+    module = "benchmarks.realworld.build_optimum"
+    return _venv_build(
+        _optimum_python(), module, f"optimum-{group}-", ["--group", group], 1200, check=True
+    )
 
 
 def _optimum(name: str) -> tuple[bytes, dict[str, Any]]:
@@ -3491,24 +3508,14 @@ def _tf_python() -> str:
 
 @functools.cache
 def _tf_versions() -> dict[str, str]:
-    proc = subprocess.run(
-        [_tf_python(), "-m", "benchmarks.realworld.build_tf", "--versions"],
-        capture_output=True, text=True, timeout=300, check=True, cwd=HERE.parents[1],
-    )  # fmt: skip
-    return dict(json.loads(proc.stdout))
+    return _venv_versions(_tf_python(), "benchmarks.realworld.build_tf")
 
 
 @functools.cache
 def _tf_built() -> Path:
-    """The folder ``build_tf.py`` wrote the batch's files into (kept for this run)."""
-    out = Path(tempfile.mkdtemp(prefix="tf2onnx-"))
-    atexit.register(shutil.rmtree, out, True)
-    subprocess.run(
-        [_tf_python(), "-m", "benchmarks.realworld.build_tf", "--out", str(out)],
-        capture_output=True, text=True, timeout=3600, check=False, cwd=HERE.parents[1],
-        env={**os.environ, "PYTHONHASHSEED": "0", "TF_DETERMINISTIC_OPS": "1"},
-    )  # fmt: skip
-    return out
+    """The folder ``build_tf.py`` wrote the batch's files into (kept for this run); a model
+    it could not build is missing there (its job says so)."""
+    return _venv_build(_tf_python(), "benchmarks.realworld.build_tf", "tf2onnx-", [], 3600)
 
 
 def _tf2onnx(name: str) -> tuple[bytes, dict[str, Any]]:

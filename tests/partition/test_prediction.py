@@ -148,9 +148,22 @@ g (float[1,8,16] x) => (float[1,8,16] y) {{
 """
 
 
-@pytest.mark.parametrize(("name", "tail", "fused"), GELU_TAILS, ids=[c[0] for c in GELU_TAILS])
-def test_erf_gelu_forms_qnn_fuses(name: str, tail: str, fused: bool) -> None:
-    text = _gelu_text(tail)
+#: the heads before Erf, and whether QNN HTP fuses the Erf into Gelu (measured as above):
+#: TensorFlow's grappler, and so tf2onnx, writes the division by sqrt 2 as a Mul by its
+#: reciprocal (the fourteenth held-out batch's Keras encoder)
+GELU_HEADS = [
+    ("mul_reciprocal", "d = Mul(r, rsq)", True),
+    ("mul_reciprocal_first", "d = Mul(rsq, r)", False),
+]
+
+#: every form above as (name, model text, whether QNN HTP fuses it)
+GELU_FORMS = [(name, _gelu_text(tail), fused) for name, tail, fused in GELU_TAILS] + [
+    (name, _gelu_text(GELU_TAILS[0][1], head), fused) for name, head, fused in GELU_HEADS
+]
+
+
+@pytest.mark.parametrize(("name", "text", "fused"), GELU_FORMS, ids=[c[0] for c in GELU_FORMS])
+def test_erf_gelu_forms_qnn_fuses(name: str, text: str, fused: bool) -> None:
     for level in ("exported", "optimized"):
         plan = partitions(text, ["qnn"]).plan(level)
         assert plan is not None
@@ -161,35 +174,7 @@ def test_erf_gelu_forms_qnn_fuses(name: str, tail: str, fused: bool) -> None:
 @pytest.mark.slow
 @pytest.mark.ort_qnn
 def test_erf_gelu_forms_on_the_real_qnn(qnn_available: None) -> None:
-    models = {name: onnx.parser.parse_model(_gelu_text(tail)) for name, tail, _ in GELU_TAILS}
-    check_real("qnn", sys.executable, models)
-
-
-#: the heads before Erf, and whether QNN HTP fuses the Erf into Gelu (measured as above):
-#: TensorFlow's grappler, and so tf2onnx, writes the division by sqrt 2 as a Mul by its
-#: reciprocal (the fourteenth held-out batch's Keras encoder)
-GELU_HEADS = [
-    ("div", "d = Div(r, sq)", True),
-    ("mul_reciprocal", "d = Mul(r, rsq)", True),
-    ("mul_reciprocal_first", "d = Mul(rsq, r)", False),
-]
-
-
-@pytest.mark.parametrize(("name", "head", "fused"), GELU_HEADS, ids=[c[0] for c in GELU_HEADS])
-def test_erf_gelu_heads_qnn_fuses(name: str, head: str, fused: bool) -> None:
-    text = _gelu_text(GELU_TAILS[0][1], head)
-    for level in ("exported", "optimized"):
-        plan = partitions(text, ["qnn"]).plan(level)
-        assert plan is not None
-        erf = next(p for p in plan.node_ep if p.split("/", 1)[1].startswith("Erf"))
-        assert plan.node_ep[erf] == (QNN if fused else CPU_EP), (name, level)
-
-
-@pytest.mark.slow
-@pytest.mark.ort_qnn
-def test_erf_gelu_heads_on_the_real_qnn(qnn_available: None) -> None:
-    tail = GELU_TAILS[0][1]
-    models = {name: onnx.parser.parse_model(_gelu_text(tail, head)) for name, head, _ in GELU_HEADS}
+    models = {name: onnx.parser.parse_model(text) for name, text, _ in GELU_FORMS}
     check_real("qnn", sys.executable, models)
 
 
