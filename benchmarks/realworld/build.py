@@ -37,7 +37,9 @@ ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv 
 export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
 them, and QDQ of five). The thirteenth is diffusion models (Stable Diffusion's UNet, VAE,
 TAESD, a ControlNet, DiT and SD3 transformers) from small ``diffusers`` configs, built by
-``build_diffusers.py`` in a venv of its own (``requirements-diffusers.txt``). Every model is built on its own; one that fails to build is
+``build_diffusers.py`` in a venv of its own (``requirements-diffusers.txt``). The fourteenth is what tf2onnx writes of TensorFlow, Keras and TFLite
+models (float, dynamic-range and int8), built by ``build_tf.py`` in a venv of its own
+(``requirements-tf.txt``). Every model is built on its own; one that fails to build is
 recorded with its error and the build goes on.
 """
 
@@ -2949,30 +2951,45 @@ def _optimum_python() -> str:
     return os.environ.get(OPTIMUM_PYTHON_ENV) or str(HERE.parents[1] / ".venv-optimum/bin/python")
 
 
-@functools.cache
-def _optimum_versions() -> dict[str, str]:
+def _venv_versions(python: str, module: str) -> dict[str, str]:
+    """What ``module --versions`` prints in the venv of ``python``."""
     proc = subprocess.run(
-        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--versions"],
-        capture_output=True, text=True, timeout=120, check=True, cwd=HERE.parents[1],
+        [python, "-m", module, "--versions"],
+        capture_output=True, text=True, timeout=300, check=True, cwd=HERE.parents[1],
     )  # fmt: skip
     return dict(json.loads(proc.stdout))
+
+
+def _venv_build(
+    python: str, module: str, prefix: str, args: list[str], timeout: int, check: bool = False
+) -> Path:
+    """A folder (kept for this run) that ``module --out DIR args`` wrote into, run in the venv
+    of ``python`` with ``PYTHONHASHSEED=0`` (merge_decoders names the weights both decoders
+    share in set order); with ``check``, a failed run raises."""
+    out = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, out, True)
+    proc = subprocess.run(
+        [python, "-m", module, *args, "--out", str(out)],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=HERE.parents[1],
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )  # fmt: skip
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{module} {' '.join(args)}: {proc.stderr[-300:]}")
+    return out
+
+
+@functools.cache
+def _optimum_versions() -> dict[str, str]:
+    return _venv_versions(_optimum_python(), "benchmarks.realworld.build_optimum")
 
 
 @functools.cache
 def _optimum_group(group: str) -> Path:
     """The folder ``build_optimum.py`` wrote ``group``'s files into (kept for this run)."""
-    out = Path(tempfile.mkdtemp(prefix=f"optimum-{group}-"))
-    atexit.register(shutil.rmtree, out, True)
-    proc = subprocess.run(
-        [_optimum_python(), "-m", "benchmarks.realworld.build_optimum", "--group", group,
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=1200, check=False, cwd=HERE.parents[1],
-        # merge_decoders names the weights both decoders share in set order
-        env={**os.environ, "PYTHONHASHSEED": "0"},
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise RuntimeError(f"build_optimum --group {group}: {proc.stderr[-300:]}")
-    return out
+    module = "benchmarks.realworld.build_optimum"
+    return _venv_build(
+        _optimum_python(), module, f"optimum-{group}-", ["--group", group], 1200, check=True
+    )
 
 
 def _optimum(name: str) -> tuple[bytes, dict[str, Any]]:
@@ -3539,6 +3556,74 @@ def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     return out
 
 
+# ---------------------------------------------------------------------------
+# Held-out batch 14 (2026-12-07): TensorFlow, Keras and TFLite models as tf2onnx converts
+# them (NHWC graphs with Transposes around convolutions, tf2onnx's own op patterns, unk__
+# dims, QDQ from int8 TFLite models). tf2onnx needs TensorFlow 2.15 (numpy < 2), so
+# build_tf.py runs in a venv of its own (requirements-tf.txt) and this side only takes the
+# files it writes.
+
+TF_PYTHON_ENV = "ONNXLINT_TF_PYTHON"
+
+#: name -> (family, opset, dims, how it was made)
+TF_HELDOUT14: dict[str, tuple[str, int, str, str]] = {
+    "tf-keras-mobilenetv2-a035-96-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv2-a035-96-dyn-op15": ("vision", 15, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv3small-96-op15": ("vision", 15, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-mobilenetv3large-96-dyn-op17": ("vision", 17, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-efficientnetb0-64-op17": ("vision", 17, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-efficientnetv2b0-64-dyn-op18": ("vision", 18, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-resnet50-64-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-densenet121-64-dyn-op14": ("vision", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-nasnetmobile-64-op13": ("vision", 13, "fixed", "tf2onnx:from_keras"),
+    "tf-keras-transformer-encoder-op17": ("transformer", 17, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-lstm2-op14": ("audio", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-gru-op14": ("audio", 14, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-bilstm-op16": ("audio", 16, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-textcnn-op13": ("transformer", 13, "dynamic", "tf2onnx:from_keras"),
+    "tf-keras-unet-op16": ("vision", 16, "fixed", "tf2onnx:from_keras"),
+    "tf-function-while-loop-op15": ("control-flow", 15, "dynamic", "tf2onnx:from_function"),
+    "tf-function-cond-conv-op15": ("control-flow", 15, "fixed", "tf2onnx:from_function"),
+    "tflite-mobilenetv2-a035-96-float-op13": ("vision", 13, "dynamic", "tflite+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-dynrange-op13": ("qdq", 13, "dynamic", "tflite:dynamic-range+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-int8-op13": ("qdq", 13, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+    "tflite-mobilenetv2-a035-96-int8-floatio-op13": ("qdq", 13, "dynamic", "tflite:int8-floatio+tf2onnx:from_tflite"),
+    "tflite-smallcnn-int8-op17": ("qdq", 17, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+    "tflite-efficientnetb0-64-int8-op13": ("qdq", 13, "dynamic", "tflite:int8+tf2onnx:from_tflite"),
+}  # fmt: skip
+
+
+def _tf_python() -> str:
+    return os.environ.get(TF_PYTHON_ENV) or str(HERE.parents[1] / ".venv-tf/bin/python")
+
+
+@functools.cache
+def _tf_versions() -> dict[str, str]:
+    return _venv_versions(_tf_python(), "benchmarks.realworld.build_tf")
+
+
+@functools.cache
+def _tf_built() -> Path:
+    """The folder ``build_tf.py`` wrote the batch's files into (kept for this run); a model
+    it could not build is missing there (its job says so)."""
+    return _venv_build(_tf_python(), "benchmarks.realworld.build_tf", "tf2onnx-", [], 3600)
+
+
+def _tf2onnx(name: str) -> tuple[bytes, dict[str, Any]]:
+    path = _tf_built() / f"{name}.onnx"
+    if not path.exists():
+        raise RuntimeError(f"build_tf wrote no {path.name}")
+    return path.read_bytes(), {"tf_venv": _tf_versions()}
+
+
+def heldout14_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (family, opset, dims, how) in TF_HELDOUT14.items():
+        entry = Entry(name, family, f"tf2onnx:{name}", how, opset, dims)
+        jobs.append((name, functools.partial(_tf2onnx, name), entry))
+    return jobs
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -3593,6 +3678,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout11_jobs()
         + heldout12_jobs()
         + heldout13_jobs()
+        + heldout14_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

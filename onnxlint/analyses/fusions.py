@@ -14,8 +14,8 @@ from onnxlint.index import GraphRef, NodeRef
 def _eps_fusing(result: LevelAssignment, fusion: str) -> list[str]:
     """The EPs whose profile lists ``fusion`` in ``fusions``.
 
-    ``erf_gelu``: the EP fuses Div(x, c) -> Erf -> Add(., 1) and two Muls (by x and by
-    0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
+    ``erf_gelu``: the EP fuses Div(x, c) (or Mul(x, 1/c)) -> Erf -> Add(., 1) and two Muls
+    (by x and by 0.5, in the orders of :func:`_erf_gelu_nodes`) into Gelu and so takes an Erf it
     refuses alone. ``dynamic_quantize_matmul_integer`` / ``dynamic_quantize_conv_integer``:
     the EP claims a DynamicQuantizeLinear together with the MatMulIntegers / ConvIntegers
     reading its output (constant weights, every shape static) although it claims none of
@@ -118,6 +118,9 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
         for p in result.profiles
     }
     gelu_eps = _eps_fusing(result, "erf_gelu")
+    dqd_eps = _eps_fusing(result, "dynamic_quantize_dequantize")
+    if dqd_eps:
+        _apply_dql_dequantize(result, dqd_eps)
 
     for na in list(result.nodes.values()):
         n = na.node
@@ -174,6 +177,55 @@ def apply_fusions(lg: LevelGraph, result: LevelAssignment) -> None:
         result.nodes[n.path] = replace(na, verdicts=tuple(verdicts))
 
 
+def _apply_dql_dequantize(result: LevelAssignment, eps: list[str]) -> None:
+    """Claim, for ``eps`` (``dynamic_quantize_dequantize``), a DynamicQuantizeLinear and the
+    one DequantizeLinear that reads its three outputs (and nothing else reads them), every
+    shape static, when the EP refuses the first for its op and the second only for its
+    computed scale and zero point: QNN HTP takes the pair (measured with onnxruntime 1.32.0
+    + onnxruntime-qnn 2.7.0, HTP simulator, soc_model 60, both levels, before a MatMul or a
+    Sigmoid; tf2onnx's conversion of a dynamic-range TFLite model writes it before each
+    MatMul with an int8 weight)."""
+    from dataclasses import replace
+
+    for na in list(result.nodes.values()):
+        dql = na.node
+        if dql.op_type != "DynamicQuantizeLinear" or dql.domain not in ("", "ai.onnx"):
+            continue
+        g = dql.graph
+        outs = list(dql.outputs)
+        readers = {c.path: c for o in outs if o for c in g.consumers.get(o, [])}
+        if len(outs) != 3 or len(readers) != 1 or set(outs) & set(g.outputs):
+            continue
+        dq = next(iter(readers.values()))
+        if dq.op_type != "DequantizeLinear" or list(dq.inputs[:3]) != outs:
+            continue
+        pair = [result.nodes.get(dql.path), result.nodes.get(dq.path)]
+        if any(
+            m is None
+            or not all(_static(x) for x in (*m.facts.input_shapes, *m.facts.output_shapes))
+            for m in pair
+        ):
+            continue
+        for ep in eps:
+            v1, v2 = (m.verdict_for(ep) for m in pair if m is not None)
+            if (
+                v1 is None or v1.claimed or v1.kind != "op"
+                or v2 is None or v2.claimed or v2.constraint != "constant_input"
+            ):  # fmt: skip
+                continue
+            why = f"{ep} takes a DynamicQuantizeLinear with the DequantizeLinear of its outputs"
+            for m in pair:
+                assert m is not None
+                m = result.nodes[m.node.path]
+                result.nodes[m.node.path] = replace(
+                    m,
+                    verdicts=tuple(
+                        replace(v, claimed=True, kind="supported", reason=why) if v.ep == ep else v
+                        for v in m.verdicts
+                    ),
+                )
+
+
 def _gelu_ends_agree(pattern: list[NodeRef]) -> bool:
     """Whether the Gelu of ``pattern`` (Div first) is quantized at both ends or at neither.
 
@@ -201,8 +253,10 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     """The other nodes of the Gelu that ``erf`` is the middle of, or [] when no match.
 
     The forms QNN HTP fuses, measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0
-    (HTP simulator, soc_model 60) on both graph levels; ``x`` is the Div's first input,
-    and the constants' values (sqrt 2, 1, 0.5) are not what decides it:
+    (HTP simulator, soc_model 60) on both graph levels; ``x`` is the Div's first input
+    (or that of a Mul by the reciprocal, as TensorFlow's grappler and so tf2onnx write it;
+    ``Mul(c, x)`` is not fused), and the constants' values (sqrt 2, 1, 0.5) are not what
+    decides it:
 
     - ``Div(x, c) -> Erf -> Add -> Mul(., p)`` where ``p = Mul(x, .)``: the half taken
       first (the TorchScript exporter's usual order);
@@ -215,7 +269,7 @@ def _erf_gelu_nodes(erf: NodeRef) -> list[NodeRef]:
     """
     g = erf.graph
     div = g.producers.get(erf.inputs[0]) if erf.inputs else None
-    if div is None or div.op_type != "Div" or not div.inputs:
+    if div is None or div.op_type not in ("Div", "Mul") or not div.inputs:
         return []
     x = _same_tensor(g, div.inputs[0])
     adds = g.consumers.get(erf.outputs[0], [])

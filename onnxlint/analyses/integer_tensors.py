@@ -11,7 +11,14 @@ HTP backend then refuses:
 - a DequantizeLinear outside any unit whose input such a plain tensor is (it cannot read
   it as quantized): the 8-bit ``Gather`` of a dynamically quantized embedding table, a
   ``Reshape``/``Transpose`` the QOperator format writes between QLinear ops;
-- a Reshape outside any unit whose input is quantized (it writes a plain output);
+- a Reshape or Squeeze outside any unit whose input is quantized (it writes a plain
+  output);
+- every node of a QDQ unit one of whose DequantizeLinears reads what such a refused
+  Reshape or Squeeze writes (``unit_reason``: "Failed to add fused Matmul node." for a
+  MatMul's; tf2onnx's int8 TFLite classifiers squeeze their pooled features between
+  QuantizeLinear and the head's DequantizeLinear). A Conv's unit reading a Reshape QNN
+  takes (of an 8-bit graph input) is taken in the first pass: the layout pass then fails
+  (``layout_pass_failures``, ``reshaped_input_in_qdq_unit``);
 
 and takes an 8-bit Transpose (which its op builder's types leave out) whose input is
 quantized: a QuantizeLinear -> Transpose -> DequantizeLinear that ORT's level-1 transpose
@@ -27,7 +34,7 @@ fails to add any other node that reads that initializer (the Identity the TorchS
 exporter writes for a second reader of an equal weight, a Mul), whichever comes first.
 
 Measured on real QNN HTP sessions (``rules/facts/profiles/qnn-htp.json``,
-``qnn-integer-tensor-registration``, ``qnn-nbits-shared-weight``,
+``qnn-integer-tensor-registration``, ``qnn-plain-tensor-unit``, ``qnn-nbits-shared-weight``,
 ``qnn-conv-weight-reader``).
 """
 
@@ -56,10 +63,12 @@ def integer_tensor_refusals(
 ) -> dict[str, str]:
     """The claimed nodes QNN fails to add for how an 8-bit tensor outside QDQ units was
     registered: node path -> why."""
-    members = {p for unit in units.values() for p in unit}
+    member_of = {p: target for target, unit in units.items() for p in unit}
+    members = set(member_of)
     out = _layout_weight_readers(order, claimed, rule)
     quantized: set[str] = set()  # 8-bit tensors added with a quantization
     plain: set[str] = set()  # 8-bit tensors added as plain integers
+    refused: set[str] = set()  # plain ones that a node refused for its quantized input wrote
     weights: set[str] = set()  # tensors added as a weight_ops weight
     read: set[str] = set()  # 8-bit tensors other claimed nodes read (and so added)
     for n in order:
@@ -83,7 +92,13 @@ def integer_tensor_refusals(
         ):
             quantized.add(y)
             continue
-        if n.path in members or dtypes.get(x) not in _EIGHT_BIT:
+        if n.path in members:
+            if op == "DequantizeLinear" and rule.unit_reason and n.path in claimed and x in refused:
+                for p in units[member_of[n.path]]:
+                    if p in claimed:
+                        out[p] = rule.unit_reason
+            continue
+        if dtypes.get(x) not in _EIGHT_BIT:
             continue
         if op == "DequantizeLinear":
             if n.path in claimed and x in plain:
@@ -92,6 +107,7 @@ def integer_tensor_refusals(
             if x in quantized and op in rule.refused_on_quantized_input:
                 if n.path in claimed:
                     out[n.path] = rule.quantized_input_reason
+                    refused.add(y)
                 plain.add(y)
             elif x in quantized and op in rule.carries_quantization:
                 quantized.add(y)

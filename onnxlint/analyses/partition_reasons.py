@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from onnxlint.analyses.constants import constant_ints, scalar_constant
+from onnxlint.analyses.layout_conditions import channel_mismatch, reshaped_unit_input
 from onnxlint.analyses.layout_outputs import (
     layout_sensitive_ops,
     pushed_through_ops,
@@ -171,7 +172,9 @@ def _layout_problem(
             return None
         return f"input {slot} of this QDQ unit is computed by {prod.op_type} {prod.label}"
     if rule.condition == "channel_mismatch":
-        return _channel_mismatch(n, la)
+        return channel_mismatch(n, la)
+    if rule.condition == "reshaped_input_in_qdq_unit" and unit is not None:
+        return reshaped_unit_input(n, unit, rule.slot or 0)
     if rule.condition == "integer_input":
         slot = rule.slot or 0
         na = la.get(n.path)
@@ -180,22 +183,6 @@ def _layout_problem(
         if dtype is not None and dtype.startswith(("int", "uint")):
             return f"input {slot} is {dtype}"
     return None
-
-
-def _channel_mismatch(n: NodeRef, la: LevelAssignment) -> str | None:
-    """Input 0's channel dim (dim 1) against the weight's input channels times ``group``,
-    both known: what they are when they differ."""
-    na = la.get(n.path)
-    shapes = na.facts.input_shapes if na is not None else ()
-    if len(shapes) < 2 or not shapes[0] or not shapes[1]:
-        return None
-    x, w = shapes[0], shapes[1]
-    if len(x) < 2 or len(w) < 2 or type(x[1]) is not int or type(w[1]) is not int:
-        return None
-    group = na.facts.attributes.get("group", 1) if na is not None else 1
-    if not isinstance(group, int) or x[1] == w[1] * group:
-        return None
-    return f"input 0 has {x[1]} channels, the weight takes {w[1]} x group {group}"
 
 
 def finalize_failures(

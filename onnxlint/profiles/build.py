@@ -384,6 +384,8 @@ def _integer_tensor_rule(spec: Mapping[str, Any] | None) -> IntegerTensorRule | 
         provenance=spec.get("provenance"),
         weight_ops={op: tuple(slots) for op, slots in spec.get("weight_ops", {}).items()},
         weight_reason=str(spec.get("weight_reason", "")),
+        unit_reason=str(spec.get("unit_reason", "")),
+        unit_provenance=spec.get("unit_provenance"),
         weight_provenance=spec.get("weight_provenance"),
         layout_weight_ops={
             op: tuple(slots) for op, slots in spec.get("layout_weight_ops", {}).items()

@@ -248,7 +248,9 @@ class LayoutPassFailure:
     ``slot``, 0 by default, has an integer element type: a quantized tensor outside any
     QDQ unit, whose quantization the EP does not know) or ``"channel_mismatch"`` (input 0's
     dim 1, known, differs from the weight's dim 1 times ``group``: the input has another
-    number of channels than the weight takes)."""
+    number of channels than the weight takes) or ``"reshaped_input_in_qdq_unit"`` (the op
+    is the target of a QDQ unit whose DequantizeLinear at input ``slot``, 0 by default,
+    reads a Reshape's output)."""
 
     op: str
     condition: str
@@ -389,6 +391,10 @@ class IntegerTensorRule:
     )
     weight_reason: str = ""
     weight_provenance: str | None = None
+    #: why the EP fails to add every node of a QDQ unit whose DequantizeLinear reads the
+    #: plain output of a ``refused_on_quantized_input`` node it refused ("" where not known)
+    unit_reason: str = ""
+    unit_provenance: str | None = None
     #: ai.onnx op -> input slots the EP adds in its own layout (a Conv's weight): it fails
     #: to add another op of the graph that reads the same initializer
     layout_weight_ops: Mapping[str, tuple[int, ...]] = field(
