@@ -3193,7 +3193,11 @@ def _gbt_fit(kind: str) -> tuple[Any, Any]:
 
         args = {"n_estimators": 8, "num_leaves": 7, "random_state": 0, "n_jobs": 1,
                 "verbose": -1, "deterministic": True}  # fmt: skip
-        est = lightgbm.LGBMRegressor(**args) if kind == "lgbm-reg" else lightgbm.LGBMClassifier(**args)
+        est = (
+            lightgbm.LGBMRegressor(**args)
+            if kind == "lgbm-reg"
+            else lightgbm.LGBMClassifier(**args)
+        )
     elif kind.startswith("xgb"):
         import xgboost
 
@@ -3204,7 +3208,11 @@ def _gbt_fit(kind: str) -> tuple[Any, Any]:
 
         args = {"iterations": 10, "depth": 3, "random_seed": 0, "thread_count": 1,
                 "verbose": False, "allow_writing_files": False}  # fmt: skip
-        est = catboost.CatBoostRegressor(**args) if kind == "cb-reg" else catboost.CatBoostClassifier(**args)
+        est = (
+            catboost.CatBoostRegressor(**args)
+            if kind == "cb-reg"
+            else catboost.CatBoostClassifier(**args)
+        )
     elif kind == "skl-gbc3":
         from sklearn.ensemble import GradientBoostingClassifier
 
@@ -3231,7 +3239,9 @@ def _gbt_build(name: str) -> tuple[bytes, dict[str, Any]]:
 
         est.fit(x, target)
         types = [("input", FloatTensorType([batch, x.shape[1]]))]
-        convert = onnxmltools.convert_lightgbm if kind.startswith("lgbm") else onnxmltools.convert_xgboost
+        convert = (
+            onnxmltools.convert_lightgbm if kind.startswith("lgbm") else onnxmltools.convert_xgboost
+        )
         m = convert(est, name=name, initial_types=types, target_opset=opset)  # else a uuid
     elif conv == "skl2onnx":
         from skl2onnx import to_onnx, update_registered_converter
