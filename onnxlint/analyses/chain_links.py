@@ -13,6 +13,8 @@ from onnxlint.index import GraphRef, NodeRef
 from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from onnxlint.profiles.model import ChainLink
 
 
@@ -69,15 +71,20 @@ def _axis_outside_slice(
     return axis % rank not in sliced
 
 
-def _constant_ints(g: GraphRef, name: str) -> list[int] | None:
-    """The values of a small inline integer constant (initializer or Constant node)."""
+def _inline_constant(g: GraphRef, name: str, max_elements: int) -> np.ndarray | None:
+    """The array of a small inline constant (initializer or Constant node), or None."""
     t = g.initializers.get(name)
     if t is None:
         p = g.producers.get(name)
         if p is None or p.op_type != "Constant":
             return None
         t = next((a.t for a in p.node.attribute if a.name == "value"), None)
-    arr = inline_array(t, max_elements=8) if t is not None else None
+    return inline_array(t, max_elements=max_elements) if t is not None else None
+
+
+def _constant_ints(g: GraphRef, name: str) -> list[int] | None:
+    """The values of a small inline integer constant (initializer or Constant node)."""
+    arr = _inline_constant(g, name, 8)
     if arr is None or arr.dtype.kind not in "iu":
         return None
     return [int(v) for v in arr.reshape(-1)]
@@ -85,13 +92,7 @@ def _constant_ints(g: GraphRef, name: str) -> list[int] | None:
 
 def _scalar_constant(g: GraphRef, name: str) -> float | None:
     """The value of a one-element inline constant (initializer or Constant node)."""
-    t = g.initializers.get(name)
-    if t is None:
-        p = g.producers.get(name)
-        if p is None or p.op_type != "Constant":
-            return None
-        t = next((a.t for a in p.node.attribute if a.name == "value"), None)
-    arr = inline_array(t, max_elements=1) if t is not None else None
+    arr = _inline_constant(g, name, 1)
     if arr is None or arr.size != 1 or arr.dtype.kind not in "fiu":
         return None
     return float(arr.reshape(-1)[0])
