@@ -35,8 +35,10 @@ The tenth is what Hugging Face Optimum writes (exports, merged decoders,
 ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv of its own
 (``requirements-optimum.txt``). The eleventh adds the vision backbones deployment users
 export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
-them, and QDQ of five). Every model is built on its own; one that fails to build is
-recorded with its error and the build goes on.
+them, and QDQ of five). The fifteenth adds tree ensembles and other classical models as
+onnxmltools, skl2onnx, CatBoost and hummingbird-ml convert them, and six more wheels. Every
+model is built on its own; one that fails to build is recorded with its error and the
+build goes on.
 """
 
 from __future__ import annotations
