@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.tensors",
             "onnxlint.modelfile",
             "onnxlint.index",
+            "onnxlint.node_order",
             "onnxlint.reverse_dfs",
             "onnxlint.rewrites",
         ),

