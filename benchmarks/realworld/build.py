@@ -63,9 +63,10 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from benchmarks.realworld.pkgversions import package_versions
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.json"
@@ -3750,13 +3751,7 @@ def heldout13_jobs() -> list[Job]:
 
 def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     """Python's and ``packages``' versions ("missing" for one not installed)."""
-    out = {"python": sys.version.split()[0]}
-    for p in packages:
-        try:
-            out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            out[p] = "missing"
-    return out
+    return package_versions(packages)
 
 
 # ---------------------------------------------------------------------------

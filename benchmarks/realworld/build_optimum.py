@@ -22,11 +22,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from benchmarks.realworld.pkgversions import package_versions
 
 PACKAGES = ("torch", "transformers", "optimum", "optimum-onnx", "onnx", "onnxruntime")
 
@@ -181,13 +181,7 @@ def build(group: str, out: Path) -> None:
 
 
 def versions() -> dict[str, str]:
-    out = {"python": sys.version.split()[0]}
-    for p in PACKAGES:
-        try:
-            out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            out[p] = "missing"
-    return out
+    return package_versions(PACKAGES)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,9 +26,10 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from benchmarks.realworld.pkgversions import package_versions
 
 PACKAGES = ("tensorflow-cpu", "keras", "tf2onnx", "onnx", "numpy", "protobuf")
 
@@ -285,13 +286,7 @@ def build(out: Path, only: list[str]) -> list[str]:
 
 
 def versions() -> dict[str, str]:
-    res = {"python": sys.version.split()[0]}
-    for p in PACKAGES:
-        try:
-            res[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            res[p] = "missing"
-    return res
+    return package_versions(PACKAGES)
 
 
 def main(argv: list[str] | None = None) -> int:
