@@ -6,6 +6,7 @@ import onnx
 
 from onnxlint.analyses.level_assignment import LevelAssignment, NodeAssignment
 from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN
 from onnxlint.analyses.ort_kernels import cpu_contrib_kernel_for, cpu_has_kernel
 from onnxlint.analyses.value_types import ValueType
 from onnxlint.ep_names import CPU_EP
@@ -256,8 +257,9 @@ def expand_unclaimed_function_ops(
     of ORT's com.microsoft operators (``rules/ort_contrib_functions.json``).
 
     An operator defined as a function, such as Mish or GroupNormalization, runs as its
-    body when no EP has a kernel for it (a float16 FastGelu: the CPU's kernel is float's). ORT inlines it after every EP has chosen its
-    nodes, and then lets each EP choose again among the new ones (graph_partitioner.cc,
+    body when no EP has a kernel for it (a float16 FastGelu: the CPU's kernel is float's).
+    ORT inlines it after every EP has chosen its nodes, and then lets each EP choose again
+    among the new ones (graph_partitioner.cc,
     ``PartitionOnnxFormatModel``'s loop); :func:`onnxlint.analyses.partition.plan_level`
     follows that order. Returns the expanded model and the positions of the expanded
     nodes in its main graph, or None when nothing is expanded.
@@ -333,10 +335,6 @@ def expand_unclaimed_function_ops(
     del out.graph.node[:]
     out.graph.node.extend(nodes)
     return out, frozenset(expanded)
-
-
-#: ORT's contrib domain
-CONTRIB_DOMAIN = "com.microsoft"
 
 
 def _contrib_body(lg: LevelGraph, na: NodeAssignment, node: NodeRef) -> list[onnx.NodeProto] | None:

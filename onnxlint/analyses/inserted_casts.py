@@ -91,12 +91,14 @@ def _restore_names(graph: onnx.GraphProto, prefix: str) -> None:
         used.update(n.input)
         used.update(n.output)
     back: dict[str, str] = {}
-    for name in used:
+    taken: set[str] = set()
+    for name in sorted(used):
         own = name
         while own.startswith(prefix):
             own = own[len(prefix) :]
-        if own != name and own and own not in used and own not in back.values():
+        if own != name and own and own not in used and own not in taken:
             back[name] = own
+            taken.add(own)
     if not back:
         return
     for n in graph.node:
