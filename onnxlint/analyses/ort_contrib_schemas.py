@@ -41,13 +41,6 @@ def allowed_input_types(op_type: str, opset: int, index: int) -> frozenset[str] 
     return frozenset(inputs[index])
 
 
-def installed_defines(op_type: str) -> bool | None:
-    """Whether the installed onnxruntime defines ``com.microsoft`` ``op_type``; None when
-    its table cannot be read (no onnxruntime installed)."""
-    table = _table()
-    return None if table is None else op_type in table
-
-
 @functools.cache
 def _table() -> Table | None:
     from onnxlint.analyses.ort_tables import ort_table

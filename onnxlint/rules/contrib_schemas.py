@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN, installed_defines
+from onnxlint.analyses.ort_contrib_schemas import CONTRIB_DOMAIN
 from onnxlint.context import LintContext
 from onnxlint.diagnostics import Category, Severity
 from onnxlint.index import NodeRef
@@ -167,9 +167,7 @@ g (float[1,4,64] x, uint8[32,2,16] w, float[64] s) => (float[1,4,32] y) {
                 continue  # a release the table lacks: nothing to say
             common = {"op": node.op_type, "ort": ort, "package": profile.display_name}
             if schema is False:
-                # an operator the installed ORT lacks too is OL508's: no EP runs it
-                if installed_defines(node.op_type) is not False:
-                    ctx.emit(self.make(node.location(), "operator", ep=profile.id, **common))
+                ctx.emit(self.make(node.location(), "operator", ep=profile.id, **common))
                 continue
             max_inputs, attributes = schema
             for a in node.node.attribute:
