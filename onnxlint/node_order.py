@@ -8,6 +8,7 @@ lint's index pairs the inferred copy's nodes with its own by position)."""
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 
 import onnx
@@ -42,16 +43,17 @@ def sort_graphs(model: onnx.ModelProto) -> bool:
             for d in ds:
                 readers.setdefault(d, []).append(i)
         left = [len(ds) for ds in needs]
+        # the lowest listed position first among the nodes ready (stable, as ORT's sort is)
         ready = [i for i, k in enumerate(left) if k == 0]
+        heapq.heapify(ready)
         order: list[int] = []
         while ready:
-            ready.sort(reverse=True)
-            i = ready.pop()
+            i = heapq.heappop(ready)
             order.append(i)
             for r in readers.get(i, []):
                 left[r] -= 1
                 if left[r] == 0:
-                    ready.append(r)
+                    heapq.heappush(ready, r)
         if len(order) != len(g.node):
             continue  # a cycle: not ORT's to mend
         nodes = [g.node[i] for i in order]

@@ -9,6 +9,7 @@ import onnx
 
 from onnxlint.analyses.capability import NodeFacts
 from onnxlint.analyses.level_graph import LevelGraph
+from onnxlint.analyses.qdq_selectors import Q_LIMITS
 from onnxlint.analyses.value_types import ValueType
 from onnxlint.index import GRAPH_ATTRIBUTE_TYPES, GraphRef, NodeRef
 
@@ -235,12 +236,6 @@ def _index_room(lg: LevelGraph, node: NodeRef, data: tuple[Any, ...] | None) -> 
     return min(dim + i if i < 0 else dim - 1 - i for i in indices)
 
 
-#: integer types a QuantizeLinear writes, with their ranges (for the dequantized scales)
-_Q_RANGES = {
-    "uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
-}  # fmt: skip
-
-
 def _dequantized_scales(lg: LevelGraph, node: NodeRef) -> tuple[float, ...] | None:
     """``NodeFacts.dequantized_scales`` of a Resize (opset 11 on: scales are input 2)."""
     if node.op_type != "Resize" or node.domain != "ai.onnx" or (node.since_version or 0) < 11:
@@ -273,8 +268,8 @@ def _dequantized_scales(lg: LevelGraph, node: NodeRef) -> tuple[float, ...] | No
             return None
         c = lg.float_constant(g, qn.inputs[0])
         dtype = lg.value_type(g, dq.inputs[0]).dtype
-        if c is None or dtype not in _Q_RANGES:
+        if c is None or dtype not in Q_LIMITS:
             return None
-        lo, hi = _Q_RANGES[dtype]
+        lo, hi = Q_LIMITS[dtype]
         q = tuple(int(v) for v in np.clip(np.rint(c.astype(np.float32) / s) + zero[0], lo, hi))
     return tuple(float((np.float32(v - zero[0])) * s) for v in q)

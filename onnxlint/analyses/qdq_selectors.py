@@ -126,8 +126,8 @@ def _redundant_clip(
     return clip if low <= q_range[0] and q_range[1] <= high else None
 
 
-#: the integer range of each quantized type
-_Q_LIMITS = {
+#: the integer range of each quantized type a QuantizeLinear writes
+Q_LIMITS = {
     "uint8": (0, 255),
     "int8": (-128, 127),
     "uint16": (0, 65535),
@@ -139,7 +139,7 @@ def _q_range(
     g: GraphRef, q: NodeRef, dtypes: Mapping[str, str | None]
 ) -> tuple[float, float] | None:
     """The real values a QuantizeLinear with scalar constant parameters can represent."""
-    limits = _Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+    limits = Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
     if limits is None or len(q.inputs) < 3:
         return None
     scale = scalar_constant(g, q.inputs[1], outer=True)

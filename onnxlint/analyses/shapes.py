@@ -350,7 +350,7 @@ def _infer_passes(
 
 
 def _infer_passes_serialized(
-    model: onnx.ModelProto, keep_unpropagated: bool
+    model: onnx.ModelProto, keep_unpropagated: bool, in_order: bool | None = None
 ) -> tuple[
     onnx.ModelProto, list[str], dict[str, onnx.TensorProto], onnx.ModelProto | bytes | None, bool
 ]:
@@ -360,7 +360,10 @@ def _infer_passes_serialized(
     a 100k-node graph); its bytes are a seventh of that, parsed again when asked for.
 
     The last value: the errors are data propagation's alone (the strict pass without it
-    passed; ONNX's propagation fails on optimum's merged decoders' If branches)."""
+    passed; ONNX's propagation fails on optimum's merged decoders' If branches).
+
+    ``in_order``: whether every graph lists its nodes in topological order, when the caller
+    knows (``ModelIndex.out_of_order``); None walks the model to find out."""
     from onnxlint.tensors import dataless_copy
 
     # inference needs no weight values, and copying them in and out was most of its time:
@@ -371,7 +374,9 @@ def _infer_passes_serialized(
     rules = used_rules(model, ops)
     # ONNX's inference reads the model serialised: the bytes are made once for both passes
     # (peak memory); not when a contrib domain needs importing or nodes are out of order
-    wire = None if missing_imports(light, rules) or out_of_order(light) else _serialized(light)
+    if in_order is None:
+        in_order = not out_of_order(light)
+    wire = None if missing_imports(light, rules) or not in_order else _serialized(light)
     base, errors = _infer(light, data_prop=False, wire=wire, rules=rules)
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
     if not ops & VALUE_SHAPED_OPS or _rank1_elements(base) > DATA_PROP_MAX_ELEMENTS:
@@ -443,6 +448,7 @@ class Shapes:
             _session_types_wanted(ctx),
             origin=ctx.loaded.content_hash,
             config=ctx.config,
+            in_order=not ctx.index.out_of_order(),
         )
         if len(ctx.index.nodes) >= TRIM_MIN_NODES:
             release_freed()  # what the inference passes held in C++ and their copies let go
@@ -473,9 +479,10 @@ class Shapes:
         keep_unpropagated: bool = False,
         origin: str = "",
         config: Config | None = None,
+        in_order: bool | None = None,
     ) -> None:
         inferred, self.errors, self._left, unpropagated, self.propagation_only = (
-            _infer_passes_serialized(model, keep_unpropagated)
+            _infer_passes_serialized(model, keep_unpropagated, in_order)
         )
         #: what the assignment reads: this answer, or the first pass for the session types
         self._inferred: onnx.ModelProto | None = inferred if unpropagated is None else None

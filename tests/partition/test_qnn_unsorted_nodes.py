@@ -13,11 +13,13 @@ Measured with onnxruntime 1.32.0 + onnxruntime-qnn 2.7.0 (QAIRT 2.51 HTP simulat
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import onnx
 import pytest
 
 from onnxlint.analyses.shapes import Shapes
+from onnxlint.index import ModelIndex
 from onnxlint.node_order import infer_sorted, out_of_order
 
 from .conftest import check_real, context, partitions
@@ -54,6 +56,30 @@ def test_unsorted_nodes_get_their_shapes(reverse: bool) -> None:
     assert plan is not None
     assert set(plan.node_ep.values()) == {QNN}, plan.node_ep
     assert len(plan.partitions) == 1
+
+
+def in_a_body(reverse: bool) -> onnx.ModelProto:
+    """``unsorted(reverse)``'s graph as the then-branch of an If whose else-branch is sorted."""
+    inner = unsorted(reverse).graph
+    outer = unsorted(False)
+    inner.ClearField("input")
+    branch = onnx.helper.make_graph(
+        list(unsorted(False).graph.node), "else", [], list(inner.output)
+    )
+    cond = onnx.helper.make_tensor_value_info("c", onnx.TensorProto.BOOL, [])
+    outer.graph.input.append(cond)
+    node = onnx.helper.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=branch)
+    del outer.graph.node[:]
+    outer.graph.node.append(node)
+    return outer
+
+
+@pytest.mark.parametrize("build", [unsorted, in_a_body])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_the_index_knows_the_order(build: Callable[[bool], onnx.ModelProto], reverse: bool) -> None:
+    """The lint asks its index, not a second walk of the protobuf; both agree."""
+    model = build(reverse)
+    assert ModelIndex(model).out_of_order() is out_of_order(model) is reverse
 
 
 def test_inferred_copy_keeps_the_node_order() -> None:
