@@ -263,16 +263,18 @@ def first_release_with_opset(opset: int) -> str | None:
     return None
 
 
-def runtime_opset_limit(provider: str) -> tuple[int, str] | None:
-    """(max ai.onnx opset, ORT version) when ``provider`` is built into the installed ORT.
+def runtime_opset_limit(provider: str, plugin: bool = False) -> tuple[int, str] | None:
+    """(max ai.onnx opset, ORT version) when ``provider`` runs inside the installed ORT:
+    built into it, or a plugin EP (``plugin``: a library the installed ORT loads, such as
+    onnxruntime-qnn's).
 
     An EP profile's ``ort-max-opset`` limit is a fact of the ORT release, not of
     the EP: for EPs that run inside the installed ORT it follows that ORT
-    (:mod:`onnxlint.profiles`). None when the provider is not built in (a plugin EP,
-    another ORT package such as OpenVINO's) or the ORT cannot be asked.
+    (:mod:`onnxlint.profiles`). None when the provider is neither built in nor a plugin
+    (another ORT package such as OpenVINO's) or the ORT cannot be asked.
     """
     found = installed_limits()
-    if found is None or provider not in found["providers"]:
+    if found is None or not (plugin or provider in found["providers"]):
         return None
     return int(found["max_opset"]), installed_ort_version() or "?"
 

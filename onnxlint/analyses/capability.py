@@ -323,21 +323,20 @@ def evaluate(profile: Profile, facts: NodeFacts) -> Verdict:
 
     # 2. Model-level opset limits for this domain.
     limit = profile.opsets.get(facts.domain)
-    if limit is not None and facts.opset is not None:
-        too_new = limit.max is not None and facts.opset > limit.max
-        too_old = limit.min is not None and facts.opset < limit.min
-        if too_new or too_old:
-            span = f"{limit.min or 1}-{limit.max}" if limit.max else f"{limit.min}+"
-            why = f": {limit.reason}" if limit.reason else ""
-            support = profile.lookup(facts.domain, facts.op_type)
-            opsets = opsets_for(profile, support) if support else ()
-            return refuse(
-                "revision",
-                f"{ep} supports {facts.domain} opsets {span}; this model imports opset "
-                f"{facts.opset}{why}",
-                limit.provenance,
-                opsets,
-            )
+    outside = limit.refusal(facts.opset) if limit is not None and facts.opset is not None else None
+    if limit is not None and outside is not None:
+        reason, provenance = outside
+        span = f"{limit.min or 1}-{limit.max}" if limit.max else f"{limit.min}+"
+        why = f": {reason}" if reason else ""
+        support = profile.lookup(facts.domain, facts.op_type)
+        opsets = opsets_for(profile, support) if support else ()
+        return refuse(
+            "revision",
+            f"{ep} supports {facts.domain} opsets {span}; this model imports opset "
+            f"{facts.opset}{why}",
+            provenance,
+            opsets,
+        )
 
     # 3. Op type.
     support = profile.lookup(facts.domain, facts.op_type)

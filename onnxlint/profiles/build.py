@@ -100,20 +100,19 @@ def _opset_limit(ep: str, domain: str, v: Mapping[str, Any]) -> OpsetLimit:
         max=v.get("max"),
         reason=v.get("reason"),
         provenance=v.get("provenance"),
+        min_reason=v.get("min_reason"),
+        min_provenance=v.get("min_provenance"),
     )
     if limit.provenance != ORT_MAX_OPSET or domain != "ai.onnx":
         return limit
     from onnxlint.ort_versions import runtime_opset_limit
 
-    found = runtime_opset_limit(ep)
+    found = runtime_opset_limit(ep, plugin=bool(v.get("plugin_host")))
     if found is None:
         return limit
     top, version = found
-    return OpsetLimit(
-        min=limit.min,
-        max=top,
-        reason=f"onnxruntime {version} (installed) loads ai.onnx up to opset {top}",
-        provenance=limit.provenance,
+    return dataclasses.replace(
+        limit, max=top, reason=f"onnxruntime {version} (installed) loads ai.onnx up to opset {top}"
     )
 
 
@@ -127,11 +126,8 @@ def for_ort(profile: Profile, ort_version: str | None) -> Profile:
     top = table_release(ort_version).max_opset
     opsets = {
         d: (
-            OpsetLimit(
-                min=lim.min,
-                max=top,
-                reason=f"onnxruntime {ort_version} loads ai.onnx up to opset {top}",
-                provenance=lim.provenance,
+            dataclasses.replace(
+                lim, max=top, reason=f"onnxruntime {ort_version} loads ai.onnx up to opset {top}"
             )
             if lim.provenance == ORT_MAX_OPSET and d == "ai.onnx"
             else lim

@@ -160,8 +160,19 @@ class OpSupport:
 class OpsetLimit:
     min: int | None = None
     max: int | None = None
+    #: why a model above ``max`` is refused (below ``min`` too, unless ``min_reason`` says)
     reason: str | None = None
     provenance: str | None = None
+    min_reason: str | None = None
+    min_provenance: str | None = None
+
+    def refusal(self, opset: int) -> tuple[str | None, str | None] | None:
+        """(reason, provenance) when a model importing ``opset`` is outside the limit."""
+        if self.min is not None and opset < self.min:
+            return self.min_reason or self.reason, self.min_provenance or self.provenance
+        if self.max is not None and opset > self.max:
+            return self.reason, self.provenance
+        return None
 
 
 @dataclass(frozen=True)
