@@ -198,6 +198,9 @@ class Diagnostic:
     disproved: dict[str, Any] | None = None
     #: the root cause this finding shares with others (see :mod:`onnxlint.causes`)
     cause: Cause | None = None
+    #: the finding says that a session fails at load, on ``ep`` (every EP when None): its
+    #: rule lists the message in ``Rule.fails_load`` (see :mod:`onnxlint.load_failures`)
+    fails_load: bool = False
 
     def disproved_text(self) -> str | None:
         """``disproved by the real EP (a real session ran it on QNNExecutionProvider)``."""

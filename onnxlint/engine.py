@@ -297,6 +297,11 @@ def lint(
     report.fatal = loaded.fatal
     ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
     report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
+    if report.partitions or any(d.ep for d in report.diagnostics):
+        from onnxlint.load_failures import drop_consequences
+
+        # an EP whose session fails at load assigns nothing: its fallbacks are not reported
+        report.diagnostics = drop_consequences(report.diagnostics)
     if "confirmation" in report.stats:
         from onnxlint.confirmed import apply_confirmation
 

@@ -225,21 +225,6 @@ class ModelIndex:
             self.functions[(fn.domain, fn.name)] = g
             self._add_nodes(g, fn.node)
 
-    def out_of_order(self) -> bool:
-        """Whether a graph of the model (the main graph or a body; not a function) lists a
-        node before the producer of one of its inputs: :func:`onnxlint.node_order.out_of_order`
-        from the entries, without reading the protobuf again."""
-        for g in self.graphs:
-            if g.proto is None:
-                continue
-            producers = g.producers
-            for ref in g.nodes:
-                for name in ref._inputs:
-                    producer = producers.get(name)
-                    if producer is not None and producer.index >= ref.index:
-                        return True
-        return False
-
     # -- construction -----------------------------------------------------------------
     def _add_graph(
         self,

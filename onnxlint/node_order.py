@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import onnx
 
-from onnxlint.index import iter_graphs, subgraphs
+from onnxlint.index import ModelIndex, iter_graphs, subgraphs
 
 
 def _in_order(g: onnx.GraphProto) -> bool:
@@ -25,6 +25,20 @@ def out_of_order(model: onnx.ModelProto) -> bool:
     """Whether a graph of ``model`` (the main graph or a body) lists a node before the
     producer of one of its inputs."""
     return not all(_in_order(g) for g in iter_graphs(model.graph))
+
+
+def index_out_of_order(index: ModelIndex) -> bool:
+    """:func:`out_of_order` from the lint's index entries, without reading the protobuf again."""
+    for g in index.graphs:
+        if g.proto is None:
+            continue  # a function: ORT does not sort it
+        producers = g.producers
+        for ref in g.nodes:
+            for name in ref.input_names:
+                producer = producers.get(name)
+                if producer is not None and producer.index >= ref.index:
+                    return True
+    return False
 
 
 def sort_graphs(model: onnx.ModelProto) -> bool:

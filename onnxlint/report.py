@@ -66,9 +66,18 @@ class Report:
             "counts": self.counts(),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "partitions": [p.to_dict() if hasattr(p, "to_dict") else p for p in self.partitions],
+            "load_failures": self.load_failures(),
             "causes": [g.to_dict() for g in self.causes()],
             "stats": _plain(self.stats),
         }
+
+    def load_failures(self) -> dict[str, str]:
+        """The code of the finding that says a session fails at load, by the profile id of
+        its EP (``""``: every EP); those EPs' partitions are not made
+        (:mod:`onnxlint.load_failures`)."""
+        from onnxlint.load_failures import load_failures
+
+        return {ep: d.code for ep, d in load_failures(self.diagnostics).items()}
 
     def causes(self) -> list[Any]:
         """The root causes shared by several findings (``onnxlint.causes.CauseGroup``)."""

@@ -68,6 +68,10 @@ class Rule:
     #: answers while they run. EP-support and partition rules, which read the assignment
     #: (ORT's level-1 graph), always run then (:func:`reads_ort`).
     waits_for_ort: ClassVar[bool] = False
+    #: the message ids whose findings say that a session fails at load, on the finding's EP
+    #: (on every EP when it names none): that EP's EP-support and partition findings are
+    #: then consequences, which the engine drops (:mod:`onnxlint.load_failures`)
+    fails_load: ClassVar[frozenset[str]] = frozenset()
     #: what the findings of ``check_node`` for a node read: only that node's own entry (its
     #: operator, schema, inputs, outputs, attributes, name and label), which names its graph
     #: and the graphs around it define (producers, initializers, inputs), the index's
@@ -144,6 +148,7 @@ class Rule:
             fix=fix,
             related=related,
             graph_level=graph_level,
+            fails_load=message_id in cls.fails_load,
             cause=cause,
         )
 

@@ -78,6 +78,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "onnxlint.causes",
             "onnxlint.report",
             "onnxlint.partition_summary",
+            "onnxlint.load_failures",
         ),
     ),
     (

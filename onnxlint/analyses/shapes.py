@@ -34,6 +34,7 @@ from onnxlint.analyses.static_types import (
     Dim,
     ValueType,
     dtype_name,
+    filled_from,
     is_generated_dim,
     types_from_json,
     types_to_json,
@@ -47,7 +48,7 @@ from onnxlint.analyses.symbolic import symbolic_infer as symbolic_infer
 from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.index import iter_graphs  # the one graph walk; analyses import it from here too
 from onnxlint.modelfile.measure import serialized_size
-from onnxlint.node_order import out_of_order
+from onnxlint.node_order import index_out_of_order, out_of_order
 
 if TYPE_CHECKING:
     from onnxlint.config import Config
@@ -361,21 +362,17 @@ def _infer_passes_serialized(
 
     The last value: the errors are data propagation's alone (the strict pass without it
     passed; ONNX's propagation fails on optimum's merged decoders' If branches).
-
-    ``in_order``: whether every graph lists its nodes in topological order, when the caller
-    knows (``ModelIndex.out_of_order``); None walks the model to find out."""
+    ``in_order``: every graph's nodes are in order (None: walk the model to find out)."""
     from onnxlint.tensors import dataless_copy
 
-    # inference needs no weight values, and copying them in and out was most of its time:
-    # one copy without them for both passes
+    # no weight values (copying them in and out was most of the time): one copy for both passes
     light, left = dataless_copy(model)
     graph_ops = {n.op_type for g in iter_graphs(model.graph) for n in g.node}
     ops = graph_ops | {n.op_type for f in model.functions for n in f.node}
     rules = used_rules(model, ops)
     # ONNX's inference reads the model serialised: the bytes are made once for both passes
     # (peak memory); not when a contrib domain needs importing or nodes are out of order
-    if in_order is None:
-        in_order = not out_of_order(light)
+    in_order = not out_of_order(light) if in_order is None else in_order
     wire = None if missing_imports(light, rules) or not in_order else _serialized(light)
     base, errors = _infer(light, data_prop=False, wire=wire, rules=rules)
     kept = base if keep_unpropagated and graph_ops & VALUE_SHAPED_OPS else None
@@ -401,21 +398,6 @@ def _session_types_wanted(ctx: LintContext) -> bool:
     analysis keeps its first pass for them, instead of the propagated answer that the
     assignment would not read (:func:`_infer_passes`)."""
     return bool(ctx.eps) and ctx.model.ir_version >= 4
-
-
-def _merge(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
-    """Fill ONNX's unknowns from ORT's answer; ONNX wins wherever it knows something."""
-    if onnx_vt.kind != "tensor" or ort_vt.kind != "tensor":
-        return onnx_vt
-    dtype = onnx_vt.dtype or ort_vt.dtype
-    if onnx_vt.shape is None:
-        return ValueType(dtype, ort_vt.shape)
-    if ort_vt.shape is None or len(ort_vt.shape) != len(onnx_vt.shape):
-        return ValueType(dtype, onnx_vt.shape)
-    dims = tuple(
-        a if a is not None else b for a, b in zip(onnx_vt.shape, ort_vt.shape, strict=True)
-    )
-    return ValueType(dtype, dims)
 
 
 class Shapes:
@@ -448,7 +430,7 @@ class Shapes:
             _session_types_wanted(ctx),
             origin=ctx.loaded.content_hash,
             config=ctx.config,
-            in_order=not ctx.index.out_of_order(),
+            in_order=not index_out_of_order(ctx.index),
         )
         if len(ctx.index.nodes) >= TRIM_MIN_NODES:
             release_freed()  # what the inference passes held in C++ and their copies let go
@@ -515,7 +497,7 @@ class Shapes:
                         if name in ort_table:
                             mine = table.get(name)
                             theirs = ort_table[name]
-                            table[name] = theirs if mine is None else _merge(mine, theirs)
+                            table[name] = theirs if mine is None else filled_from(mine, theirs)
         self._table = table
 
     def _measured(self, model: onnx.ModelProto) -> int:

@@ -151,3 +151,18 @@ def types_from_json(data: Any) -> dict[str, ValueType] | None:
         vt = ValueType(dtype, None if shape is None else tuple(shape), kind)
         table[name] = seen.setdefault(vt, vt)  # one object per type, as collect_value_types
     return table
+
+
+def filled_from(onnx_vt: ValueType, ort_vt: ValueType) -> ValueType:
+    """Fill ONNX's unknowns from ORT's answer; ONNX wins wherever it knows something."""
+    if onnx_vt.kind != "tensor" or ort_vt.kind != "tensor":
+        return onnx_vt
+    dtype = onnx_vt.dtype or ort_vt.dtype
+    if onnx_vt.shape is None:
+        return ValueType(dtype, ort_vt.shape)
+    if ort_vt.shape is None or len(ort_vt.shape) != len(onnx_vt.shape):
+        return ValueType(dtype, onnx_vt.shape)
+    dims = tuple(
+        a if a is not None else b for a, b in zip(onnx_vt.shape, ort_vt.shape, strict=True)
+    )
+    return ValueType(dtype, dims)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from onnxlint.ep_names import CPU_EP, short_ep
+from onnxlint.render.partitions import ep_verdict
 from onnxlint.report import Report
 from onnxlint.version import __version__
 
@@ -239,7 +240,9 @@ def render_html(reports: Sequence[Report]) -> str:
                 else "Graph as exported (optimizations disabled)"
             )
             parts.append(f"<h2>{html.escape(title)}</h2>")
-            lines = "<br>".join(html.escape(plan.verdict_line(ep)) for ep in plan.accelerators)
+            lines = "<br>".join(
+                html.escape(ep_verdict(plan, ep, report)) for ep in plan.accelerators
+            )
             parts.append(f'<p class="verdict">{lines}</p>')
             svg = _plan_svg(plan, others)
             legend = "".join(

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from onnxlint.ep_names import short_ep
+from onnxlint.diagnostics import Diagnostic
+from onnxlint.ep_names import provider_for, short_ep
+from onnxlint.load_failures import failure_for, load_failures
 from onnxlint.report import Report
 
 _WIDTHS: list[int | None] = [None, None, 24, None, 28, 28, 30, 30, 28, 50]
@@ -33,12 +35,28 @@ def _label(path: str) -> str:
 def verdict_lines(report: Report) -> list[str]:
     """``[level-1] QNN: 3 partitions, 97% of nodes, ...`` for every plan and accelerator."""
     out = []
+    failures = load_failures(report.diagnostics)
     for plan in report.partitions:
         if not hasattr(plan, "verdict_line"):
             continue
         tag = "level-1" if plan.level == "optimized" else "exported"
-        out += [f"[{tag}] {plan.verdict_line(ep)}" for ep in plan.accelerators]
+        out += [f"[{tag}] {ep_verdict(plan, ep, report, failures)}" for ep in plan.accelerators]
     return out
+
+
+def ep_verdict(
+    plan: Any, ep: str, report: Report, failures: dict[str, Diagnostic] | None = None
+) -> str:
+    """``plan``'s verdict line for the accelerator ``ep`` (a provider name), or, when a
+    finding of ``report`` says that its session fails at load, that it loads nothing."""
+    if failures is None:
+        failures = load_failures(report.diagnostics)
+    if failures:
+        ids = [i for i in report.eps if provider_for(i) == ep] or [ep]
+        failed = next((f for i in ids if (f := failure_for(failures, i)) is not None), None)
+        if failed is not None:
+            return f"{short_ep(ep)}: no session, the model fails to load ({failed.code})"
+    return str(plan.verdict_line(ep))
 
 
 def plan_rows(plan: Any) -> list[list[Any]]:
@@ -107,6 +125,6 @@ def render_partitions(reports: Sequence[Report]) -> str:
             )
             out += ["    " + line for line in table.splitlines()]
             for ep in plan.accelerators:
-                out.append(f"  {plan.verdict_line(ep)}")
+                out.append(f"  {ep_verdict(plan, ep, report)}")
             out.append("")
     return "\n".join(out) + "\n"

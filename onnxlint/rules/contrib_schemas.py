@@ -124,6 +124,7 @@ class RuntimeContribSchema(Rule):
     """
 
     code = "OL209"
+    fails_load = frozenset({"operator", "attribute", "inputs"})
     node_local = True  # its operator, attributes and inputs, and the EPs of the configuration
     name = "runtime-contrib-schema"
     category = Category.OPSET

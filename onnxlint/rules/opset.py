@@ -138,6 +138,7 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     waits_for_ort = True
+    fails_load = frozenset({"default", "shipped"})
 
     def check_model(self, ctx: LintContext) -> None:
         rel = _target(ctx)
@@ -224,6 +225,7 @@ g (float[1,4] x) => (float[1,4] y) {
 """
 
     waits_for_ort = True
+    fails_load = frozenset({"default", "shipped"})
 
     def check_model(self, ctx: LintContext) -> None:
         rel = _target(ctx)

@@ -115,6 +115,7 @@ class OrtReleaseRefusesNode(Rule):
     """
 
     code = "OL208"
+    fails_load = frozenset({"default", "target"})
     name = "ort-release-refuses-node"
     category = Category.OPSET
     severity = Severity.ERROR

@@ -20,7 +20,7 @@ import pytest
 
 from onnxlint.analyses.shapes import Shapes
 from onnxlint.index import ModelIndex
-from onnxlint.node_order import infer_sorted, out_of_order
+from onnxlint.node_order import index_out_of_order, infer_sorted, out_of_order
 
 from .conftest import check_real, context, partitions
 
@@ -79,7 +79,7 @@ def in_a_body(reverse: bool) -> onnx.ModelProto:
 def test_the_index_knows_the_order(build: Callable[[bool], onnx.ModelProto], reverse: bool) -> None:
     """The lint asks its index, not a second walk of the protobuf; both agree."""
     model = build(reverse)
-    assert ModelIndex(model).out_of_order() is out_of_order(model) is reverse
+    assert index_out_of_order(ModelIndex(model)) is out_of_order(model) is reverse
 
 
 def test_inferred_copy_keeps_the_node_order() -> None:
