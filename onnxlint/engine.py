@@ -22,6 +22,7 @@ from onnxlint.config import Config, ConfigError, UsageError
 from onnxlint.context import LintContext, SharedModel
 from onnxlint.diagnostics import Category, Diagnostic, Location, Severity, with_changes
 from onnxlint.index import ModelIndex, input_dim_params
+from onnxlint.load_failures import drop_consequences
 from onnxlint.loader import LoadedModel, load
 from onnxlint.report import Report
 from onnxlint.rule import ORT_GRAPH_CATEGORIES, Rule, all_rules
@@ -297,11 +298,8 @@ def lint(
     report.fatal = loaded.fatal
     ep_ids = {alias: p.id for p in profiles for alias in (p.id, p.ep, p.label)}
     report.diagnostics = _finish(diagnostics, config, loaded, label, ep_ids)
-    if report.partitions or any(d.ep for d in report.diagnostics):
-        from onnxlint.load_failures import drop_consequences
-
-        # an EP whose session fails at load assigns nothing: its fallbacks are not reported
-        report.diagnostics = drop_consequences(report.diagnostics)
+    # an EP whose session fails at load assigns nothing: its fallbacks are not reported
+    report.diagnostics = drop_consequences(report.diagnostics)
     if "confirmation" in report.stats:
         from onnxlint.confirmed import apply_confirmation
 

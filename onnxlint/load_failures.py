@@ -3,10 +3,10 @@
 When a finding says that an EP's session fails at load (the ONNX Runtime it runs in
 refuses the model's opset, IR version, an operator or an arrangement: a message its rule
 lists in ``Rule.fails_load``, carried by the finding as ``Diagnostic.fails_load``), no
-node of the model is assigned on that EP and no partition is made. The same report's per-node fallback findings for that EP ("n0 falls
-back to CPU"), its partition findings and its compile failures describe a session that
-never exists: they are consequences of the load failure, which is reported once, where it
-starts. :func:`drop_consequences` removes them from a report's findings; the verdict lines
+node of the model is assigned on that EP and no partition is made. The same report's
+per-node fallback findings for that EP ("n0 falls back to CPU"), its partition findings
+and its compile failures describe a session that never exists: they are consequences of
+the load failure, which is reported once, where it starts. :func:`drop_consequences` removes them from a report's findings; the verdict lines
 of the partition summary say that the EP loads nothing instead
 (:func:`onnxlint.render.partitions.verdict_lines`).
 
