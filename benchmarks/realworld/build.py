@@ -66,6 +66,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.realworld.feeds import random_feeds
 from benchmarks.realworld.pkgversions import package_versions
 
 HERE = Path(__file__).resolve().parent
@@ -915,26 +916,10 @@ def sklearn_jobs() -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]]
 
 
 def _reader(data: bytes, n: int = 4) -> Any:
-    import numpy as np
     import onnx
     from onnxruntime.quantization import CalibrationDataReader
 
-    m = onnx.load_from_string(data)
-    inits = {i.name for i in m.graph.initializer}
-    feeds = []
-    rng = np.random.default_rng(0)
-    for _ in range(n):
-        feed = {}
-        for inp in m.graph.input:
-            if inp.name in inits:
-                continue
-            t = inp.type.tensor_type
-            shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
-            if t.elem_type == onnx.TensorProto.INT64:
-                feed[inp.name] = rng.integers(0, 50, shape).astype(np.int64)
-            else:
-                feed[inp.name] = rng.random(shape).astype(np.float32)
-        feeds.append(feed)
+    feeds = random_feeds(onnx.load_from_string(data), n)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:

@@ -28,32 +28,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from benchmarks.realworld.feeds import random_feeds
 from benchmarks.realworld.pkgversions import package_versions
 
 PACKAGES = ("nncf", "onnxconverter-common", "onnx", "onnxruntime", "numpy")
-
-
-def _feeds(model: Any, n: int) -> list[dict[str, Any]]:
-    """``n`` random feeds for ``model``'s inputs (seed 0; dynamic dims 1, token ids < 50)."""
-    import numpy as np
-    import onnx
-
-    inits = {i.name for i in model.graph.initializer}
-    rng = np.random.default_rng(0)
-    feeds = []
-    for _ in range(n):
-        feed = {}
-        for inp in model.graph.input:
-            if inp.name in inits:
-                continue
-            t = inp.type.tensor_type
-            shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
-            if t.elem_type == onnx.TensorProto.INT64:
-                feed[inp.name] = rng.integers(0, 50, shape).astype(np.int64)
-            else:
-                feed[inp.name] = rng.random(shape).astype(np.float32)
-        feeds.append(feed)
-    return feeds
 
 
 def _nncf(model: Any, recipe: str) -> Any:
@@ -66,7 +44,7 @@ def _nncf(model: Any, recipe: str) -> Any:
         kwargs["model_type"] = nncf.ModelType.TRANSFORMER
     elif recipe != "nncf":
         raise ValueError(recipe)
-    return nncf.quantize(model, nncf.Dataset(_feeds(model, 4)), **kwargs)
+    return nncf.quantize(model, nncf.Dataset(random_feeds(model, 4)), **kwargs)
 
 
 def convert(src: Path, recipe: str, block: list[str]) -> Any:
@@ -87,7 +65,7 @@ def convert(src: Path, recipe: str, block: list[str]) -> Any:
     if recipe == "occ_amp":
         from onnxconverter_common.auto_mixed_precision import auto_convert_mixed_precision
 
-        feed = _feeds(model, 1)[0]
+        feed = random_feeds(model, 1)[0]
         return auto_convert_mixed_precision(model, feed, rtol=0.01, atol=0.001, keep_io_types=True)
     raise ValueError(recipe)
 
