@@ -41,7 +41,9 @@ TAESD, a ControlNet, DiT and SD3 transformers) from small ``diffusers`` configs,
 is what tf2onnx writes of TensorFlow, Keras and TFLite models (float, dynamic-range and
 int8), built by ``build_tf.py`` in a venv of its own (``requirements-tf.txt``). The
 fifteenth adds tree ensembles and other classical models as onnxmltools, skl2onnx, CatBoost
-and hummingbird-ml convert them, and six more wheels. Every model is built on its own; one
+and hummingbird-ml convert them, and six more wheels. The sixteenth is QDQ from NNCF and
+float16 from onnxconverter-common (block lists, auto mixed precision), converted by
+``build_nncf.py`` in a venv of its own (``requirements-nncf.txt``). Every model is built on its own; one
 that fails to build is recorded with its error and the build goes on.
 """
 
