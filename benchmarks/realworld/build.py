@@ -41,7 +41,9 @@ TAESD, a ControlNet, DiT and SD3 transformers) from small ``diffusers`` configs,
 is what tf2onnx writes of TensorFlow, Keras and TFLite models (float, dynamic-range and
 int8), built by ``build_tf.py`` in a venv of its own (``requirements-tf.txt``). The
 fifteenth adds tree ensembles and other classical models as onnxmltools, skl2onnx, CatBoost
-and hummingbird-ml convert them, and six more wheels. Every model is built on its own; one
+and hummingbird-ml convert them, and six more wheels. The sixteenth is QDQ from NNCF and
+float16 from onnxconverter-common (block lists, auto mixed precision), converted by
+``build_nncf.py`` in a venv of its own (``requirements-nncf.txt``). Every model is built on its own; one
 that fails to build is recorded with its error and the build goes on.
 """
 
@@ -66,6 +68,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.realworld.feeds import random_feeds
 from benchmarks.realworld.pkgversions import package_versions
 
 HERE = Path(__file__).resolve().parent
@@ -915,26 +918,10 @@ def sklearn_jobs() -> list[tuple[str, Callable[[], tuple[bytes, dict[str, Any]]]
 
 
 def _reader(data: bytes, n: int = 4) -> Any:
-    import numpy as np
     import onnx
     from onnxruntime.quantization import CalibrationDataReader
 
-    m = onnx.load_from_string(data)
-    inits = {i.name for i in m.graph.initializer}
-    feeds = []
-    rng = np.random.default_rng(0)
-    for _ in range(n):
-        feed = {}
-        for inp in m.graph.input:
-            if inp.name in inits:
-                continue
-            t = inp.type.tensor_type
-            shape = [d.dim_value if d.dim_value > 0 else 1 for d in t.shape.dim]
-            if t.elem_type == onnx.TensorProto.INT64:
-                feed[inp.name] = rng.integers(0, 50, shape).astype(np.int64)
-            else:
-                feed[inp.name] = rng.random(shape).astype(np.float32)
-        feeds.append(feed)
+    feeds = random_feeds(onnx.load_from_string(data), n)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -3822,6 +3809,78 @@ def heldout14_jobs() -> list[Job]:
     return jobs
 
 
+# ---------------------------------------------------------------------------
+# Held-out batch 16 (2026-12-07): QDQ and mixed precision from other producers: NNCF's
+# ``nncf.quantize`` on ONNX models (the way OpenVINO users quantize: both inputs of Add and
+# Concat quantized, symmetric int8 activations, weights with the overflow fix) and
+# ``onnxconverter-common``'s float16 conversions (keep_io_types with an op block list, auto
+# mixed precision). Neither package is in the corpus venv: the float model is exported here,
+# then build_nncf.py converts it in a venv of its own (requirements-nncf.txt).
+
+NNCF_PYTHON_ENV = "ONNXLINT_NNCF_PYTHON"
+
+#: name -> (float source: a TIMM_HELDOUT11 / TV_HELDOUT11 model or an ``ARCHS`` transformer
+#: exported at opset 17 with fixed dims, build_nncf recipe, op types kept in float32)
+NNCF_HELDOUT16: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "nncf-tv-resnet18-trunk-int8": ("tv-resnet18-trunk-op17-batch", "nncf", ()),
+    "nncf-tv-resnet18-trunk-mixed": ("tv-resnet18-trunk-op17-batch", "nncf_mixed", ()),
+    "nncf-tv-mobilenet-v2-050-int8": ("tv-mobilenet-v2-050-dynamo-op18-fixed", "nncf", ()),
+    "nncf-timm-mobilenetv3-small-050-int8": ("timm-mobilenetv3-small-050-op17-batch", "nncf", ()),
+    "nncf-tv-shufflenet-v2-x0-5-int8": ("tv-shufflenet-v2-x0-5-op17-fixed", "nncf", ()),
+    "nncf-timm-convnext-atto-slim-int8": ("timm-convnext-atto-slim-dynamo-op18-fixed", "nncf", ()),
+    "nncf-bert-int8": ("bert", "nncf", ()),
+    "nncf-bert-transformer": ("bert", "nncf_transformer", ()),
+    "nncf-vit-transformer": ("vit", "nncf_transformer", ()),
+    "fp16mix-tv-lraspp-mobilenet-v3-050-occ-keepio-block": (
+        "tv-lraspp-mobilenet-v3-050-op17-spatial", "occ_fp16", ("Resize", "HardSigmoid"),
+    ),
+    "fp16mix-timm-mobilenetv3-small-050-occ-keepio": ("timm-mobilenetv3-small-050-op17-batch", "occ_fp16", ()),
+    "fp16mix-bert-occ-keepio-block": ("bert", "occ_fp16", ("LayerNormalization", "Softmax")),
+    "fp16mix-bert-ortfp16-keepio-block": ("bert", "ort_fp16", ("LayerNormalization", "Softmax")),
+    "fp16mix-tv-resnet18-trunk-occ-amp": ("tv-resnet18-trunk-op17-batch", "occ_amp", ()),
+}  # fmt: skip
+
+
+def _nncf_python() -> str:
+    return os.environ.get(NNCF_PYTHON_ENV) or str(HERE.parents[1] / ".venv-nncf/bin/python")
+
+
+@functools.cache
+def _nncf_versions() -> dict[str, str]:
+    return _venv_versions(_nncf_python(), "benchmarks.realworld.build_nncf")
+
+
+def _nncf_float(src: str) -> bytes:
+    if src in TIMM_HELDOUT11 or src in TV_HELDOUT11:
+        return _vision_export(src, fixed=True)
+    return _ts_source(src, 17, False)
+
+
+def _nncf_build(name: str) -> tuple[bytes, dict[str, Any]]:
+    src, recipe, block = NNCF_HELDOUT16[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        fin = Path(tmp) / "f.onnx"
+        fin.write_bytes(_nncf_float(src))
+        args = ["--src", str(fin), "--recipe", recipe, "--block", ",".join(block)]
+        out = _venv_build(_nncf_python(), "benchmarks.realworld.build_nncf", "nncf-", args, 900,
+                          check=True)  # fmt: skip
+    data = (out / "model.onnx").read_bytes()
+    return data, {"nncf_venv": _nncf_versions(), "recipe": recipe, "op_block_list": list(block)}
+
+
+def heldout16_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (src, recipe, _) in NNCF_HELDOUT16.items():
+        family = "qdq" if recipe.startswith("nncf") else "float16"
+        lib = "nncf" if recipe.startswith("nncf") else "onnxconverter-common"
+        if recipe == "ort_fp16":
+            lib = "onnxruntime.transformers.float16"
+        exporter = "dynamo" if "dynamo" in src else "torchscript"
+        entry = Entry(name, family, f"{lib}:{src}", f"{exporter}+{recipe}", 17, "fixed")
+        jobs.append((name, functools.partial(_nncf_build, name), entry))
+    return jobs
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -3878,6 +3937,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout13_jobs()
         + heldout14_jobs()
         + heldout15_jobs()
+        + heldout16_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

@@ -1,7 +1,7 @@
 """The links of ``partitioning.finalize_failures`` chains (``profiles.model.ChainLink``):
 the nodes of a chain found inside one partition, and the conditions a link may set on
 its node (a one-element constant input, an axis outside the previous Slice's axes, a
-Squeeze that leaves its output's rank to a dynamic dim)."""
+Squeeze that leaves its output's rank to a dynamic dim, a per-axis quantization scale)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def chain_from(
         return None
     if link.squeezes_dynamic_dims and not _squeezes_dynamic_dims(n, la):
         return None
+    if link.per_axis_scale and not per_axis_scale(la, n):
+        return None
     if len(chain) == 1:
         return [n]
     slot = chain[1].fed_at
@@ -48,6 +50,21 @@ def chain_from(
             if rest is not None:
                 return [n, *rest]
     return None
+
+
+def per_axis_scale(la: LevelAssignment | None, n: NodeRef) -> bool:
+    """Whether ``n``'s scale (input 1) is known to have more than one element."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    shape = shapes[1] if len(shapes) > 1 else None
+    if shape is None:
+        return False
+    count = 1
+    for d in shape:
+        if not isinstance(d, int):
+            return False
+        count *= d
+    return count > 1
 
 
 def _axis_outside_slice(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from onnxlint.analyses.chain_links import chain_from
+from onnxlint.analyses.chain_links import chain_from, per_axis_scale
 from onnxlint.analyses.layout_conditions import channel_mismatch, reshaped_unit_input
 from onnxlint.analyses.layout_outputs import (
     layout_sensitive_ops,
@@ -66,7 +66,7 @@ def refused_units(
                 for slot, types in rule.input_types.items()
             ):
                 continue
-            if rule.per_axis_scale and not _per_axis_scale(la, n):
+            if rule.per_axis_scale and not per_axis_scale(la, n):
                 continue
             types_shown = ""
             if rule.accepted_types:
@@ -86,21 +86,6 @@ def refused_units(
             )
             break
     return out
-
-
-def _per_axis_scale(la: LevelAssignment | None, n: NodeRef) -> bool:
-    """Whether ``n``'s scale (input 1) is known to have more than one element."""
-    na = la.get(n.path) if la is not None else None
-    shapes = na.facts.input_shapes if na is not None else ()
-    shape = shapes[1] if len(shapes) > 1 else None
-    if shape is None:
-        return False
-    count = 1
-    for d in shape:
-        if not isinstance(d, int):
-            return False
-        count *= d
-    return count > 1
 
 
 def _unit_types(n: NodeRef, dtypes: Mapping[str, str | None]) -> dict[int, str]:

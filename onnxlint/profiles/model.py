@@ -277,13 +277,15 @@ class ChainLink:
     link feeds it (``fed_at``; any slot when None). ``axis_outside_slice``: the node's
     ``axis`` is none of the axes the previous link, a Slice with constant axes, slices.
     ``squeezes_dynamic_dims``: the node, a Squeeze with no axes, reads a tensor with a dim
-    that is not a known number (its output's rank is only known at run time)."""
+    that is not a known number (its output's rank is only known at run time).
+    ``per_axis_scale``: the node's scale (input 1) is known to have more than one element."""
 
     op: str
     constant: float | None = None
     fed_at: int | None = None
     axis_outside_slice: bool = False
     squeezes_dynamic_dims: bool = False
+    per_axis_scale: bool = False
 
 
 @dataclass(frozen=True)

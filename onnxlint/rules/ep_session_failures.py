@@ -168,7 +168,9 @@ class EpPartitionFailsToCompile(_SessionFailure):
         written as ``Pow(x, 2)``, ``ReduceMean``, ``Add``, ``Sqrt``, ``Reciprocal``,
         ``Mul(x)``, ``Mul(weight)``, as the dynamo exporter writes ``torch.rsqrt``),
         reports the first node of each such chain that falls whole into one predicted
-        partition of the EP, on either graph level. From ``partitioning.
+        partition of the EP, on either graph level (QNN HTP also: a DequantizeLinear with
+        per-channel scales feeding a Conv's activation input, as NNCF writes it, which
+        the backend cannot add: "Failed to compose Qnn graph"). From ``partitioning.
         boundary_tensor_failures`` (QNN HTP: int64 tensors of rank 5; an int64 Transpose
         that both reads the partition's input and writes its output) it also reports the
         node of a predicted partition that such a tensor enters or leaves. From

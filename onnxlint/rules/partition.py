@@ -429,22 +429,26 @@ class OrtRejectsGraph(Rule):
         Reports the error ONNX Runtime gives when its worker (CPU only, basic
         optimizations, with the dims the lint assumes: the worker that gives the
         partition predictions their level-1 graph) loads the model and ORT's own type and
-        shape inference fails while it resolves the graph. Two causes were measured:
+        shape inference fails while it resolves the graph. Three causes were measured:
         constant folding turns a computed shape into a constant and the shapes ORT then
         knows do not fit (a MatMul whose inner dimensions differ: CANINE's TorchScript
-        export), and fixed dims that contradict a declared shape (a control-flow body's
-        declared state shape: onnx-asr's wespeaker with its dims fixed). A lint for the
-        CPU alone asks for that graph too, for this rule only (it predicts no partition).
+        export), fixed dims that contradict a declared shape (a control-flow body's
+        declared state shape: onnx-asr's wespeaker with its dims fixed), and a node output
+        declared with another element type than the one ORT infers (``Type Error``: an
+        Identity of a float weight declared float16, as onnxconverter-common's float16
+        conversion with an op block list writes it). A lint for the CPU alone asks for
+        that graph too, for this rule only (it predicts no partition).
 
     Why it matters:
         ORT resolves the graph before any execution provider chooses a node, so session
         creation at the default optimization level fails the same way on every EP
         (measured with the CPU, QNN HTP and OpenVINO EPs). When fixed dims contradict a
-        declaration it fails at every level; when only folding reveals the misfit, a
-        session with optimizations disabled loads and the node fails when it runs.
+        declaration, or a declared element type is not the inferred one, it fails at every
+        level; when only folding reveals the misfit, a session with optimizations
+        disabled loads and the node fails when it runs.
 
     Fix:
-        Fix the node the error names: correct or remove the declared shape that
+        Fix the node the error names: correct or remove the declared shape or type that
         contradicts the inferred one (the ``value_info`` or a body's input and output
         types), fix the dims to values the model was written for, or re-export the model
         so that the shape it computes fits.

@@ -114,6 +114,78 @@ def test_the_refusal_travels_through_the_cache_as_a_field(
     assert first and again == first
 
 
+def mistyped_identity(declared: int) -> onnx.ModelProto:
+    """x + Cast(Identity(float weight)), the Identity's output declared ``declared`` in
+    ``value_info``: onnxconverter-common's float16 conversion with ``LayerNormalization``
+    in its op block list writes float16 there while the weight stays float (held-out batch
+    16: BERT's TorchScript export, whose Identity nodes share one LayerNorm bias)."""
+    nodes = [
+        helper.make_node("Identity", ["w"], ["b"], "ident"),
+        helper.make_node("Cast", ["b"], ["bc"], "cast", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["x", "bc"], ["y"], "add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mistyped_identity",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.ones(4, np.float32), "w")],
+        value_info=[helper.make_tensor_value_info("b", declared, [4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+#: name -> (the Identity output's declared type, whether every session fails)
+TYPED = {"mistyped": (TensorProto.FLOAT16, True), "typed": (TensorProto.FLOAT, False)}
+
+
+@pytest.mark.parametrize("ep", ["cpu", "qnn", "openvino"])
+@pytest.mark.parametrize("name", list(TYPED))
+def test_a_declared_type_ort_infers_otherwise_is_a_session_failure(
+    name: str, ep: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ORT's graph resolution says "Type Error: Type (tensor(float16)) of output arg (b) of
+    node (ident) does not match expected type (tensor(float))", with no bracketed
+    inference tag: OL606 reads that refusal too."""
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+    declared, fails = TYPED[name]
+    found = [
+        d for d in lint(mistyped_identity(declared), eps=[ep]).diagnostics if d.code == "OL606"
+    ]
+    assert bool(found) is fails, found
+    if fails:
+        assert found[0].message.endswith(
+            "Type Error: Type (tensor(float16)) of output arg (b) of node (ident) does not "
+            "match expected type (tensor(float))."
+        ), found[0].message
+
+
+def _check_typed(real: dict[str, dict[str, object]]) -> None:
+    for name, (_, fails) in TYPED.items():
+        for level in ("disabled", "basic"):
+            r = real[f"{name}|{level}"]
+            assert (not r.get("ok")) is fails, r
+            if fails:
+                assert "Type Error: Type (tensor(float16)) of output arg (b)" in str(r.get("error"))
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+@pytest.mark.usefixtures("qnn_available")
+def test_mistyped_identity_on_real_qnn() -> None:
+    models = {name: mistyped_identity(t) for name, (t, _) in TYPED.items()}
+    _check_typed(real_sessions("qnn", sys.executable, models))
+
+
+@pytest.mark.slow
+@pytest.mark.ort_openvino
+def test_mistyped_identity_on_real_openvino() -> None:
+    models = {name: mistyped_identity(t) for name, (t, _) in TYPED.items()}
+    _check_typed(real_sessions("openvino", str(openvino_runner()), models))
+
+
 def _check(real: dict[str, dict[str, object]]) -> None:
     for name, (_, fails) in MODELS.items():
         assert real[f"{name}|disabled"].get("ok"), real[f"{name}|disabled"]

@@ -62,6 +62,33 @@ def dq_matmul(scale: str) -> onnx.ModelProto:
     return model
 
 
+def q_dq(scale: str) -> onnx.ModelProto:
+    """Relu -> QuantizeLinear (uint8) -> DequantizeLinear -> Relu on an activation, as NNCF
+    writes the per-channel scales it unifies across a Concat: ``per_channel`` (axis 1, one
+    scale per channel) or ``per_tensor``. No op between the pair, so neither is in a unit."""
+    c = 8
+    if scale == "per_channel":
+        s, z, attrs = np.full((c,), 0.02, np.float32), np.zeros((c,), np.uint8), {"axis": 1}
+    else:
+        s, z, attrs = np.array(0.02, np.float32), np.array(0, np.uint8), {}
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x0"], ["x"], "pre"),
+            helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], "q", **attrs),
+            helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"], "dq", **attrs),
+            helper.make_node("Relu", ["xd"], ["y"], "post"),
+        ],
+        f"q_dq_{scale}",
+        [helper.make_tensor_value_info("x0", TensorProto.FLOAT, [1, c, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 4, 4])],
+        [numpy_helper.from_array(s, "s"), numpy_helper.from_array(z, "z")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    return model
+
+
 @pytest.mark.parametrize("scale", ["int4_blocked", "int8_blocked", "int8_per_channel"])
 def test_a_standalone_per_axis_dq_stays_on_cpu(scale: str) -> None:
     plan = partitions(dq_matmul(scale), ["qnn"]).plan("exported")
@@ -74,6 +101,30 @@ def test_a_per_tensor_dq_runs_with_its_reader() -> None:
     plan = partitions(dq_matmul("int8_per_tensor"), ["qnn"]).plan("exported")
     assert plan is not None
     assert plan.node_ep["main/dq"] == QNN
+
+
+def test_a_standalone_per_channel_q_stays_on_cpu() -> None:
+    """NNCF's per-channel activation QuantizeLinear (held-out batch 16, ShuffleNetV2's
+    Concat inputs): QNN logs "QNN EP does not support a standalone Q op with per-channel
+    quantization" and leaves it, and its DequantizeLinear, to the CPU."""
+    plan = partitions(q_dq("per_channel"), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/q"] == CPU_EP
+    assert plan.node_ep["main/dq"] == CPU_EP
+
+
+def test_a_per_tensor_q_dq_pair_runs_on_qnn() -> None:
+    plan = partitions(q_dq("per_tensor"), ["qnn"]).plan("exported")
+    assert plan is not None
+    assert plan.node_ep["main/q"] == QNN
+    assert plan.node_ep["main/dq"] == QNN
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_standalone_q_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {k: q_dq(k) for k in ("per_channel", "per_tensor")})
 
 
 @pytest.mark.slow

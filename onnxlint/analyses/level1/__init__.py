@@ -103,8 +103,10 @@ NOTE_OK = "ORT level-1 (basic), CPU only"
 REFUSAL_NOTE = "ONNX Runtime could not load the model on CPU ({status}): {reason}"
 #: errors of ORT's graph resolution (its type and shape inference), which runs on the
 #: level-1 graph before any EP chooses a node: measured to fail the default-level session of
-#: the CPU, QNN and OpenVINO EPs alike (tests/partition/test_level1_refused.py)
-_RESOLVE_ERROR = re.compile(r"\[(ShapeInferenceError|TypeInferenceError)\]")
+#: the CPU, QNN and OpenVINO EPs alike (tests/partition/test_level1_refused.py). A node output
+#: whose declared type is not the one ORT infers fails with an untagged "Type Error: Type
+#: (...) of output arg (...) of node (...)" (held-out batch 16), at every level
+_RESOLVE_ERROR = re.compile(r"\[(ShapeInferenceError|TypeInferenceError)\]|Type Error: Type \(")
 
 
 def inference_error(error: str) -> str | None:
@@ -114,8 +116,11 @@ def inference_error(error: str) -> str | None:
     what it finds travels as ``Level1Job.refusal`` and in the cache entry, never parsed
     back out of a note."""
     for line in error.strip().splitlines():
-        if _RESOLVE_ERROR.search(line):
+        found = _RESOLVE_ERROR.search(line)
+        if found:
             at = line.find("Node (")
+            if at < 0 and found.group(1) is None:  # the untagged form: from "Type Error" on
+                at = found.start()
             return (line[at:] if at >= 0 else line.strip())[:_REFUSAL_CHARS]
     return None
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: (ORT's level-1 graph or None, a note on how it was made or why it is missing)
 Graph = tuple["onnx.ModelProto | None", str]
-CACHE_SCHEMA = "onnxlint-level1-cache/2"
+CACHE_SCHEMA = "onnxlint-level1-cache/3"
 #: ORT's optimization level for the prediction graph (what a default session partitions)
 LEVEL = "basic"
 #: initializers at least this large go to the side file the linter never reads
