@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import onnx
 
-from onnxlint.analyses.constants import constant_tensor, scalar_constant
+from onnxlint.analyses.constants import constant_array, constant_tensor, scalar_constant
 from onnxlint.index import GraphRef, NodeRef
 from onnxlint.tensors import inline_array, is_external
 
@@ -102,9 +102,9 @@ def _redundant_clip(
 ) -> NodeRef | None:
     """The Relu or Clip that alone reads ``n``'s only output, is read once, by a
     QuantizeLinear whose range it does not narrow (ORT's IsClipMadeRedundantByQ: the
-    Q's lowest and highest values lie within the clip's bounds), and writes no graph
-    output; None where there is none (a bound or a Q parameter that is not a known
-    constant counts as narrowing)."""
+    Q's lowest and highest values lie within the clip's bounds; for a Relu, every zero
+    point is the type's lowest value), and writes no graph output; None where there is
+    none (a bound or a Q parameter that is not a known constant counts as narrowing)."""
     if len(n.outputs) != 1 or not n.outputs[0]:
         return None
     after = readers(n.outputs[0])
@@ -117,6 +117,8 @@ def _redundant_clip(
     read_by = readers(out)
     if len(read_by) != 1 or read_by[0].op_type != "QuantizeLinear":
         return None
+    if clip.op_type == "Relu":
+        return clip if _zero_points_at_minimum(g, read_by[0], dtypes) else None
     q_range = _q_range(g, read_by[0], dtypes)
     if q_range is None:
         return None
@@ -147,6 +149,19 @@ def _q_range(
     if scale is None or zero is None:
         return None
     return ((limits[0] - zero) * scale, (limits[1] - zero) * scale)
+
+
+def _zero_points_at_minimum(g: GraphRef, q: NodeRef, dtypes: Mapping[str, str | None]) -> bool:
+    """Whether every zero point of a QuantizeLinear is its type's lowest value, so that
+    it clips at zero as a Relu does (ORT's IsClipMadeRedundantByQ for a Relu). QNN takes a
+    per-channel zero point too when each element is that value (measured: a Conv -> Relu ->
+    QuantizeLinear with 8 uint8 zero points of 0 is one unit, of 7 it is not); a Q without
+    a zero point input is not (measured)."""
+    limits = Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+    if limits is None or len(q.inputs) < 3 or not q.inputs[2]:
+        return False
+    zero = constant_array(g, q.inputs[2], outer=True)
+    return zero is not None and zero.size > 0 and bool((zero == limits[0]).all())
 
 
 def _clip_bounds(g: GraphRef, clip: NodeRef) -> tuple[float | None, float | None]:
