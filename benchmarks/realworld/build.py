@@ -3338,9 +3338,12 @@ def heldout15_jobs() -> list[Job]:
 # Held-out batch 17 (2026-12-07): transformer architectures the corpus lacked, from both
 # PyTorch exporters, random weights from small configs (seed 0): ModernBERT (local/global
 # attention), RT-DETR and Deformable DETR (multi-scale deformable attention: GridSample),
-# Depth Anything and DPT-hybrid, SAM's vision encoder and whole prompt-to-mask model, OWL-ViT
-# and SigLIP2 (text+vision), EnCodec and DAC (audio codecs), VITS (TTS), Mamba2 and the MoE
-# decoders Qwen3-MoE, OLMoE and GPT-OSS.
+# Depth Anything, SAM's vision encoder and whole prompt-to-mask model, OWL-ViT and SigLIP2
+# (text+vision), EnCodec and DAC (audio codecs), VITS (TTS), Mamba2 and the MoE decoders
+# Qwen3-MoE, OLMoE and GPT-OSS. The MoE decoders' experts: transformers' default
+# (grouped_mm) exports with neither exporter; TorchScript traces "eager" (the experts the
+# example hits), torch.export cannot ("eager" loops over a data-dependent set), so the
+# dynamo exports take "batched_mm".
 
 _RESNET_TINY = {"model_type": "resnet", "embedding_size": 8, "hidden_sizes": [8, 16, 16, 16],
     "depths": [1, 1, 1, 1], "out_features": ["stage2", "stage3", "stage4"]}  # fmt: skip
