@@ -3322,6 +3322,230 @@ def heldout15_jobs() -> list[Job]:
 
 
 # ---------------------------------------------------------------------------
+# Held-out batch 17 (2026-12-07): transformer architectures the corpus lacked, from both
+# PyTorch exporters, random weights from small configs (seed 0): ModernBERT (local/global
+# attention), RT-DETR and Deformable DETR (multi-scale deformable attention: GridSample),
+# Depth Anything, SAM's vision encoder and whole prompt-to-mask model, OWL-ViT and SigLIP2
+# (text+vision), EnCodec and DAC (audio codecs), VITS (TTS), Mamba2 and the MoE decoders
+# Qwen3-MoE, OLMoE and GPT-OSS. The MoE decoders' experts: transformers' default
+# (grouped_mm) exports with neither exporter; TorchScript traces "eager" (the experts the
+# example hits), torch.export cannot ("eager" loops over a data-dependent set), so the
+# dynamo exports take "batched_mm".
+
+_RESNET_TINY = {"model_type": "resnet", "embedding_size": 8, "hidden_sizes": [8, 16, 16, 16],
+    "depths": [1, 1, 1, 1], "out_features": ["stage2", "stage3", "stage4"]}  # fmt: skip
+_DINO_TINY = {"model_type": "dinov2", "hidden_size": 32, "num_hidden_layers": 4,
+    "num_attention_heads": 2, "intermediate_size": 37, "image_size": 56, "patch_size": 14,
+    "out_features": ["stage1", "stage2", "stage3", "stage4"], "reshape_hidden_states": False}  # fmt: skip
+_MOE = {"num_key_value_heads": 1, "head_dim": 16, "moe_intermediate_size": 16,
+    "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1,
+    "experts_implementation": "eager"}  # fmt: skip
+_RT_DETR = {"backbone_config": {"model_type": "rt_detr_resnet", "embedding_size": 8,
+    "hidden_sizes": [8, 16, 16, 16], "depths": [1, 1, 1, 1],
+    "out_features": ["stage2", "stage3", "stage4"]}, "encoder_in_channels": [16, 16, 16],
+    "encoder_hidden_dim": 16, "d_model": 16, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32,
+    "encoder_attention_heads": 2, "decoder_attention_heads": 2, "decoder_layers": 1,
+    "num_queries": 10, "decoder_in_channels": [16, 16, 16], "num_denoising": 0,
+    "anchor_image_size": None}  # fmt: skip
+_MODERNBERT = {"global_attn_every_n_layers": 2, "local_attention": 4, "pad_token_id": 0,
+    "bos_token_id": 1, "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2}  # fmt: skip
+
+#: name -> (model_type, kind, config overrides, exporter, opset, dims); kind names the
+#: inputs and wrapper (_hf17_module)
+HF_HELDOUT17: dict[str, tuple[str, str, dict[str, Any], str, int, str]] = {
+    "hf17-modernbert-ts-op17-dynamic": ("modernbert", "text", _MODERNBERT, "torchscript", 17,
+        "dynamic"),
+    "hf17-modernbert-dynamo-op20-fixed": ("modernbert", "text", _MODERNBERT, "dynamo", 20,
+        "fixed"),
+    "hf17-rt_detr-dynamo-op20-fixed": ("rt_detr", "detect64", _RT_DETR, "dynamo", 20, "fixed"),
+    "hf17-deformable_detr-ts-op16-fixed": ("deformable_detr", "detect64", {
+        "use_timm_backbone": False, "use_pretrained_backbone": False, "backbone": None,
+        "backbone_config": _RESNET_TINY, "d_model": 32, "encoder_layers": 1,
+        "decoder_layers": 2, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+        "encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "num_queries": 10,
+        "num_feature_levels": 3, "encoder_n_points": 2, "decoder_n_points": 2},
+        "torchscript", 16, "fixed"),
+    "hf17-depth_anything-dynamo-op18-fixed": ("depth_anything", "depth56", {
+        "backbone_config": _DINO_TINY, "reassemble_hidden_size": 32,
+        "neck_hidden_sizes": [8, 16, 16, 32], "fusion_hidden_size": 16,
+        "head_hidden_size": 8}, "dynamo", 18, "fixed"),
+    "hf17-sam-vision-ts-op17-fixed": ("sam", "sam-vision", {}, "torchscript", 17, "fixed"),
+    "hf17-sam-prompt-dynamo-op18-fixed": ("sam", "sam-prompt", {}, "dynamo", 18, "fixed"),
+    "hf17-owlvit-ts-op17-fixed": ("owlvit", "owl", {}, "torchscript", 17, "fixed"),
+    "hf17-owlvit-dynamo-op20-fixed": ("owlvit", "owl", {}, "dynamo", 20, "fixed"),
+    "hf17-siglip2-ts-op17-fixed": ("siglip2", "siglip2", {}, "torchscript", 17, "fixed"),
+    "hf17-encodec-ts-op17-dynamic": ("encodec", "codec", {"hidden_size": 16,
+        "num_filters": 4, "upsampling_ratios": [4, 2], "codebook_size": 32,
+        "target_bandwidths": [60.0], "num_lstm_layers": 2}, "torchscript", 17, "dynamic"),
+    "hf17-dac-dynamo-op18-fixed": ("dac", "codec", {"encoder_hidden_size": 4,
+        "downsampling_ratios": [2, 4], "decoder_hidden_size": 16, "n_codebooks": 2,
+        "codebook_size": 32, "codebook_dim": 4, "hidden_size": 16}, "dynamo", 18, "fixed"),
+    "hf17-vits-ts-op17-fixed": ("vits", "tts", {"hidden_size": 16, "num_hidden_layers": 2,
+        "ffn_dim": 32, "flow_size": 16, "spectrogram_bins": 17, "upsample_initial_channel": 16,
+        "upsample_rates": [4, 4], "upsample_kernel_sizes": [8, 8],
+        "resblock_kernel_sizes": [3], "resblock_dilation_sizes": [[1, 3]],
+        "duration_predictor_filter_channels": 16, "duration_predictor_num_flows": 2,
+        "prior_encoder_num_flows": 2, "prior_encoder_num_wavenet_layers": 2,
+        "posterior_encoder_num_wavenet_layers": 2, "depth_separable_num_layers": 2},
+        "torchscript", 17, "fixed"),
+    "hf17-mamba2-ts-op17-fixed": ("mamba2", "causal", {"num_heads": 4, "head_dim": 16,
+        "state_size": 8, "n_groups": 1, "chunk_size": 4, "expand": 2,
+        "_drop": ("intermediate_size", "num_attention_heads", "max_position_embeddings")},
+        "torchscript", 17, "fixed"),
+    "hf17-mamba2-dynamo-op20-fixed": ("mamba2", "causal", {"num_heads": 4, "head_dim": 16,
+        "state_size": 8, "n_groups": 1, "chunk_size": 4, "expand": 2,
+        "_drop": ("intermediate_size", "num_attention_heads", "max_position_embeddings")},
+        "dynamo", 20, "fixed"),
+    "hf17-qwen3_moe-ts-op17-dynamic": ("qwen3_moe", "causal", _MOE, "torchscript", 17,
+        "dynamic"),
+    "hf17-qwen3_moe-dynamo-op21-fixed": ("qwen3_moe", "causal", {**_MOE,
+        "experts_implementation": "batched_mm"}, "dynamo", 21, "fixed"),
+    "hf17-olmoe-dynamo-op20-dynamic": ("olmoe", "causal", {"num_key_value_heads": 1,
+        "num_experts": 4, "num_experts_per_tok": 2, "experts_implementation": "batched_mm"},
+        "dynamo", 20, "dynamic"),
+    "hf17-gpt_oss-dynamo-op21-fixed": ("gpt_oss", "causal", {"num_key_value_heads": 1,
+        "head_dim": 16, "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 4,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "experts_implementation": "batched_mm"}, "dynamo", 21, "fixed"),
+}  # fmt: skip
+
+#: the small sub-configs of the batch's composite models
+_SAM_TINY = {"vision_config": {"hidden_size": 32, "output_channels": 16, "num_hidden_layers": 2,
+    "num_attention_heads": 2, "image_size": 64, "patch_size": 8, "mlp_dim": 37,
+    "window_size": 4, "global_attn_indexes": [1], "num_pos_feats": 8},
+    "prompt_encoder_config": {"hidden_size": 16, "image_size": 64, "patch_size": 8,
+    "mask_input_channels": 4, "num_point_embeddings": 4},
+    "mask_decoder_config": {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2,
+    "mlp_dim": 32, "iou_head_hidden_dim": 16, "iou_head_depth": 2}}  # fmt: skip
+_TEXT_VISION_TINY = {"text_config": {"hidden_size": 32, "intermediate_size": 37,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 99,
+    "max_position_embeddings": 16}, "vision_config": {"hidden_size": 32,
+    "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 2,
+    "image_size": 32, "patch_size": 8}, "projection_dim": 32}  # fmt: skip
+
+
+def _hf17_module(
+    mt: str, kind: str, over: dict[str, Any]
+) -> tuple[Any, list[str], tuple[Any, ...], dict[str, dict[int, str]]]:
+    """The module of one HF_HELDOUT17 export with its input names, example inputs and
+    dynamic axes."""
+    import torch
+    import transformers
+
+    g = torch.Generator().manual_seed(0)
+    if kind in ("text", "causal"):
+        module, cfg = _hf_module(mt, kind, over)
+        return (module, *_inputs(kind, cfg))
+    if kind == "sam-vision" or kind == "sam-prompt":
+        cfg = transformers.SamConfig(**_SAM_TINY)
+        full = transformers.SamModel(cfg).eval()
+        if kind == "sam-vision":
+            px = torch.rand(1, 3, 64, 64, generator=g)
+            inner = full.vision_encoder
+            names, args = ["pixel_values"], (px,)
+            fwd = lambda m, px: m(pixel_values=px, return_dict=False)[0]  # noqa: E731
+        else:
+            px = torch.rand(1, 3, 64, 64, generator=g)
+            pts = torch.rand(1, 1, 2, 2, generator=g) * 64
+            labels = torch.ones(1, 1, 2, dtype=torch.long)
+            inner, names, args = full, ["pixel_values", "input_points", "input_labels"], (
+                px, pts, labels)  # fmt: skip
+            fwd = lambda m, px, p, lab: m(  # noqa: E731
+                pixel_values=px, input_points=p, input_labels=lab, multimask_output=False,
+                return_dict=False)[1]  # fmt: skip
+        axes: dict[str, dict[int, str]] = {}
+    elif kind in ("owl", "siglip2"):
+        if kind == "owl":
+            cfg = transformers.OwlViTConfig(**_TEXT_VISION_TINY)
+            inner = transformers.OwlViTForObjectDetection(cfg)
+        else:
+            tv = {k: dict(v) if isinstance(v, dict) else v for k, v in _TEXT_VISION_TINY.items()}
+            tv.pop("projection_dim")
+            tv["vision_config"] = {**tv["vision_config"], "num_patches": 16}
+            tv["vision_config"].pop("image_size")
+            cfg = transformers.Siglip2Config(**tv)
+            inner = transformers.Siglip2Model(cfg)
+        ids = torch.randint(0, 99, (2, 8), generator=g)
+        mask = torch.ones(2, 8, dtype=torch.long)
+        if kind == "owl":
+            px = torch.rand(1, 3, 32, 32, generator=g)
+            names, args = ["input_ids", "pixel_values", "attention_mask"], (ids, px, mask)
+            fwd = lambda m, i, p, a: m(  # noqa: E731
+                input_ids=i, pixel_values=p, attention_mask=a, return_dict=False)[0]  # fmt: skip
+        else:
+            px = torch.rand(1, 16, 3 * 8 * 8, generator=g)
+            pmask = torch.ones(1, 16, dtype=torch.long)
+            shapes = torch.tensor([[4, 4]])
+            names = ["input_ids", "pixel_values", "pixel_attention_mask", "spatial_shapes"]
+            args = (ids, px, pmask, shapes)
+            fwd = lambda m, i, p, pm, s: m(  # noqa: E731
+                input_ids=i, pixel_values=p, pixel_attention_mask=pm, spatial_shapes=s,
+                return_dict=False)[0]  # fmt: skip
+        axes = {}
+    elif kind == "codec":
+        cfg = transformers.AutoConfig.for_model(mt, **over)
+        inner = transformers.AutoModel.from_config(cfg)
+        wav = torch.rand(1, 1, 800, generator=g) * 2 - 1
+        names, args = ["input_values"], (wav,)
+        axes = {"input_values": {0: "batch", 2: "samples"}}
+        fwd = lambda m, w: m(input_values=w, return_dict=False)[1]  # noqa: E731
+    elif kind == "tts":
+        cfg = transformers.AutoConfig.for_model(mt, **over)
+        inner = transformers.AutoModel.from_config(cfg)
+        ids = torch.randint(1, 38, (1, 12), generator=g)
+        names, args = ["input_ids"], (ids,)
+        axes = {"input_ids": {1: "sequence"}}
+        fwd = lambda m, i: m(input_ids=i, return_dict=False)[0]  # noqa: E731
+    elif kind in ("detect64", "depth56"):
+        cfg = transformers.AutoConfig.for_model(mt, **over)
+        with _quiet():
+            inner = (
+                transformers.AutoModelForDepthEstimation.from_config(cfg)
+                if kind == "depth56"
+                else transformers.AutoModelForObjectDetection.from_config(cfg)
+            )
+        side = 56 if kind == "depth56" else 64
+        px = torch.rand(1, 3, side, side, generator=g)
+        names, args, axes = ["pixel_values"], (px,), {"pixel_values": {0: "batch"}}
+        fwd = lambda m, px: m(pixel_values=px, return_dict=False)[0]  # noqa: E731
+    else:
+        raise ValueError(kind)
+    inner.eval()
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self, m: Any) -> None:
+            super().__init__()
+            self.m = m
+
+        def forward(self, *a: Any) -> Any:
+            return fwd(self.m, *a)
+
+    return Wrapped(inner).eval(), names, args, axes
+
+
+def _hf_heldout17(name: str) -> tuple[bytes, dict[str, Any]]:
+    import torch
+
+    mt, kind, over, exporter, opset, dims = HF_HELDOUT17[name]
+    _import_vision()  # transformers imports torchvision when installed: its loadable part
+    torch.manual_seed(0)
+    module, names, args, axes = _hf17_module(mt, kind, over)
+    return export_torch(
+        module, args, names, axes if dims == "dynamic" else None, exporter, opset
+    ), {}
+
+
+def heldout17_jobs() -> list[Job]:
+    jobs: list[Job] = []
+    for name, (mt, kind, _, exporter, opset, dims) in HF_HELDOUT17.items():
+        family = {"text": "transformer", "causal": "transformer", "detect64": "detector",
+                  "codec": "audio", "tts": "audio"}.get(kind, "vision")  # fmt: skip
+        entry = Entry(name, family, f"transformers:{mt}", exporter, opset, dims)
+        jobs.append((name, functools.partial(_hf_heldout17, name), entry))
+    return jobs
+
+
+# ---------------------------------------------------------------------------
 # Models shipped in PyPI wheels
 
 
@@ -3938,6 +4162,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout14_jobs()
         + heldout15_jobs()
         + heldout16_jobs()
+        + heldout17_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:
