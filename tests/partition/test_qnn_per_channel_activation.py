@@ -90,7 +90,7 @@ def test_a_per_channel_activation_conv_fails_to_compile(
 
 @pytest.mark.slow
 @pytest.mark.ort_qnn
-def test_per_channel_activation_conv_on_real_qnn() -> None:
+def test_per_channel_activation_conv_on_real_qnn(qnn_available: None) -> None:
     models = {k: model(*v) for k, v in MODELS.items()}
     fails = {k: v[0] == "per_channel" for k, v in MODELS.items()}
     assert_real_failures("qnn", sys.executable, models, fails)
