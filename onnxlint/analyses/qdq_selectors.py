@@ -137,11 +137,16 @@ Q_LIMITS = {
 }
 
 
+def _q_limits(q: NodeRef, dtypes: Mapping[str, str | None]) -> tuple[int, int] | None:
+    """The integer range of the type a QuantizeLinear writes (None: not a quantized type)."""
+    return Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+
+
 def _q_range(
     g: GraphRef, q: NodeRef, dtypes: Mapping[str, str | None]
 ) -> tuple[float, float] | None:
     """The real values a QuantizeLinear with scalar constant parameters can represent."""
-    limits = Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+    limits = _q_limits(q, dtypes)
     if limits is None or len(q.inputs) < 3:
         return None
     scale = scalar_constant(g, q.inputs[1], outer=True)
@@ -157,7 +162,7 @@ def _zero_points_at_minimum(g: GraphRef, q: NodeRef, dtypes: Mapping[str, str | 
     per-channel zero point too when each element is that value (measured: a Conv -> Relu ->
     QuantizeLinear with 8 uint8 zero points of 0 is one unit, of 7 it is not); a Q without
     a zero point input is not (measured)."""
-    limits = Q_LIMITS.get(dtypes.get(q.outputs[0]) or "") if q.outputs else None
+    limits = _q_limits(q, dtypes)
     if limits is None or len(q.inputs) < 3 or not q.inputs[2]:
         return False
     zero = constant_array(g, q.inputs[2], outer=True)

@@ -92,6 +92,7 @@ def render_partitions(reports: Sequence[Report]) -> str:
             )
             out += [f"  no partition prediction: {why}", ""]
             continue
+        failures = load_failures(report.diagnostics)
         for plan in plans:
             title = LEVEL_TITLES.get(plan.level, plan.level)
             out.append(f"  {title}" + (f" [{plan.note}]" if plan.note else ""))
@@ -125,6 +126,6 @@ def render_partitions(reports: Sequence[Report]) -> str:
             )
             out += ["    " + line for line in table.splitlines()]
             for ep in plan.accelerators:
-                out.append(f"  {ep_verdict(plan, ep, report)}")
+                out.append(f"  {ep_verdict(plan, ep, report, failures)}")
             out.append("")
     return "\n".join(out) + "\n"
