@@ -60,7 +60,8 @@ def _report_cpu_refusal(ctx: LintContext, report: Report) -> None:
 def _report_level1_failure(ctx: LintContext, assignment: Assignment) -> None:
     refusal = assignment.optimized_refusal
     if refusal is not None:
-        ctx.emit(OrtRejectsGraph.make(Location(), "default", error=_without_paths(refusal)))
+        which = "every_level" if refusal.every_level else "default"
+        ctx.emit(OrtRejectsGraph.make(Location(), which, error=_without_paths(refusal.error)))
     failure = assignment.optimized_failure
     if failure is None:
         return

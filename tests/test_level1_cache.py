@@ -191,6 +191,29 @@ def test_ort_refusal_is_cached_with_its_note(cache_dir: Path) -> None:
     assert second.result() == (None, note)
 
 
+@pytest.mark.parametrize("every_level", [True, False])
+def test_a_refusal_entry_keeps_whether_every_level_fails(
+    cache_dir: Path, every_level: bool
+) -> None:
+    """ORT's refusal is stored with the worker's answer to "does a disabled session load
+    it?"; an entry whose answer is missing or not a flag is discarded, never guessed."""
+    store = level1_cache.Level1Cache(cache_dir / "level1")
+    material = {"schema": level1_cache.CACHE_SCHEMA, "model_sha256": "1" * 64}
+    refusal = level1_cache.GraphRefusal("Node (m) Op (MatMul) [ShapeInferenceError] x", every_level)
+    store.put("k", material, None, "refused", refusal)
+    assert store.get("k", material).refusal == refusal
+
+    path = store.path("k")
+    head, _, payload = path.read_bytes().partition(b"\n")
+    entry = json.loads(head)
+    entry["refusal_every_level"] = "yes"
+    path.write_bytes(json.dumps(entry).encode() + b"\n" + payload)
+    hit = store.get("k", material)
+    assert hit.graph is None and hit.refusal is None
+    assert hit.discarded == "refusal is not a string and a flag"
+    assert not path.exists()
+
+
 @pytest.mark.parametrize(
     ("env", "confirm", "enabled"),
     [

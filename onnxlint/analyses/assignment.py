@@ -70,7 +70,7 @@ from onnxlint.heap import TRIM_MIN_NODES, release_freed
 from onnxlint.rewrites import override_dims
 
 if TYPE_CHECKING:
-    from onnxlint.analyses.level1 import Level1Outcome, WorkerFailure
+    from onnxlint.analyses.level1 import GraphRefusal, Level1Outcome, WorkerFailure
     from onnxlint.context import LintContext
     from onnxlint.profiles import Profile
 
@@ -457,8 +457,9 @@ class Assignment:
         #: the level-1 worker's failure (hung, crashed, ...), reported as OL605
         self.optimized_failure: WorkerFailure | None = None
         #: ORT's own type and shape inference rejecting the graph in the level-1 worker
-        #: (the error, deterministic), reported as OL606: no session with these dims loads
-        self.optimized_refusal: str | None = None
+        #: (the error, deterministic), reported as OL606: no default session with these
+        #: dims loads (no session at all when ``every_level``)
+        self.optimized_refusal: GraphRefusal | None = None
         self._outcome: Level1Outcome | None = None
 
     def level1_outcome(self) -> Level1Outcome:

@@ -445,7 +445,11 @@ class OrtRejectsGraph(Rule):
         (measured with the CPU, QNN HTP and OpenVINO EPs). When fixed dims contradict a
         declaration, or a declared element type is not the inferred one, it fails at every
         level; when only folding reveals the misfit, a session with optimizations
-        disabled loads and the node fails when it runs.
+        disabled loads and the node fails when it runs. Which of the two it is, the
+        worker measures: after the refusal it tries a CPU session with every
+        optimization disabled. When that fails too, the finding says so, and the
+        report drops what it would otherwise say about the EPs' partitions (no EP
+        ever gets a node).
 
     Fix:
         Fix the node the error names: correct or remove the declared shape or type that
@@ -468,4 +472,8 @@ class OrtRejectsGraph(Rule):
     messages = {
         "default": "ONNX Runtime's type and shape inference rejects the graph, so session "
         "creation at the default optimization level fails on every EP: {error}",
+        "every_level": "ONNX Runtime's type and shape inference rejects the graph, so "
+        "session creation fails on every EP at every optimization level: {error}",
     }
+    #: a session with every optimization disabled fails too: no EP ever gets a node
+    fails_load = frozenset({"every_level"})

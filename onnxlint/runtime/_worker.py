@@ -878,6 +878,7 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
     """
     ort = _ort()
     res: dict[str, Any] = {"ok": False, "provider": "CPUExecutionProvider"}
+    model: str | bytes = item["model_path"]
     with _Redirect(log_path):
         try:
             so = _session_options(dict(item, log_severity=item.get("log_severity", 2)), True)
@@ -904,7 +905,6 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
                     _discard_side_file(item["output_path"], str(item["external_initializers"]))
             _inject_fault(item.get("fault"))
             t0 = time.perf_counter()
-            model: str | bytes = item["model_path"]
             if item.get("external_data_folder"):
                 # the folder option is read for a model given as bytes (onnxruntime 1.24
                 # ignores it for a path, and refuses a link to the data beside the copy)
@@ -919,9 +919,30 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
         except Exception as exc:
             res["error"] = f"{type(exc).__name__}: {exc}"
             res["error_kind"] = "session"
+            if item.get("probe_disabled"):
+                res["disabled_loads"] = _disabled_loads(item, model)
     if not res["ok"]:
         res["log_tail"] = _tail(_read(log_path), int(item.get("log_lines", 40)))
     return res
+
+
+def _disabled_loads(item: dict[str, Any], model: str | bytes) -> bool:
+    """Whether a CPU session with every optimization disabled loads the model that the
+    basic-level session refused: an error constant folding reveals fails the default level
+    only, a declaration that contradicts inference fails every level. Asked only on the
+    refusal path, so a graph ORT accepts costs nothing more."""
+    ort = _ort()
+    so = _session_options(dict(item, optimization="disabled", log_severity=3))
+    if item.get("external_data_folder"):
+        so.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path",
+            str(item["external_data_folder"]),
+        )
+    try:
+        ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    except Exception:
+        return False
+    return True
 
 
 def main() -> int:

@@ -347,6 +347,7 @@ def _from_event(
             "available_providers",
             "plugins",
             "assignment_error",
+            "disabled_loads",
             "assignment_all_on",
             "model_rejected",
             "ep_create_failed",

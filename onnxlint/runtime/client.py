@@ -189,6 +189,7 @@ def start_optimize(
     external_initializers: str | None = None,
     discard_external: bool = False,
     external_data_folder: str | os.PathLike[str] | None = None,
+    probe_disabled: bool = False,
 ) -> PendingRun:
     """:func:`optimize_model` started now, in the background; ``.result()`` collects it.
 
@@ -200,6 +201,8 @@ def start_optimize(
     weights written there go to the null device (POSIX), not to disk.
     ``external_data_folder``: where ORT reads the model's external data from (the
     model's own folder; the caller has checked every location).
+    ``probe_disabled``: when ORT refuses the model, the worker also tries a session with
+    every optimization disabled and says whether it loads (``facts["disabled_loads"]``).
     """
     item = WorkerItem(
         id="optimize",
@@ -211,6 +214,7 @@ def start_optimize(
             "config": dict(OPTIMIZE_CONFIG),
             **({"external_initializers": external_initializers} if external_initializers else {}),
             **({"discard_external": True} if discard_external and external_initializers else {}),
+            **({"probe_disabled": True} if probe_disabled else {}),
             **(
                 {"external_data_folder": str(Path(external_data_folder).resolve())}
                 if external_data_folder is not None

@@ -75,6 +75,9 @@ def test_a_refused_level1_graph_is_a_session_failure(
     if fails:
         assert "Node (matmul) Op (MatMul) [ShapeInferenceError]" in found[0].message
         assert found[0].severity.name == "ERROR"
+        # the worker's session with every optimization disabled loads (measured below)
+        assert found[0].message_id == "default", found[0].message
+        assert "at the default optimization level" in found[0].message
 
 
 def test_a_refusal_without_an_inference_error_is_not_reported() -> None:
@@ -103,6 +106,7 @@ def test_the_refusal_travels_through_the_cache_as_a_field(
     header = json.loads(entries[0].read_bytes().split(b"\n", 1)[0])
     assert header["status"] == "error"
     assert "Node (matmul) Op (MatMul) [ShapeInferenceError]" in header["refusal"]
+    assert header["refusal_every_level"] is False
 
     from onnxlint.runtime import client
 
@@ -160,6 +164,39 @@ def test_a_declared_type_ort_infers_otherwise_is_a_session_failure(
             "Type Error: Type (tensor(float16)) of output arg (b) of node (ident) does not "
             "match expected type (tensor(float))."
         ), found[0].message
+        # a session with every optimization disabled fails too (measured below)
+        assert found[0].message_id == "every_level", found[0].message
+        assert "at every optimization level" in found[0].message
+
+
+def test_a_graph_no_level_loads_gets_no_partition_findings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No session of the mistyped model ever loads, so the report says nothing of what
+    QNN would run: its Acos (which QNN's HTP refuses) is not reported as a CPU fallback,
+    and the report names OL606 as every EP's load failure. With the right declaration
+    the same model gets the fallback and no load failure."""
+    monkeypatch.setenv("ONNXLINT_NO_CACHE", "1")
+
+    def with_refused_op(declared: int) -> onnx.ModelProto:
+        model = mistyped_identity(declared)
+        model.graph.node.append(helper.make_node("Acos", ["y"], ["d"], "acos"))
+        del model.graph.output[:]
+        model.graph.output.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, [1, 4]))
+        return model
+
+    typed = lint(with_refused_op(TensorProto.FLOAT), eps=["qnn"])
+    assert [
+        d.location.node_name for d in typed.diagnostics if d.category.value == "ep-support"
+    ] == ["acos"]
+    assert typed.load_failures() == {}
+    mistyped = lint(with_refused_op(TensorProto.FLOAT16), eps=["qnn"])
+    assert not [
+        d
+        for d in mistyped.diagnostics
+        if d.category.value in ("ep-support", "partition") and d.code != "OL606"
+    ]
+    assert mistyped.load_failures() == {"": "OL606"}
 
 
 def _check_typed(real: dict[str, dict[str, object]]) -> None:

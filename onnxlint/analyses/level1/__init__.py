@@ -43,6 +43,7 @@ from onnxlint import lintdeps
 from onnxlint.analyses.level1.cache import (
     WEIGHTS_FILE,
     Graph,
+    GraphRefusal,
     Level1Cache,
     cache_key,
     dims_key,
@@ -138,7 +139,7 @@ class Level1Outcome:
     graph: onnx.ModelProto | None
     note: str
     failure: WorkerFailure | None = None
-    refusal: str | None = None
+    refusal: GraphRefusal | None = None
 
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -224,7 +225,7 @@ class Level1Job:
         #: set when the worker failed (None: a graph, a cache hit, or ORT's own refusal)
         self.failure: WorkerFailure | None = None
         #: ORT's type/shape inference error when it refused the graph (:func:`inference_error`)
-        self.refusal: str | None = None
+        self.refusal: GraphRefusal | None = None
         self._graph: Graph | None = None
         self._pending: PendingRun | None = None
         self._tmp: Path | None = None
@@ -296,6 +297,7 @@ class Level1Job:
             external_initializers=WEIGHTS_FILE,
             discard_external=True,
             external_data_folder=self.external_dir,
+            probe_disabled=True,
         )
         self.source = "worker"
         if _KEEP_SPARE:
@@ -354,7 +356,10 @@ class Level1Job:
             reason = first[0][:300] if first else res.status
             note = REFUSAL_NOTE.format(status=res.status, reason=reason)
             if res.status == "error":  # ORT's own refusal: as deterministic as its output
-                self.refusal = inference_error(res.error or "")
+                error = inference_error(res.error or "")
+                if error is not None:
+                    loads = res.facts.get("disabled_loads")
+                    self.refusal = GraphRefusal(error, every_level=loads is False)
                 self._store(None, note, self.refusal)
             else:
                 lintdeps.volatile(f"ORT's level-1 worker: {res.status}")
@@ -377,7 +382,7 @@ class Level1Job:
         self._store(payload, NOTE_OK)
         return graph, NOTE_OK
 
-    def _store(self, payload: bytes | None, note: str, refusal: str | None = None) -> None:
+    def _store(self, payload: bytes | None, note: str, refusal: GraphRefusal | None = None) -> None:
         if self.use_cache and self._key is not None and self._material is not None:
             self.cache.put(self._key, self._material, payload, note, refusal)
             if self.hint:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: (ORT's level-1 graph or None, a note on how it was made or why it is missing)
 Graph = tuple["onnx.ModelProto | None", str]
-CACHE_SCHEMA = "onnxlint-level1-cache/3"
+CACHE_SCHEMA = "onnxlint-level1-cache/4"
 #: ORT's optimization level for the prediction graph (what a default session partitions)
 LEVEL = "basic"
 #: initializers at least this large go to the side file the linter never reads
@@ -81,12 +81,33 @@ def hint_key(file_sha256: str, dims: dict[str, int] | None) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class GraphRefusal:
+    """ORT's own type or shape inference error on a graph it refused (OL606), and whether
+    a CPU session with every optimization disabled fails on the model too (``every_level``):
+    a misfit that constant folding reveals fails the default level only, a declaration
+    that contradicts inference fails every level."""
+
+    error: str
+    every_level: bool
+
+
 @dataclass
 class CacheHit:
     graph: Graph | None
     discarded: str | None = None  # why an entry was deleted instead of used
-    #: ORT's own type/shape inference error on a graph it refused (``Level1Job.refusal``)
-    refusal: str | None = None
+    #: ORT's refusal of the graph (``Level1Job.refusal``)
+    refusal: GraphRefusal | None = None
+
+
+def _refusal_of(entry: dict[str, Any]) -> GraphRefusal | None:
+    """The refusal an entry records; ValueError for fields of the wrong type."""
+    error, every_level = entry.get("refusal"), entry.get("refusal_every_level")
+    if error is None:
+        return None
+    if not isinstance(error, str) or not isinstance(every_level, bool):
+        raise ValueError("refusal is not a string and a flag")
+    return GraphRefusal(error, every_level)
 
 
 class Level1Cache:
@@ -114,11 +135,8 @@ class Level1Cache:
             cachefs.touch(path)  # pruning keeps the most recently used entries
             if entry.get("status") == "ok":
                 return CacheHit((_guarded_graph(payload), note))
-            refusal = entry.get("refusal")
             if entry.get("status") == "error" and not payload:
-                if refusal is not None and not isinstance(refusal, str):
-                    raise ValueError("refusal is not a string")
-                return CacheHit((None, note), refusal=refusal)
+                return CacheHit((None, note), refusal=_refusal_of(entry))
             raise ValueError("unknown status")
         except Exception as exc:  # any malformed entry is discarded, never trusted
             why = "not valid JSON" if isinstance(exc, json.JSONDecodeError) else str(exc)
@@ -131,7 +149,7 @@ class Level1Cache:
         material: dict[str, Any],
         payload: bytes | None,
         note: str,
-        refusal: str | None = None,
+        refusal: GraphRefusal | None = None,
     ) -> None:
         from onnxlint.cachefs import make_private_dir
         from onnxlint.fsutil import atomic_write_bytes
@@ -142,7 +160,8 @@ class Level1Cache:
             "key": material,
             "status": "ok" if payload is not None else "error",
             "note": note,
-            "refusal": refusal,
+            "refusal": refusal.error if refusal is not None else None,
+            "refusal_every_level": refusal.every_level if refusal is not None else None,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "payload_sha256": hashlib.sha256(body).hexdigest(),
         }
