@@ -216,7 +216,7 @@ def evaluate_model(
             index = plan.graph.index
             nodes, verdicts = _real(truth, s)
             actual, _inserted, _unreported = reported_to_paths(
-                index, nodes, plan.graph.inlined_late
+                index, nodes, plan.graph.inlined_late, ctx.index
             )
             res = SessionResult(request_id="", status="ok", provider=ep, verdicts=verdicts)
             reasons = reasons_by_path(index, res)

@@ -179,6 +179,7 @@ def record_model(
                 free_dims=dims if target == "qnn-fixed" else {},
                 log_severity=0 if target.startswith("qnn") else 2,
                 log_lines=0,
+                name_unnamed=True,
             )
             t0 = time.monotonic()
             res = run_sessions(

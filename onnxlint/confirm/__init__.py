@@ -144,7 +144,9 @@ def confirm_ep(ctx: LintContext, profile: Profile, settings: ConfirmSettings) ->
             return out
         model = _model_for_worker(ctx)
         reqs = [
-            SessionRequest(model, id=level, optimization=level, free_dims=free_dims)
+            SessionRequest(
+                model, id=level, optimization=level, free_dims=free_dims, name_unnamed=True
+            )
             for level in settings.levels
         ]
         progress.note(

@@ -26,7 +26,7 @@ from onnxlint.runtime.results import (
     SessionResult,
 )
 
-CACHE_SCHEMA = "onnxlint-confirm-cache/2"
+CACHE_SCHEMA = "onnxlint-confirm-cache/3"
 #: the confirm cache keeps the most recently used entries within these bounds
 CACHE_MAX_ENTRIES = 512
 CACHE_MAX_BYTES = 64 * 2**20

@@ -17,7 +17,7 @@ from onnxlint.runtime.results import AssignedNode, SessionResult
 
 if TYPE_CHECKING:
     from onnxlint.context import LintContext
-    from onnxlint.index import ModelIndex
+    from onnxlint.index import ModelIndex, NodeRef
     from onnxlint.profiles import Profile
 
 
@@ -26,12 +26,20 @@ PREDICTION_LEVEL = {"disabled": "exported", "default": "optimized"}
 
 
 def reported_to_paths(
-    index: ModelIndex, reported: list[AssignedNode], unnamed: frozenset[str] = frozenset()
+    index: ModelIndex,
+    reported: list[AssignedNode],
+    unnamed: frozenset[str] = frozenset(),
+    original: ModelIndex | None = None,
 ) -> tuple[dict[str, str], list[AssignedNode], list[str]]:
     """(node path -> EP, inserted nodes, unreported node paths) for one graph level.
 
     ``unnamed``: paths of nodes ORT reports without a name although the prediction names
-    them (the body of a function op ORT inlines, ``LevelGraph.inlined_late``)."""
+    them (the body of a function op ORT inlines, ``LevelGraph.inlined_late``).
+    ``original``: the model's own index when ``index`` is ORT's level-1 graph of it. A
+    session asked with ``name_unnamed`` lists the model's unnamed nodes in the model's
+    order (``runtime.session_names``), and ORT wrote its level-1 graph in an order of its
+    own: the unnamed nodes of ``index`` are paired in the order of the original nodes
+    they are (the unnamed original node that writes the same first output)."""
     from onnxlint.runtime.normalise import SourceNode, match_assignment
 
     nodes = [n for n in index.nodes if not n.graph.is_function]
@@ -44,10 +52,29 @@ def reported_to_paths(
         )
         for i, n in enumerate(nodes)
     ]
+    if original is not None and original is not index:
+        position = _original_positions(nodes, original)
+        # named nodes pair by name wherever they stand; unnamed ones by op type in order
+        srcs.sort(key=lambda s: (bool(s.name) or s.index not in position, position.get(s.index, 0)))
     m = match_assignment(srcs, reported)
     actual = {nodes[i].path: ep for i, ep in m.ep_by_index.items()}
     unreported = [nodes[i].path for i in m.unreported]
     return actual, list(m.inserted), unreported
+
+
+def _original_positions(nodes: list[NodeRef], original: ModelIndex) -> dict[int, int]:
+    """Position in ``nodes`` of each unnamed main-graph node -> the position of the unnamed
+    original main-graph node that writes the same first output."""
+    writes = {
+        n.outputs[0]: n.index
+        for n in original.nodes
+        if n.graph.parent is None and not n.graph.is_function and not n.name and n.outputs
+    }
+    return {
+        i: writes[n.outputs[0]]
+        for i, n in enumerate(nodes)
+        if n.graph.parent is None and not n.name and n.outputs and n.outputs[0] in writes
+    }
 
 
 def reasons_by_path(index: ModelIndex, result: SessionResult) -> dict[str, list[str]]:
@@ -226,7 +253,7 @@ def diff_level(
     if res.ok and res.assignment:
         inlined = pred.inlined if pred is not None else frozenset()
         diff.actual, diff.inserted, diff.unreported = reported_to_paths(
-            index, res.assignment, inlined
+            index, res.assignment, inlined, ctx.index
         )
     diff.reasons = reasons_by_path(index, res)
     diff.prediction = pred

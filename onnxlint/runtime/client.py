@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from onnxlint.ep_names import CPU_EP
+from onnxlint.runtime import session_names
 from onnxlint.runtime.batch import (
     DEFAULT_STARTUP_TIMEOUT_S,
     DEFAULT_TIMEOUT_S,
@@ -66,6 +67,9 @@ class SessionRequest:
     # can raise it.
     log_severity: int = 0
     fault: str | None = None  # testing hook, see _worker.py
+    #: give the session a copy whose unnamed nodes are named, and turn its result back
+    #: (``session_names``): the result then lists unnamed nodes in the model's order
+    name_unnamed: bool = False
 
 
 def _materialise(
@@ -108,13 +112,20 @@ def run_sessions(
     tmp = private_temp_dir("models")
     try:
         items = []
+        #: request position -> the names its session copy gave unnamed nodes
+        named: dict[int, dict[str, int]] = {}
         for i, r in enumerate(requests):
             if r.optimization not in OPT_LEVELS:
                 raise ValueError(
                     f"optimization must be one of {OPT_LEVELS}, not {r.optimization!r}"
                 )
+            model = r.model
+            if r.name_unnamed:
+                got = session_names.named_copy(r.model)
+                if got is not None:
+                    model, named[i] = got
             payload: dict[str, Any] = {
-                "model_path": _materialise(r.model, tmp, i),
+                "model_path": _materialise(model, tmp, i),
                 "optimization": r.optimization,
                 "free_dims": dict(r.free_dims),
                 "config": dict(r.config),
@@ -127,7 +138,7 @@ def run_sessions(
             if r.fault:
                 payload["fault"] = r.fault
             items.append(WorkerItem(id=r.id or str(i), kind="session", payload=payload))
-        return run_items(
+        results = run_items(
             items,
             spec=spec,
             runner=exe,
@@ -136,6 +147,7 @@ def run_sessions(
             max_items_per_worker=max_items_per_worker,
             startup_timeout_s=startup_timeout_s,
         )
+        return [session_names.restore(res, named.get(i, {})) for i, res in enumerate(results)]
     finally:
         remove_temp_dir(tmp)
 
