@@ -335,11 +335,11 @@ def _constant_shapes(
 ) -> bool:
     """Replace, in ``work``, by the ``Constant`` it evaluates to: each ai.onnx ``Shape``
     whose input ``table`` knows statically, each ``Concat`` of such shape values only,
-    and each ``Gather`` (axis 0, constant indices) or ``Unsqueeze`` (of a scalar, to 1-D)
-    of one (ORT propagates those; a Concat with an initializer or a Slice it does not:
-    measured, see :func:`infer_session_types`). The originals go to ``originals``, the vectors to
-    ``values`` (a scalar as a one-element list, its name also in ``scalars``); returns
-    whether any node was replaced."""
+    each ``Gather`` (axis 0, constant indices) or ``Unsqueeze`` (of a scalar, to 1-D)
+    of one, and each ``Cast`` of a vector one (ORT propagates those; a Concat with an
+    initializer or a Slice it does not: measured, see :func:`infer_session_types`). The
+    originals go to ``originals``, the vectors to ``values`` (a scalar as a one-element
+    list, its name also in ``scalars``); returns whether any node was replaced."""
     from onnxlint.analyses.shapes import iter_graphs
 
     changed = False
@@ -353,6 +353,7 @@ def _constant_shapes(
                 continue
             dims: list[int] | None = None
             scalar = False
+            to: int = onnx.TensorProto.INT64
             if n.op_type in ("Gather", "Unsqueeze") and n.input and n.input[0] in values:
                 got = _shape_value_op(g, n, values, scalars)
                 if got is not None:
@@ -373,6 +374,14 @@ def _constant_shapes(
                 dims = [d for i in n.input if i for d in values[i]]
             elif n.op_type == "Squeeze" and n.input and n.input[0] in values:
                 dims, scalar = _squeezed_shape_value(g, n, values, scalars)
+            elif (
+                n.op_type == "Cast"
+                and n.input
+                and n.input[0] in values
+                and n.input[0] not in scalars
+                and _cast_to(n) in _CAST_CONSTANT_TYPES
+            ):
+                dims, to = list(values[n.input[0]]), _cast_to(n)
             elif n.op_type in _PROPAGATED_ARITHMETIC and n.input and n.input[0] in scalars:
                 got_scalar = _arithmetic_of_scalars(n, values, scalars)
                 if got_scalar is not None:
@@ -388,13 +397,34 @@ def _constant_shapes(
             if scalar:
                 scalars.add(n.output[0])
             shape = [] if scalar else [len(dims)]
-            value = onnx.helper.make_tensor("value", onnx.TensorProto.INT64, shape, dims)
+            value = onnx.helper.make_tensor("value", to, shape, dims)
             originals[(gi, ni)] = _copy_node(n)
             g.node[ni].CopyFrom(
                 onnx.helper.make_node("Constant", [], [n.output[0]], n.name, value=value)
             )
             changed = True
     return changed
+
+
+#: the element types a Cast of a shape value is replaced by a Constant of. ORT's graph
+#: resolution passes a shape vector through Cast whatever its target type (measured with
+#: ORT 1.32 + onnxruntime-qnn 2.7.0, named dims fixed, optimizations disabled: Reshape(x,
+#: Cast(Shape(x))), through int32 and back, and through float and back, have static
+#: outputs), and not a scalar one: ``Unsqueeze(Cast(Cast(Gather(Shape(x), 0))))`` in a
+#: Concat leaves the Reshape it sizes unsized. Seen first on basic-pitch's tf2onnx export,
+#: whose Reshape reads ``Cast(Cast(Shape(x), int32), int64)``.
+_CAST_CONSTANT_TYPES = frozenset(
+    {
+        onnx.TensorProto.INT64,
+        onnx.TensorProto.INT32,
+        onnx.TensorProto.FLOAT,
+        onnx.TensorProto.DOUBLE,
+    }
+)
+
+
+def _cast_to(node: onnx.NodeProto) -> int:
+    return next((a.i for a in node.attribute if a.name == "to"), 0)
 
 
 #: the first Concat revision whose shape values ORT's graph resolution propagates

@@ -215,3 +215,78 @@ def test_concat_of_shape_values_on_real_qnn() -> None:
     pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
     models = {f"opset{o}": concat_of_shape(o) for o in CONCAT_OF_SHAPE_CPU}
     check_real("qnn", sys.executable, models)
+
+
+# ---------------------------------------------------------------------------
+# ORT passes a shape vector through Cast, whatever the target type, and not a scalar
+# shape value: a Reshape to Cast(Cast(Shape(x), int32), int64) has a static output (the
+# held-out basic-pitch wheel model's tf2onnx export with its batch dim fixed: 37 nodes
+# QNN took and onnxlint predicted on the CPU); one sized by a Concat of a cast Gather
+# does not.
+
+
+def cast_of_shape(kind: str) -> onnx.ModelProto:
+    """Relu(x [1, 8]) reshaped to a cast shape value, then a Sigmoid: ``vector``
+    Cast(Cast(Shape, int32), int64); ``float`` the same through float; ``scalar``
+    Concat(Unsqueeze(Cast(Cast(Gather(Shape, 0), int32), int64)), Gather(Shape, [1]))."""
+
+    def const(name: str, value: list[int] | int) -> onnx.NodeProto:
+        return helper.make_node(
+            "Constant", [], [name], f"{name}_c", value=numpy_helper.from_array(np.array(value))
+        )
+
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], "relu"),
+        helper.make_node("Shape", ["r"], ["s"], "shape"),
+    ]
+    via = TensorProto.FLOAT if kind == "float" else TensorProto.INT32
+    if kind == "scalar":
+        nodes += [
+            const("zero", 0),
+            const("ax", [0]),
+            const("onev", [1]),
+            helper.make_node("Gather", ["s", "zero"], ["g"], "gather", axis=0),
+            helper.make_node("Cast", ["g"], ["g32"], "to_via", to=via),
+            helper.make_node("Cast", ["g32"], ["g64"], "to_i64", to=TensorProto.INT64),
+            helper.make_node("Unsqueeze", ["g64", "ax"], ["gu"], "unsq"),
+            helper.make_node("Gather", ["s", "onev"], ["g1"], "gather1", axis=0),
+            helper.make_node("Concat", ["gu", "g1"], ["target"], "concat", axis=0),
+        ]
+    else:
+        nodes += [
+            helper.make_node("Cast", ["s"], ["c"], "to_via", to=via),
+            helper.make_node("Cast", ["c"], ["target"], "to_i64", to=TensorProto.INT64),
+        ]
+    nodes += [
+        helper.make_node("Reshape", ["r", "target"], ["y"], "reshape"),
+        helper.make_node("Sigmoid", ["y"], ["z"], "sig"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cast_of_shape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+#: kind -> nodes on CPU with optimizations disabled (QNN never takes Shape)
+CAST_OF_SHAPE_CPU = {
+    "vector": {"main/shape"},
+    "float": {"main/shape"},
+    "scalar": {"main/shape", "main/reshape", "main/sig"},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CAST_OF_SHAPE_CPU))
+def test_a_cast_passes_a_shape_vector_not_a_scalar(kind: str) -> None:
+    assert qnn_cpu_nodes(cast_of_shape(kind)) == CAST_OF_SHAPE_CPU[kind]
+
+
+@pytest.mark.slow
+@pytest.mark.ort_qnn
+def test_cast_of_shape_values_on_real_qnn() -> None:
+    pytest.importorskip("onnxruntime_qnn", reason="onnxruntime-qnn is not installed")
+    check_real("qnn", sys.executable, {k: cast_of_shape(k) for k in CAST_OF_SHAPE_CPU})
