@@ -51,7 +51,7 @@ CONSTRAINT_WORDS = {
     "not_graph_output": "an output that is a graph output",
     "output_absent": "an optional output it does not produce",
     "pad_room": "pads that reach past the input",
-    "static_shape": "a dynamic dimension",
+    "static_shape": "a shape that is not static (a dynamic or unknown dimension)",
 }
 
 
