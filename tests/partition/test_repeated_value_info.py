@@ -73,7 +73,9 @@ def test_without_fixed_dims_the_nodes_stay_on_the_cpu() -> None:
 @pytest.mark.usefixtures("qnn_available")
 def test_repeated_declarations_on_real_qnn() -> None:
     models = {f"copies{c}": declared(c) for c in COPIES}
-    real = real_sessions("qnn", sys.executable, models, free_dims=dict.fromkeys(models, {"N": 1}))
+    real = real_sessions(
+        "qnn", sys.executable, models, free_dims={name: {"N": 1} for name in models}
+    )
     for name in models:
         for level in ("disabled", "basic"):
             r = real[f"{name}|{level}"]
