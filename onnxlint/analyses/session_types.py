@@ -82,6 +82,7 @@ def infer_session_types_without_weights(
     # ORT types a Constant's output as its tensor, whatever the model declares (a first
     # pass handed in had the declarations it contradicts taken out already: _infer_source)
     strip_constant_declarations(work)
+    drop_repeated_declarations(work)
     originals: dict[tuple[int, int], onnx.NodeProto] = {}
     # the values whose types :func:`_constant_shapes` reads (a Shape's input, a Range's):
     # the table of every value of a large graph was most of this function's time
@@ -148,7 +149,7 @@ def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto)
         iter_graphs,
     )
 
-    if model.ir_version < 4:
+    if model.ir_version < 4 or _repeats_declarations(model):
         return False
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     unresolved = {op for op, (low, high) in _UNRESOLVED_SHAPE_OPS.items() if low <= opset <= high}
@@ -175,6 +176,42 @@ def _first_pass_is_answer(model: onnx.ModelProto, unpropagated: onnx.ModelProto)
                 return False
     table = collect_value_types(unpropagated, only=shaped)
     return not any(vt.is_static for vt in table.values())
+
+
+def _repeats_declarations(model: onnx.ModelProto) -> bool:
+    """Whether a graph of ``model`` declares one value in ``value_info`` more than once."""
+    from onnxlint.analyses.shapes import iter_graphs
+
+    for g in iter_graphs(model.graph):
+        names = [vi.name for vi in g.value_info]
+        if len(set(names)) != len(names):
+            return True
+    return False
+
+
+def drop_repeated_declarations(model: onnx.ModelProto) -> None:
+    """Keep, in place, the first ``value_info`` of each value of every graph.
+
+    ORT's ``Graph`` makes one NodeArg per name from the first declaration and ignores the
+    later ones; its inference then merges what it computes into that NodeArg, so a value
+    declared with symbolic dims nine times (isbnx 0.0.18's detector) still gets the
+    static shape that fixed input dims give it. ONNX's inference merges its answer into
+    one of the copies and keeps the others as declared, which a reader taking the first
+    would see (measured: ``tests/partition/test_repeated_value_info.py``)."""
+    if not _repeats_declarations(model):
+        return
+    from onnxlint.analyses.shapes import iter_graphs
+
+    for g in iter_graphs(model.graph):
+        seen: set[str] = set()
+        kept = []
+        for vi in g.value_info:
+            if vi.name not in seen:
+                seen.add(vi.name)
+                kept.append(vi)
+        if len(kept) != len(g.value_info):
+            del g.value_info[:]
+            g.value_info.extend(kept)
 
 
 #: op -> the ai.onnx opsets (revision 12: opsets 12 to 15) at which ORT infers no output
