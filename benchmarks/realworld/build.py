@@ -4105,6 +4105,12 @@ def heldout16_jobs() -> list[Job]:
     return jobs
 
 
+def heldout18_jobs() -> list[Job]:
+    from benchmarks.realworld.build_qdq18 import heldout18_jobs as jobs
+
+    return jobs()
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -4163,6 +4169,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout15_jobs()
         + heldout16_jobs()
         + heldout17_jobs()
+        + heldout18_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:
