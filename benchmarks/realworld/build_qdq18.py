@@ -26,7 +26,7 @@ QDQ_HELDOUT18: dict[str, tuple[str, str, int, str, str]] = {
     "qdq18-convnext-dynamo-mixed-a8-conv16-op21-fixed": ("convnext", "dynamo", 21, "fixed", "mixed_conv16"),
     "qdq18-resnet-addqdqweight-op17-fixed": ("resnet", "torchscript", 17, "fixed", "add_qdq_weight"),
     "qdq18-mobilenet_v2-dedicated-op17-fixed": ("mobilenet_v2", "torchscript", 17, "fixed", "dedicated"),
-    "qdq18-vit-dynamo-keepremovable-op18-fixed": ("vit", "dynamo", 18, "fixed", "keep_removable"),
+    "qdq18-mobilenet_v2-dynamo-keepremovable-op18-fixed": ("mobilenet_v2", "dynamo", 18, "fixed", "keep_removable"),
     "qdq18-segformer-nobias-op17-fixed": ("segformer", "torchscript", 17, "fixed", "no_bias"),
     "qdq18-resnet-dynamo-wasym-asym8-op18-fixed": ("resnet", "dynamo", 18, "fixed", "weight_asym"),
     "qdq18-resnet-int4pc-a16-op21-fixed": ("resnet", "torchscript", 21, "fixed", "int4_per_channel"),
