@@ -43,7 +43,8 @@ int8), built by ``build_tf.py`` in a venv of its own (``requirements-tf.txt``). 
 fifteenth adds tree ensembles and other classical models as onnxmltools, skl2onnx, CatBoost
 and hummingbird-ml convert them, and six more wheels. The sixteenth is QDQ from NNCF and
 float16 from onnxconverter-common (block lists, auto mixed precision), converted by
-``build_nncf.py`` in a venv of its own (``requirements-nncf.txt``). Every model is built on its own; one
+``build_nncf.py`` in a venv of its own (``requirements-nncf.txt``). The eighteenth is QDQ
+along quantizer paths the others lack (``build_qdq18.py``, this venv). Every model is built on its own; one
 that fails to build is recorded with its error and the build goes on.
 """
 
@@ -4121,6 +4122,12 @@ def heldout16_jobs() -> list[Job]:
     return jobs
 
 
+def heldout18_jobs() -> list[Job]:
+    from benchmarks.realworld.build_qdq18 import heldout18_jobs as jobs
+
+    return jobs()
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -4179,6 +4186,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout15_jobs()
         + heldout16_jobs()
         + heldout17_jobs()
+        + heldout18_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

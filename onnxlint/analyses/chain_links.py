@@ -1,16 +1,20 @@
 """The links of ``partitioning.finalize_failures`` chains (``profiles.model.ChainLink``):
 the nodes of a chain found inside one partition, and the conditions a link may set on
 its node (a one-element constant input, an axis outside the previous Slice's axes, a
-Squeeze that leaves its output's rank to a dynamic dim, a per-axis quantization scale)."""
+Squeeze that leaves its output's rank to a dynamic dim, a per-axis quantization scale), and
+the zero points of a per-axis DequantizeLinear."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from onnxlint.analyses.constants import constant_ints, scalar_constant
 from onnxlint.analyses.level_assignment import LevelAssignment
 from onnxlint.index import GraphRef, NodeRef
+from onnxlint.tensors import inline_array
 
 if TYPE_CHECKING:
     from onnxlint.profiles.model import ChainLink
@@ -65,6 +69,39 @@ def per_axis_scale(la: LevelAssignment | None, n: NodeRef) -> bool:
             return False
         count *= d
     return count > 1
+
+
+#: the most zero points :func:`per_axis_zero_points` reads (one per output channel)
+MAX_ZERO_POINTS = 1 << 16
+
+
+def per_axis_zero_points(
+    la: LevelAssignment | None, n: NodeRef, slot: int
+) -> frozenset[int] | None:
+    """The distinct zero points of the DequantizeLinear feeding input ``slot`` of ``n`` when
+    it quantizes per axis (its scale has more than one element; no zero point input means
+    0): None for another producer, a per-tensor scale, or a zero point that is not an inline
+    initializer of the graph (or an enclosing one) that no graph input overrides."""
+    if slot >= len(n.inputs) or not n.inputs[slot]:
+        return None
+    dq = n.graph.producers.get(n.inputs[slot])
+    if dq is None or dq.op_type != "DequantizeLinear" or not per_axis_scale(la, dq):
+        return None
+    if len(dq.inputs) < 3 or not dq.inputs[2]:
+        return frozenset({0})
+    name = dq.inputs[2]
+    g: GraphRef | None = dq.graph
+    while g is not None and name not in g.initializers:
+        if name in g.producers or name in g.input_set:
+            return None
+        g = g.outer
+    if g is None or name in g.input_set:
+        return None
+    arr = inline_array(g.initializers[name], max_elements=MAX_ZERO_POINTS)
+    # int4 and uint4 come back as ml_dtypes' types (numpy kind "V"), named so
+    if arr is None or not (arr.dtype.kind in "iu" or arr.dtype.name in ("int4", "uint4")):
+        return None
+    return frozenset(int(v) for v in arr.astype(np.int64).reshape(-1).tolist())
 
 
 def _axis_outside_slice(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from onnxlint.analyses.chain_links import chain_from, per_axis_scale
+from onnxlint.analyses.chain_links import chain_from, per_axis_scale, per_axis_zero_points
 from onnxlint.analyses.layout_conditions import channel_mismatch, reshaped_unit_input
 from onnxlint.analyses.layout_outputs import (
     layout_sensitive_ops,
@@ -68,6 +68,12 @@ def refused_units(
                 continue
             if rule.per_axis_scale and not per_axis_scale(la, n):
                 continue
+            if rule.per_axis_zero_points is not None:
+                slot, wanted = rule.per_axis_zero_points
+                zps = per_axis_zero_points(la, n, slot)
+                want = wanted.get(dequantized_type(n, slot, dtypes) or "")
+                if zps is None or want is None or zps == {want}:
+                    continue
             types_shown = ""
             if rule.accepted_types:
                 seen = _unit_types(n, dtypes)
@@ -105,6 +111,23 @@ def _unit_types(n: NodeRef, dtypes: Mapping[str, str | None]) -> dict[int, str]:
     return out
 
 
+def unit_types_match(
+    n: NodeRef, rows: Sequence[Mapping[int, frozenset[str]]], dtypes: Mapping[str, str | None]
+) -> str | None:
+    """The types of the QDQ unit ``n`` targets when a row of ``rows`` (per input slot, the
+    types its DequantizeLinear may dequantize) matches them; an unknown type never does."""
+    seen = {
+        slot: t
+        for slot in range(len(n.inputs))
+        if (t := dequantized_type(n, slot, dtypes)) is not None
+    }
+    for row in rows:
+        if all(seen.get(slot) in types for slot, types in row.items()):
+            shown = ", ".join(f"input {i}: {seen[i]}" for i in sorted(row))
+            return f"its DequantizeLinears give {shown}"
+    return None
+
+
 def layout_pass_failures(
     kept: set[str],
     units: Mapping[str, list[str]],
@@ -123,12 +146,15 @@ def layout_pass_failures(
     out: dict[str, str] = {}
     if not rules:
         return out
+    dtypes: Mapping[str, str | None] = {}
+    if any(rule.condition == "qdq_unit_types" for rule in rules):
+        dtypes = tensor_dtypes(la, [by_path[p] for p in kept])
     for path in kept:
         n = by_path[path]
         for rule in rules:
             if rule.op != n.op_type:
                 continue
-            problem = _layout_problem(rule, n, units.get(path), la)
+            problem = _layout_problem(rule, n, units.get(path), la, dtypes)
             if problem is not None:
                 out[path] = (
                     f"{short_ep(profile.ep)} takes this {n.op_type} before ORT rewrites it to "
@@ -139,7 +165,11 @@ def layout_pass_failures(
 
 
 def _layout_problem(
-    rule: LayoutPassFailure, n: NodeRef, unit: Sequence[str] | None, la: LevelAssignment
+    rule: LayoutPassFailure,
+    n: NodeRef,
+    unit: Sequence[str] | None,
+    la: LevelAssignment,
+    dtypes: Mapping[str, str | None],
 ) -> str | None:
     """What about ``n`` meets ``rule``'s condition; None when it does not."""
     if rule.condition == "zero_sized_output":
@@ -160,11 +190,13 @@ def _layout_problem(
         return channel_mismatch(n, la)
     if rule.condition == "reshaped_input_in_qdq_unit" and unit is not None:
         return reshaped_unit_input(n, unit, rule.slot or 0)
+    if rule.condition == "qdq_unit_types" and unit is not None:
+        return unit_types_match(n, rule.unit_types, dtypes)
     if rule.condition == "integer_input":
         slot = rule.slot or 0
         na = la.get(n.path)
-        dtypes = na.facts.input_dtypes if na is not None else ()
-        dtype = dtypes[slot] if slot < len(dtypes) else None
+        inputs = na.facts.input_dtypes if na is not None else ()
+        dtype = inputs[slot] if slot < len(inputs) else None
         if dtype is not None and dtype.startswith(("int", "uint")):
             return f"input {slot} is {dtype}"
     return None

@@ -265,6 +265,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                         for row in u.get("accepted_types", [])
                     ),
                     per_axis_scale=bool(u.get("per_axis_scale", False)),
+                    per_axis_zero_points=_zero_point_rule(u.get("per_axis_zero_points")),
                 )
                 for u in part.get("refused_qdq_units", [])
             ),
@@ -295,6 +296,10 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                     reason=u["reason"],
                     slot=u.get("slot"),
                     provenance=u.get("provenance"),
+                    unit_types=tuple(
+                        {int(k): frozenset(v) for k, v in row.items()}
+                        for row in u.get("unit_types", [])
+                    ),
                 )
                 for u in part.get("layout_pass_failures", [])
             ),
@@ -345,6 +350,13 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
         ops=ops,
         source=source,
     )
+
+
+def _zero_point_rule(spec: Mapping[str, Any] | None) -> tuple[int, Mapping[str, int]] | None:
+    """A refused QDQ unit's ``per_axis_zero_points``: the slot and the zero point per type."""
+    if spec is None:
+        return None
+    return int(spec["slot"]), {str(k): int(v) for k, v in spec["types"].items()}
 
 
 def _layout_reshape_rewrite(spec: Mapping[str, Any] | None) -> LayoutReshapeRewrite | None:

@@ -206,7 +206,11 @@ class RefusedQdqUnit:
     rows is refused; there a slot's type is what its DQ dequantizes, or the element type
     of the tensor itself when no DQ of the unit feeds it. With ``per_axis_scale``, only a
     unit whose target's scale (input 1) has more than one element (per-axis or blocked
-    quantization) is refused; an unknown scale shape never refuses."""
+    quantization) is refused; an unknown scale shape never refuses. With
+    ``per_axis_zero_points`` (slot, then per dequantized type the one zero point the EP
+    takes), only a unit whose DequantizeLinear at that slot quantizes per axis with a zero
+    point other than its type's value is refused; a type not listed, or a zero point that
+    is not a known constant, never refuses."""
 
     op: str
     input_types: Mapping[int, frozenset[str]] = field(hash=False, compare=False)
@@ -216,6 +220,9 @@ class RefusedQdqUnit:
         default=(), hash=False, compare=False
     )
     per_axis_scale: bool = False
+    per_axis_zero_points: tuple[int, Mapping[str, int]] | None = field(
+        default=None, hash=False, compare=False
+    )
 
 
 @dataclass(frozen=True)
@@ -261,13 +268,18 @@ class LayoutPassFailure:
     dim 1, known, differs from the weight's dim 1 times ``group``: the input has another
     number of channels than the weight takes) or ``"reshaped_input_in_qdq_unit"`` (the op
     is the target of a QDQ unit whose DequantizeLinear at input ``slot``, 0 by default,
-    reads a Reshape's output)."""
+    reads a Reshape's output) or ``"qdq_unit_types"`` (the op is the target of a QDQ unit
+    whose types match a row of ``unit_types``: per input slot, the element types its
+    DequantizeLinear may dequantize; an unknown type never matches)."""
 
     op: str
     condition: str
     reason: str
     slot: int | None = None
     provenance: str | None = None
+    unit_types: tuple[Mapping[int, frozenset[str]], ...] = field(
+        default=(), hash=False, compare=False
+    )
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,30 @@ def partitions(model: onnx.ModelProto | str, eps: Sequence[str], **config: Any) 
     return context(model, eps, **config).analysis(Partitions)
 
 
+def relu_to_relu(
+    nodes: Sequence[onnx.NodeProto],
+    inits: Sequence[onnx.TensorProto],
+    name: str,
+    x_shape: Sequence[int],
+    y_shape: Sequence[int],
+) -> onnx.ModelProto:
+    """An opset-21 model of ``nodes`` (float ``x`` in, float ``y`` out), checked: the small
+    QDQ graphs the real-QNN tests measure, a Relu before and after the unit."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        list(nodes),
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y_shape))],
+        list(inits),
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    onnx.checker.check_model(m)
+    return m
+
+
 def qnn_cpu_nodes(model: onnx.ModelProto) -> set[str]:
     """The node paths QNN leaves to CPU in the exported graph's predicted plan."""
     plan = partitions(model, ["qnn"]).plan("exported")
