@@ -31,13 +31,13 @@ PREFIX = "onnxlint_unnamed_"
 
 
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    """``graph`` and every body in it, read as stored (the model is not checked yet)."""
+    from onnxlint.index import stored_graphs
+
     yield graph
     for node in graph.node:
-        for attr in node.attribute:
-            if attr.HasField("g"):
-                yield from _graphs(attr.g)
-            for sub in attr.graphs:
-                yield from _graphs(sub)
+        for _, _, sub in stored_graphs(node.attribute):
+            yield from _graphs(sub)
 
 
 def _uses_external_data(model: onnx.ModelProto) -> bool:
