@@ -105,15 +105,17 @@ def test_comparison_without_a_shape_on_real_qnn() -> None:
 # Megatron-BERT exports)
 
 
+def _const(name: str, value: np.ndarray) -> onnx.NodeProto:
+    return helper.make_node(
+        "Constant", [], [name], f"{name}_c", value=numpy_helper.from_array(value)
+    )
+
+
 def shape_element(use: str) -> onnx.ModelProto:
     """Relu(x) -> Unsqueeze(Gather(Shape, 1)) used as a Slice end (``slice``: then a
     Gather of an embedding and an Add) or as a Reshape target (``reshape``)."""
 
-    def const(name: str, value: np.ndarray) -> onnx.NodeProto:
-        return helper.make_node(
-            "Constant", [], [name], f"{name}_c", value=numpy_helper.from_array(value)
-        )
-
+    const = _const
     nodes = [
         helper.make_node("Relu", ["x"], ["xr"], "relu"),
         helper.make_node("Shape", ["xr"], ["s"], "shape"),
@@ -231,9 +233,7 @@ def cast_of_shape(kind: str) -> onnx.ModelProto:
     Concat(Unsqueeze(Cast(Cast(Gather(Shape, 0), int32), int64)), Gather(Shape, [1]))."""
 
     def const(name: str, value: list[int] | int) -> onnx.NodeProto:
-        return helper.make_node(
-            "Constant", [], [name], f"{name}_c", value=numpy_helper.from_array(np.array(value))
-        )
+        return _const(name, np.array(value, np.int64))
 
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], "relu"),
