@@ -919,7 +919,8 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
         except Exception as exc:
             res["error"] = f"{type(exc).__name__}: {exc}"
             res["error_kind"] = "session"
-            if item.get("probe_disabled"):
+            probe = item.get("probe_disabled")
+            if isinstance(probe, str) and re.search(probe, str(exc)):
                 res["disabled_loads"] = _disabled_loads(item, model)
     if not res["ok"]:
         res["log_tail"] = _tail(_read(log_path), int(item.get("log_lines", 40)))
@@ -929,8 +930,9 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
 def _disabled_loads(item: dict[str, Any], model: str | bytes) -> bool:
     """Whether a CPU session with every optimization disabled loads the model that the
     basic-level session refused: an error constant folding reveals fails the default level
-    only, a declaration that contradicts inference fails every level. Asked only on the
-    refusal path, so a graph ORT accepts costs nothing more."""
+    only, a declaration that contradicts inference fails every level. Asked only when the
+    error is one the caller names (its type or shape inference), so a graph ORT accepts,
+    or refuses for another reason, costs no second session."""
     ort = _ort()
     so = _session_options(dict(item, optimization="disabled", log_severity=3))
     if item.get("external_data_folder"):

@@ -201,7 +201,7 @@ def start_optimize(
     external_initializers: str | None = None,
     discard_external: bool = False,
     external_data_folder: str | os.PathLike[str] | None = None,
-    probe_disabled: bool = False,
+    probe_disabled: str | None = None,
 ) -> PendingRun:
     """:func:`optimize_model` started now, in the background; ``.result()`` collects it.
 
@@ -213,8 +213,9 @@ def start_optimize(
     weights written there go to the null device (POSIX), not to disk.
     ``external_data_folder``: where ORT reads the model's external data from (the
     model's own folder; the caller has checked every location).
-    ``probe_disabled``: when ORT refuses the model, the worker also tries a session with
-    every optimization disabled and says whether it loads (``facts["disabled_loads"]``).
+    ``probe_disabled``: a regular expression; when ORT refuses the model with an error it
+    finds, the worker also tries a session with every optimization disabled and says
+    whether it loads (``facts["disabled_loads"]``). Other errors cost no second session.
     """
     item = WorkerItem(
         id="optimize",
@@ -226,7 +227,7 @@ def start_optimize(
             "config": dict(OPTIMIZE_CONFIG),
             **({"external_initializers": external_initializers} if external_initializers else {}),
             **({"discard_external": True} if discard_external and external_initializers else {}),
-            **({"probe_disabled": True} if probe_disabled else {}),
+            **({"probe_disabled": probe_disabled} if probe_disabled else {}),
             **(
                 {"external_data_folder": str(Path(external_data_folder).resolve())}
                 if external_data_folder is not None

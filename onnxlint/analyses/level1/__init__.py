@@ -297,7 +297,7 @@ class Level1Job:
             external_initializers=WEIGHTS_FILE,
             discard_external=True,
             external_data_folder=self.external_dir,
-            probe_disabled=True,
+            probe_disabled=_RESOLVE_ERROR.pattern,
         )
         self.source = "worker"
         if _KEEP_SPARE:
