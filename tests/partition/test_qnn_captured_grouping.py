@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from .conftest import partitions, real_sessions
 
@@ -67,10 +68,61 @@ def relu_sinh_sigmoid(captured: bool) -> onnx.ModelProto:
     return model
 
 
-#: name -> (model, QNN partitions the session really has)
+def relu_sinh_loop_sigmoid(captured: bool) -> onnx.ModelProto:
+    """The same through a Loop (two iterations): its body adds Sinh of the outer Sinh's
+    output, captured, to a carried zero (``captured``), or the Sinh's output is the
+    Loop's carried input and the body reads only its own values."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c_in"], ["c_out"], "b_id"),
+            helper.make_node("Sinh", ["s" if captured else "v_in"], ["sh"], "b_sinh"),
+            helper.make_node("Add", ["v_in", "sh"], ["v_out"], "b_add"),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_in", TensorProto.FLOAT, [1, 8]),
+        ],
+        [
+            helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [1, 8]),
+        ],
+    )
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], "relu"),
+        helper.make_node("Sinh", ["a"], ["s"], "sinh"),
+        helper.make_node(
+            "Loop", ["trips", "go", "v0" if captured else "s"], ["u"], "loop", body=body
+        ),
+        helper.make_node("Sigmoid", ["u"], ["y"], "sigmoid"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(2, np.int64), "trips"),
+        numpy_helper.from_array(np.array(True), "go"),
+        numpy_helper.from_array(np.zeros((1, 8), np.float32), "v0"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "loop_captured" if captured else "loop_explicit",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])],
+        inits,
+        value_info=[helper.make_tensor_value_info("u", TensorProto.FLOAT, [1, 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+#: name -> (model, QNN partitions the session really has); a Loop's captured value acts
+#: as an If's does (measured at both levels: every node on CPU when captured)
 CASES = {
     "captured": (relu_sinh_sigmoid(captured=True), 0),
     "explicit": (relu_sinh_sigmoid(captured=False), 2),
+    "loop_captured": (relu_sinh_loop_sigmoid(captured=True), 0),
+    "loop_explicit": (relu_sinh_loop_sigmoid(captured=False), 2),
 }
 
 
