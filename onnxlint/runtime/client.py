@@ -114,18 +114,24 @@ def run_sessions(
         items = []
         #: request position -> the names its session copy gave unnamed nodes
         named: dict[int, dict[str, int]] = {}
+        #: the named copy of each model asked for (the levels of one model share it)
+        copies: dict[object, tuple[str, dict[str, int]] | None] = {}
         for i, r in enumerate(requests):
             if r.optimization not in OPT_LEVELS:
                 raise ValueError(
                     f"optimization must be one of {OPT_LEVELS}, not {r.optimization!r}"
                 )
-            model = r.model
+            model_path: str | None = None
             if r.name_unnamed:
-                got = session_names.named_copy(r.model)
-                if got is not None:
-                    model, named[i] = got
+                key = os.fspath(r.model) if isinstance(r.model, (str, os.PathLike)) else id(r.model)
+                if key not in copies:
+                    got = session_names.named_copy(r.model)
+                    copies[key] = (_materialise(got[0], tmp, i), got[1]) if got else None
+                copy = copies[key]
+                if copy is not None:
+                    model_path, named[i] = copy
             payload: dict[str, Any] = {
-                "model_path": _materialise(model, tmp, i),
+                "model_path": model_path or _materialise(r.model, tmp, i),
                 "optimization": r.optimization,
                 "free_dims": dict(r.free_dims),
                 "config": dict(r.config),

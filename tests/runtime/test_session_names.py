@@ -151,3 +151,37 @@ def test_confirm_pairs_unnamed_nodes_across_interleaved_partitions(tmp_path: Pat
     assert set(levels) == {"disabled", "default"}
     for level in levels.values():
         assert level["agreement"] == 1.0, level
+
+
+def test_the_levels_of_one_model_share_its_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two sessions of one file (``--confirm``'s two levels) name it once, and each result
+    comes back unnamed, in the model's order (CPU sessions)."""
+    from onnxlint.runtime.client import SessionRequest, run_sessions
+
+    path = tmp_path / "m.onnx"
+    onnx.save(two_chains(), str(path))
+    made: list[object] = []
+    real = session_names.named_copy
+
+    def counted(model: object) -> object:
+        made.append(model)
+        return real(model)
+
+    monkeypatch.setattr(session_names, "named_copy", counted)
+    requests = [
+        SessionRequest(path, id=level, optimization=level, name_unnamed=True)
+        for level in ("disabled", "basic")
+    ]
+    results = run_sessions(requests, "cpu")
+    assert len(made) == 1
+    for res in results:
+        assert res.ok, res.error
+        assert [(n.name, n.op_type) for n in res.assignment] == [
+            ("", "Relu"),
+            ("", "Relu"),
+            ("", "Sigmoid"),
+            ("", "Sigmoid"),
+            ("", "Add"),
+        ]
