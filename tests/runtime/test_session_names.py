@@ -145,7 +145,7 @@ def test_confirm_pairs_unnamed_nodes_across_interleaved_partitions(tmp_path: Pat
     pytest.importorskip("onnxruntime_qnn")
     path = tmp_path / "two_chains.onnx"
     onnx.save(two_chains(), str(path))
-    config = Config(confirm={"mode": "run", "cache-dir": str(tmp_path / "cache")})  # type: ignore[arg-type]
+    config = Config(confirm={"mode": "run", "cache-dir": str(tmp_path / "cache")})
     report = lint(path, eps=["qnn"], config=config, path_label=str(path))
     levels = {d["level"]: d for c in report.stats["confirmation"] for d in c["levels"]}
     assert set(levels) == {"disabled", "default"}
@@ -165,7 +165,7 @@ def test_the_levels_of_one_model_share_its_copy(
     made: list[object] = []
     real = session_names.named_copy
 
-    def counted(model: object) -> object:
+    def counted(model: str | Path | bytes | onnx.ModelProto) -> tuple[bytes, dict[str, int]] | None:
         made.append(model)
         return real(model)
 
