@@ -883,13 +883,7 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
         try:
             so = _session_options(dict(item, log_severity=item.get("log_severity", 2)), True)
             so.optimized_model_filepath = item["output_path"]
-            if item.get("external_data_folder"):
-                # the model's external data, read by ORT from the model's own folder (the
-                # copy ORT is given lies elsewhere); the caller checked every location
-                so.add_session_config_entry(
-                    "session.model_external_initializers_file_folder_path",
-                    str(item["external_data_folder"]),
-                )
+            _read_external_data_from(so, item)
             if item.get("external_initializers"):
                 # large folded weights go to a side file the caller never reads: the graph
                 # is all it needs, and the weights would cost it hundreds of MB
@@ -927,6 +921,16 @@ def run_optimize(item: dict[str, Any], log_path: str) -> dict[str, Any]:
     return res
 
 
+def _read_external_data_from(so: Any, item: dict[str, Any]) -> None:
+    """Have ORT read the model's external data from the model's own folder (the copy ORT
+    is given lies elsewhere); the caller checked every location."""
+    if item.get("external_data_folder"):
+        so.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path",
+            str(item["external_data_folder"]),
+        )
+
+
 def _disabled_loads(item: dict[str, Any], model: str | bytes) -> bool:
     """Whether a CPU session with every optimization disabled loads the model that the
     basic-level session refused: an error constant folding reveals fails the default level
@@ -935,11 +939,7 @@ def _disabled_loads(item: dict[str, Any], model: str | bytes) -> bool:
     or refuses for another reason, costs no second session."""
     ort = _ort()
     so = _session_options(dict(item, optimization="disabled", log_severity=3))
-    if item.get("external_data_folder"):
-        so.add_session_config_entry(
-            "session.model_external_initializers_file_folder_path",
-            str(item["external_data_folder"]),
-        )
+    _read_external_data_from(so, item)
     try:
         ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     except Exception:

@@ -40,17 +40,6 @@ def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
             yield from _graphs(sub)
 
 
-def _uses_external_data(model: onnx.ModelProto) -> bool:
-    import onnx
-
-    for graph in _graphs(model.graph):
-        tensors = [*graph.initializer, *(s.values for s in graph.sparse_initializer)]
-        tensors += [a.t for n in graph.node for a in n.attribute if a.HasField("t")]
-        if any(t.data_location == onnx.TensorProto.EXTERNAL for t in tensors):
-            return True
-    return False
-
-
 def _has_sidecars(model: onnx.ModelProto) -> bool:
     """An EPContext node may name a file beside the model, which a copy elsewhere loses."""
     return any(n.op_type == "EPContext" for g in _graphs(model.graph) for n in g.node)
@@ -79,6 +68,8 @@ def named_copy(
     cannot be read (the session then reads it as it is and reports its own error)."""
     import onnx
 
+    from onnxlint.tensors import has_external_data
+
     try:
         if isinstance(model, (str, os.PathLike)):
             proto = onnx.load(os.fspath(model), load_external_data=False)
@@ -89,7 +80,7 @@ def named_copy(
     except Exception:  # the session reads the model itself and says what is wrong
         return None
     names = unnamed_names(proto)
-    if not names or _uses_external_data(proto) or _has_sidecars(proto):
+    if not names or has_external_data(proto) or _has_sidecars(proto):
         return None
     if proto is model:  # the caller's model is never changed
         proto = onnx.ModelProto()
