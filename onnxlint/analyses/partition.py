@@ -45,8 +45,8 @@ from onnxlint.analyses.partition_plan import (
 )
 from onnxlint.analyses.partition_reasons import (
     boundary_failures,
-    captured_initializer_refusals,
     constant_only,
+    control_flow_refusals,
     empty_input_failures,
     finalize_failures,
     keep_group,
@@ -181,7 +181,7 @@ def _plan_graph(
                 ).items():
                     claimed.discard(p)
                     plan.released.setdefault(p, why)
-            for p, why, fix in captured_initializer_refusals(lg, g, claimed, by_path, profile):
+            for p, why, fix in control_flow_refusals(lg, la, g, claimed, by_path, profile):
                 claimed.discard(p)
                 plan.released.setdefault(p, why)
                 plan.release_fixes.setdefault(p, fix)
@@ -195,6 +195,7 @@ def _plan_graph(
                 units,
                 grouping_edges,
                 prepared=_nodes_alone(alone, g, order, edges) if not units and not blind else None,
+                border_succs=edges[1] if blind else None,  # a capture still borders a group
             )
             first_pass = bool(found)
             rewrite = profile.partitioning.layout_reshape_rewrite

@@ -140,6 +140,9 @@ class UnitGraph:
     in_degree: dict[str, int]
     out_edges: dict[str, list[str]]
     roots: list[str]
+    #: where a unit's readers differ from ``out_edges`` (:func:`unit_graph`'s ``border``):
+    #: the units that border a group once the unit joins it
+    border_edges: dict[str, list[str]] | None = None
 
 
 def unit_graph(
@@ -147,15 +150,27 @@ def unit_graph(
     order: Sequence[NodeRef],
     units: Mapping[str, list[str]] | None = None,
     edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
+    border_succs: Mapping[str, list[str]] | None = None,
 ) -> UnitGraph:
-    """The :class:`UnitGraph` of ``g`` (``order`` its topological order) for ``units``."""
+    """The :class:`UnitGraph` of ``g`` (``order`` its topological order) for ``units``.
+
+    ``border_succs``: node successors that border a group when the sweep takes their
+    predecessor into it, where they are not those of ``edges`` (an EP whose sweep orders
+    nodes by their explicit inputs only, while every reader of a group's value, a body
+    that captures it included, borders the group)."""
     preds, succs = edges or node_edges(g, order)
     if not units:
         # each node its own unit: the node edges are the unit edges (``node_edges`` keeps no
         # edge from a node to itself), the successor lists read as they are
         paths = [n.path for n in order]
         degrees = {p: len(preds[p]) for p in paths}
-        return UnitGraph({}, degrees, succs, [p for p in paths if not degrees[p]])
+        return UnitGraph(
+            {},
+            degrees,
+            succs,
+            [p for p in paths if not degrees[p]],
+            dict(border_succs) if border_succs is not None else None,
+        )
     unit_of: dict[str, str] = {}
     for target, members in units.items():
         for m in members:
@@ -171,10 +186,15 @@ def unit_graph(
     # unit-level edges with multiplicity, as ORT counts input edges
     in_degree: dict[str, int] = {}
     out_edges: dict[str, list[str]] = {}
+    border_edges: dict[str, list[str]] | None = {} if border_succs is not None else None
     for u, members in members_of.items():
         mset = set(members)
         in_degree[u] = sum(1 for m in members for p in preds[m] if p not in mset)
         out_edges[u] = [unit_of[s] for m in members for s in succs[m] if s not in mset]
+        if border_edges is not None and border_succs is not None:
+            border_edges[u] = [
+                unit_of[s] for m in members for s in border_succs.get(m, ()) if s not in mset
+            ]
     roots = []
     seen_units: set[str] = set()
     for n in order:
@@ -185,7 +205,7 @@ def unit_graph(
         if in_degree[u] == 0:
             roots.append(u)
     several = {u: members for u, members in members_of.items() if members != [u]}
-    return UnitGraph(several, in_degree, out_edges, roots)
+    return UnitGraph(several, in_degree, out_edges, roots, border_edges)
 
 
 def greedy_groups(
@@ -195,16 +215,18 @@ def greedy_groups(
     units: Mapping[str, list[str]] | None = None,
     edges: tuple[dict[str, list[str]], dict[str, list[str]]] | None = None,
     prepared: UnitGraph | None = None,
+    border_succs: Mapping[str, list[str]] | None = None,
 ) -> list[list[str]]:
     """ORT's greedy partition node groups (a wave per group over a Kahn topological sweep).
 
     ``order`` is the graph's topological order; ``supported`` the node paths
-    the EP may take; ``units`` maps a unit's target node to its members; ``prepared``:
-    the :func:`unit_graph` of these (then ``units`` and ``edges`` are not read), which the
-    sweep does not change.
+    the EP may take; ``units`` maps a unit's target node to its members; ``border_succs``:
+    see :func:`unit_graph`; ``prepared``: the :func:`unit_graph` of these (then ``units``,
+    ``edges`` and ``border_succs`` are not read), which the sweep does not change.
     """
-    ug = prepared if prepared is not None else unit_graph(g, order, units, edges)
+    ug = prepared if prepared is not None else unit_graph(g, order, units, edges, border_succs)
     members_of, out_edges = ug.members_of, ug.out_edges
+    border_edges = ug.border_edges
     in_degree = dict(ug.in_degree)  # counted down by the sweep
     roots = ug.roots
     to_process: deque[str] = deque(roots)
@@ -231,8 +253,10 @@ def greedy_groups(
             else:
                 group.extend(members)
             border.discard(u)
+            if border_edges is not None:
+                border.update(border_edges.get(u, out_edges[u]))
         for d in out_edges[u]:
-            if ok:
+            if ok and border_edges is None:
                 border.add(d)
             in_degree[d] -= 1
             if in_degree[d] == 0:

@@ -273,6 +273,9 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
             refuses_captured_initializers=tuple(
                 (r["op"], r["reason"]) for r in part.get("refuses_captured_initializers", [])
             ),
+            refuses_unsupported_bodies=tuple(
+                (r["op"], r["reason"]) for r in part.get("refuses_unsupported_bodies", [])
+            ),
             qdq_selectors=tuple(
                 QdqSelector(
                     ops=tuple(u["ops"]),

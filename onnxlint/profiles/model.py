@@ -472,6 +472,9 @@ class Partitioning:
     #: (op, why) for the control-flow ops the EP refuses when a body reads an initializer
     #: of an enclosing graph
     refuses_captured_initializers: tuple[tuple[str, str], ...] = ()
+    #: (op, why) for the control-flow ops the EP refuses when it does not take every node
+    #: of their bodies (it builds the bodies with the node)
+    refuses_unsupported_bodies: tuple[tuple[str, str], ...] = ()
     layout_pass_failures: tuple[LayoutPassFailure, ...] = ()
     finalize_failures: tuple[FinalizeFailure, ...] = ()
     boundary_tensor_failures: tuple[BoundaryTensorFailure, ...] = ()
