@@ -497,7 +497,7 @@ def unsupported_body_refusals(
 def _refused_body_node(la: LevelAssignment, n: NodeRef, ep: str) -> NodeRef | None:
     """The first node of ``n``'s bodies (nested ones included) that ``ep`` does not claim."""
     lg = la.graph
-    stack = [sub for _, sub in sorted(n.subgraphs.items())]
+    stack = list(n.subgraphs.values())  # in the node's attribute order
     while stack:
         sub = stack.pop(0)
         for m in lg.nodes(sub):
@@ -505,7 +505,7 @@ def _refused_body_node(la: LevelAssignment, n: NodeRef, ep: str) -> NodeRef | No
             v = na.verdict_for(ep) if na is not None else None
             if v is not None and not v.claimed:
                 return m
-            stack.extend(s for _, s in sorted(m.subgraphs.items()))
+            stack.extend(m.subgraphs.values())
     return None
 
 
