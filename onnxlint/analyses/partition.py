@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from onnxlint.analyses.assignment import Assignment
+from onnxlint.analyses.body_refusals import control_flow_refusals
 from onnxlint.analyses.bytecount import ByteCount
 from onnxlint.analyses.compiled_bodies import compiled_with_parent
 from onnxlint.analyses.integer_tensors import integer_tensor_refusals
@@ -46,7 +47,6 @@ from onnxlint.analyses.partition_plan import (
 from onnxlint.analyses.partition_reasons import (
     boundary_failures,
     constant_only,
-    control_flow_refusals,
     empty_input_failures,
     finalize_failures,
     keep_group,
