@@ -267,6 +267,15 @@ def _sim20(name: str) -> tuple[bytes, dict[str, Any]]:
 
 def _paddle20(name: str) -> tuple[bytes, dict[str, Any]]:
     import paddle
+
+    # paddle names parameters and ops from process-wide counters: a fresh set per model
+    # keeps a file the same whichever models were built before it in the process
+    with paddle.utils.unique_name.guard():
+        return _paddle20_build(name)
+
+
+def _paddle20_build(name: str) -> tuple[bytes, dict[str, Any]]:
+    import paddle
     from paddle import nn
 
     net, opset = PADDLE20[name]

@@ -97,9 +97,13 @@ def merge_first_conflict(
     union of the declared and the inferred type. Whether a conflict was found."""
     from onnxlint.analyses.contrib_types import infer_shapes
 
-    m = _CONFLICT.search(message)
     g = model.graph
-    found = _conflicting(g, m) if m is not None else None
+    found = m = None
+    for m in _CONFLICT.finditer(message):
+        # a Constant's declaration ORT never reads: its output is an initializer (and the
+        # lenient pass drops such declarations, shapes.strip_constant_declarations)
+        if m["op"] != "Constant" and (found := _conflicting(g, m)) is not None:
+            break
     if found is None:
         return False
     ni, slot, vi = found
