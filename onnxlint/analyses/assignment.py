@@ -49,6 +49,7 @@ from onnxlint.analyses.capability import (
     symbols_of,
 )
 from onnxlint.analyses.cpu_preference import apply_cpu_preference
+from onnxlint.analyses.declared_merge import has_conflict, merged_names
 from onnxlint.analyses.function_inlining import (
     collapse_ort_inlined,
     expand_unclaimed_function_ops,
@@ -423,7 +424,8 @@ class ExportedGraph:
                 # first pass (no propagation) is the session types' first pass too
                 first = shapes.take_unpropagated()
                 shapes.take_inferred(weights=False)  # not read: not kept either
-                inferred, left = infer_session_types_without_weights(model, first)
+                conflicts = has_conflict(shapes.errors)  # ORT merges them: declared_merge
+                inferred, left = infer_session_types_without_weights(model, first, conflicts)
                 del first  # the level graph reads its types from ``inferred`` alone
             else:
                 inferred, left = shapes.take_inferred(weights=False), shapes.weights_left_out()
@@ -499,7 +501,12 @@ class Assignment:
             if got is None:
                 return None
             got = collapse_ort_inlined(drop_inserted_casts(got), self.ctx.index)
-            lg = level_graph(self.ctx, got, level, source=self.ctx.index)
+            from onnxlint.analyses.shapes import Shapes
+
+            # a value ORT merged keeps the union in ORT's graph: not inferred again
+            merged = has_conflict(self.ctx.analysis(Shapes).errors)
+            cut = merged_names(self.ctx.model, None) if merged else frozenset()
+            lg = level_graph(self.ctx, got, level, source=self.ctx.index, cut=cut)
         else:
             raise ValueError(f"unknown graph level {level!r}")
         la = assign_level(lg, self.profiles)

@@ -289,6 +289,7 @@ def build_level_graph(
     inferred: onnx.ModelProto | None = None,
     source_index: ModelIndex | None = None,
     weights_left_out: dict[str, onnx.TensorProto] | None = None,
+    cut: frozenset[str] = frozenset(),
 ) -> LevelGraph:
     """Index ``model`` after shape inference; map node paths back to ``source`` by name.
 
@@ -297,10 +298,11 @@ def build_level_graph(
     second index when the inferred copy has the same graphs and nodes.
     ``weights_left_out``: the data of large initializers that ``inferred`` lacks (read for
     its types alone, it needs none); put back when the level graph keeps the copy.
-    Types are those ORT resolves at session creation (:func:`infer_session_types`).
+    Types are those ORT resolves at session creation (:func:`infer_session_types`);
+    ``cut``: values declared as ORT merged them (``declared_merge.merged_names``).
     """
     if inferred is None:
-        inferred = infer_session_types(model)
+        inferred = infer_session_types(model, cut)
     if inferred is not model:
         inferred.ir_version = (
             model.ir_version

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import onnx
 
+from onnxlint.analyses.declared_merge import cut_value, merge_conflicts, restore_merged
 from onnxlint.analyses.shape_values import CONCAT_PROPAGATES, constant_shapes, copy_node
 
 #: rounds of "a Shape of a tensor that is now static is a constant" (a Reshape to the shape
@@ -17,16 +18,21 @@ from onnxlint.analyses.shape_values import CONCAT_PROPAGATES, constant_shapes, c
 _SHAPE_ROUNDS = 4
 
 
-def infer_session_types(model: onnx.ModelProto) -> onnx.ModelProto:
+def infer_session_types(
+    model: onnx.ModelProto, cut: frozenset[str] = frozenset()
+) -> onnx.ModelProto:
     """The model's types as ORT resolves them when it creates a session
     (:func:`infer_session_types_without_weights`, the weights put back)."""
     from onnxlint.tensors import restore_data
 
-    return restore_data(*infer_session_types_without_weights(model))
+    return restore_data(*infer_session_types_without_weights(model, cut=cut))
 
 
 def infer_session_types_without_weights(
-    model: onnx.ModelProto, unpropagated: onnx.ModelProto | None = None
+    model: onnx.ModelProto,
+    unpropagated: onnx.ModelProto | None = None,
+    conflicts: bool = False,
+    cut: frozenset[str] = frozenset(),
 ) -> tuple[onnx.ModelProto, dict[str, onnx.TensorProto]]:
     """The model's types as ORT resolves them when it creates a session; the answer's large
     initializers have no data, returned beside it by name (``tensors.restore_data``).
@@ -51,6 +57,10 @@ def infer_session_types_without_weights(
     this function's first pass whenever no node needs a stand-in (the work copy is then
     that same model; a strict pass that succeeds answers as a lenient one), so that pass
     is not run again (it may then be the answer itself).
+
+    ``conflicts``: a declaration contradicts inference (the Shapes analysis's strict pass
+    said so); ORT's union of the two is applied first (:mod:`.declared_merge`). ``cut``:
+    values whose declarations are such unions already (a graph ORT wrote), kept as declared.
     """
     from onnxlint.analyses.contrib_types import RULE_OPS, rules_for, used_rules
     from onnxlint.analyses.shapes import (
@@ -63,6 +73,7 @@ def infer_session_types_without_weights(
     if (
         unpropagated is not None
         and unpropagated is not model
+        and not (conflicts or cut)
         and _first_pass_is_answer(model, unpropagated)
     ):
         # nothing below would change the work copy: the answer is the first pass, and the
@@ -83,6 +94,9 @@ def infer_session_types_without_weights(
     # pass handed in had the declarations it contradicts taken out already: _infer_source)
     strip_constant_declarations(work)
     drop_repeated_declarations(work)
+    # ORT merges a contradicted declaration with what it infers: values cut out until the end
+    cut_any = conflicts and merge_conflicts(work, used_rules(work))
+    cut_any = any([cut_value(work.graph, name) for name in sorted(cut)]) or cut_any
     originals: dict[tuple[int, int], onnx.NodeProto] = {}
     # the values whose types ``shape_values.constant_shapes`` reads (a Shape's input, a Range's):
     # the table of every value of a large graph was most of this function's time
@@ -108,7 +122,7 @@ def infer_session_types_without_weights(
     rules = rules_for(contrib) | used_rules(work, function_ops)
     untouched = work.ir_version == model.ir_version
     hidden = set(_hide_unresolved_outputs(work, originals))
-    stand_ins = bool(originals or hidden) or not untouched
+    stand_ins = bool(originals or hidden or cut_any) or not untouched
     if unpropagated is not None and unpropagated is not model and not stand_ins:
         inferred = unpropagated
     else:
@@ -133,6 +147,8 @@ def infer_session_types_without_weights(
             kept_vi = [v for v in w.value_info if v.name not in hidden]
             del w.value_info[:]
             w.value_info.extend(kept_vi)
+    if cut_any:
+        restore_merged(inferred)
     return inferred, left
 
 

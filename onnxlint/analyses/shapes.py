@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING
 
 import onnx
 
-from onnxlint.analyses.contrib_types import infer_shapes, missing_imports, used_rules
+from onnxlint.analyses.contrib_types import missing_imports, used_rules
+from onnxlint.analyses.declared_merge import infer_merged
 from onnxlint.analyses.static_types import (
     Dim,
     ValueType,
@@ -218,19 +219,10 @@ def _infer_source(
     data_prop: bool,
     rules: frozenset[tuple[str, str]] | None = None,
 ) -> tuple[onnx.ModelProto | None, list[str]]:
-    """:func:`_infer` of a model or its bytes; None when inference cannot run at all."""
-    errors: list[str] = []
-    for strict in (True, False):
-        try:
-            inferred = infer_shapes(source, strict_mode=strict, data_prop=data_prop, rules=rules)
-            return inferred, errors
-        except MemoryError:
-            errors.append("out of memory during shape inference")
-        except Exception as exc:  # InferenceError, ValidationError, protobuf errors
-            errors.append(_one_line(str(exc)))
-        if strict:
-            source = _without_constant_declarations(source)
-    return None, errors
+    """:func:`_infer` of a model or its bytes; None when inference cannot run at all.
+    Strict, then lenient without the Constants' declarations; a declaration inference
+    contradicts is merged with it as ORT does (:func:`.declared_merge.infer_merged`)."""
+    return infer_merged(source, data_prop, rules, _without_constant_declarations, _one_line)
 
 
 def _without_constant_declarations(source: onnx.ModelProto | bytes) -> onnx.ModelProto | bytes:
