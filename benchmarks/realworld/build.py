@@ -2908,7 +2908,8 @@ def _genai_heldout9(name: str) -> tuple[bytes, dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         hf, out = Path(tmp) / "hf", Path(tmp) / "out"
         _genai_hf_folder(hf, mt, over)
-        cmd = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf),
+        # run as a module, with torchvision's registrations left out as in this process
+        cmd = [sys.executable, "-c", _STUB_CODE, "onnxruntime_genai.models.builder", "-i", str(hf),
                "-o", str(out), "-p", precision, "-e", ep, "-c", str(Path(tmp) / "cache")]  # fmt: skip
         if extra:
             cmd += ["--extra_options", *(f"{k}={v}" for k, v in extra.items())]
@@ -3747,15 +3748,30 @@ QDQ_HELDOUT11: dict[str, tuple[str, str]] = {
 }  # fmt: skip
 
 
-def _import_vision() -> tuple[Any, Any]:
-    """timm and torchvision. torchvision's PyPI wheel is built against a CUDA torch: with
-    the CPU torch its C++ ops (nms, roi_align; no model here uses them) do not load, and
-    the modules registering their fake and autograd kernels fail on import, so they are
-    left out."""
+#: torchvision's modules that register its fake and autograd kernels: they fail on import
+#: beside the CPU torch (the PyPI wheel is built against a CUDA torch; its C++ ops, nms and
+#: roi_align, which no model here uses, do not load), so they are left out
+_VISION_STUBS = ("torchvision._meta_registrations", "torchvision._autograd_registrations")
+#: the same, for a Python process the build starts (transformers imports torchvision too)
+_STUB_CODE = (
+    "import sys, types, runpy; "
+    f"[sys.modules.setdefault(m, types.ModuleType(m)) for m in {_VISION_STUBS!r}]; "
+    "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)"
+)
+
+
+def _stub_vision() -> None:
+    """Leave torchvision's kernel registrations out (:data:`_VISION_STUBS`): transformers
+    imports torchvision whenever it is installed, so every transformers export needs this."""
     import types
 
-    for mod in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+    for mod in _VISION_STUBS:
         sys.modules.setdefault(mod, types.ModuleType(mod))
+
+
+def _import_vision() -> tuple[Any, Any]:
+    """timm and torchvision, without torchvision's kernel registrations (:func:`_stub_vision`)."""
+    _stub_vision()
     import timm
     import torchvision
 
@@ -4164,6 +4180,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
+    _stub_vision()  # before anything imports transformers
     wanted = [w for w in (args.only or "").split(",") if w]
     jobs = (
         transformer_jobs()
