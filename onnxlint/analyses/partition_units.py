@@ -140,8 +140,8 @@ class UnitGraph:
     in_degree: dict[str, int]
     out_edges: dict[str, list[str]]
     roots: list[str]
-    #: where a unit's readers differ from ``out_edges`` (:func:`unit_graph`'s ``border``):
-    #: the units that border a group once the unit joins it
+    #: the units that border a group once the unit joins it, where they differ from
+    #: ``out_edges`` (:func:`unit_graph`'s ``border_succs``); None: ``out_edges``
     border_edges: dict[str, list[str]] | None = None
 
 
