@@ -44,7 +44,9 @@ fifteenth adds tree ensembles and other classical models as onnxmltools, skl2onn
 and hummingbird-ml convert them, and six more wheels. The sixteenth is QDQ from NNCF and
 float16 from onnxconverter-common (block lists, auto mixed precision), converted by
 ``build_nncf.py`` in a venv of its own (``requirements-nncf.txt``). The eighteenth is QDQ
-along quantizer paths the others lack (``build_qdq18.py``, this venv). Every model is built on its own; one
+along quantizer paths the others lack (``build_qdq18.py``, this venv). The twenty-first is
+torchvision's detection, segmentation and optical-flow models, exported by
+``build_vision21.py`` in a venv of its own (``requirements-vision21.txt``). Every model is built on its own; one
 that fails to build is recorded with its error and the build goes on.
 """
 
@@ -4144,6 +4146,50 @@ def heldout18_jobs() -> list[Job]:
     return jobs()
 
 
+# ---------------------------------------------------------------------------
+# Held-out batch 21 (2026-12-07): torchvision's detection, segmentation and optical-flow
+# models (NonMaxSuppression, RoiAlign, TopK, NonZero, If and Loop, GridSample), exported by
+# build_vision21.py in a venv of its own (requirements-vision21.txt): PyPI's torchvision
+# does not import beside this venv's torch CPU file.
+
+VISION21_PYTHON_ENV = "ONNXLINT_VISION21_PYTHON"
+
+
+def _vision21_python() -> str:
+    return os.environ.get(VISION21_PYTHON_ENV) or str(HERE.parents[1] / ".venv-vision21/bin/python")
+
+
+@functools.cache
+def _vision21_versions() -> dict[str, str]:
+    return _venv_versions(_vision21_python(), "benchmarks.realworld.build_vision21")
+
+
+@functools.cache
+def _vision21_built() -> Path:
+    return _venv_build(_vision21_python(), "benchmarks.realworld.build_vision21", "vision21-", [],
+                       3600)  # fmt: skip
+
+
+def _vision21(name: str) -> tuple[bytes, dict[str, Any]]:
+    from benchmarks.realworld.build_vision21 import VISION21
+
+    path = _vision21_built() / f"{name}.onnx"
+    if not path.exists():
+        raise RuntimeError(f"build_vision21 wrote no {path.name}")
+    return path.read_bytes(), {"vision21_venv": _vision21_versions(),
+                               "input_hw": list(VISION21[name][5])}  # fmt: skip
+
+
+def heldout21_jobs() -> list[Job]:
+    from benchmarks.realworld.build_vision21 import VISION21, entry_of
+
+    jobs: list[Job] = []
+    for name in VISION21:
+        entry = Entry(name, *entry_of(name))
+        jobs.append((name, functools.partial(_vision21, name), entry))
+    return jobs
+
+
 def run_job(out: Path, build: Callable[[], tuple[bytes, dict[str, Any]]], entry: Entry) -> Entry:
     try:
         data, extra = build()
@@ -4204,6 +4250,7 @@ def main(argv: list[str] | None = None) -> int:
         + heldout16_jobs()
         + heldout17_jobs()
         + heldout18_jobs()
+        + heldout21_jobs()
     )
     entries: list[Entry] = []
     for name, build, entry in jobs:

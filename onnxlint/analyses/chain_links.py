@@ -1,8 +1,9 @@
 """The links of ``partitioning.finalize_failures`` chains (``profiles.model.ChainLink``):
 the nodes of a chain found inside one partition, and the conditions a link may set on
 its node (a one-element constant input, an axis outside the previous Slice's axes, a
-Squeeze that leaves its output's rank to a dynamic dim, a per-axis quantization scale), and
-the zero points of a per-axis DequantizeLinear."""
+Squeeze that leaves its output's rank to a dynamic dim, a per-axis quantization scale, boxes
+whose coordinate count the partition cannot work out), and the zero points of a per-axis
+DequantizeLinear."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import onnx
 
 from onnxlint.analyses.constants import constant_ints, scalar_constant
 from onnxlint.analyses.level_assignment import LevelAssignment
@@ -42,6 +44,8 @@ def chain_from(
     if link.squeezes_dynamic_dims and not _squeezes_dynamic_dims(n, la):
         return None
     if link.per_axis_scale and not per_axis_scale(la, n):
+        return None
+    if link.coords_unresolved and not coords_unresolved(n, la, members):
         return None
     if len(chain) == 1:
         return [n]
@@ -136,3 +140,58 @@ def _squeezes_dynamic_dims(n: NodeRef, la: LevelAssignment | None) -> bool:
     if len(n.inputs) > 1 and n.inputs[1]:
         return False
     return any(not isinstance(d, int) for d in shapes[0])
+
+
+#: the most tensors :func:`coords_unresolved` visits before it gives up (no match)
+MAX_COORD_WALK = 50_000
+_FLOAT_TYPES = frozenset({onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16,
+                          onnx.TensorProto.BFLOAT16, onnx.TensorProto.DOUBLE})  # fmt: skip
+
+
+def coords_unresolved(n: NodeRef, la: LevelAssignment | None, members: set[str]) -> bool:
+    """Whether ``n``'s first input has a last dim that is not a known number and is computed,
+    through nodes of ``members`` (a branch's outer names read in the graph around it), from a
+    tensor made outside them or from a graph input that is not a float tensor of static dims:
+    the compiler then cannot work that dim out either. Constants and initializers resolve."""
+    na = la.get(n.path) if la is not None else None
+    shapes = na.facts.input_shapes if na is not None else ()
+    if not shapes or shapes[0] is None or not n.inputs or isinstance(shapes[0][-1], int):
+        return False
+    seen: set[tuple[str, str]] = set()
+    stack: list[tuple[GraphRef, str]] = [(n.graph, n.inputs[0])]
+    while stack:
+        g, name = stack.pop()
+        if not name or (g.path, name) in seen:
+            continue
+        seen.add((g.path, name))
+        if len(seen) > MAX_COORD_WALK:
+            return False
+        scope: GraphRef | None = g
+        while scope is not None and not (
+            name in scope.producers or name in scope.initializers or name in scope.input_set
+        ):
+            scope = scope.outer
+        if scope is None or name in scope.initializers:
+            continue
+        p = scope.producers.get(name)
+        if p is None:
+            if scope.outer is not None or not _static_float_input(scope, name):
+                return True
+            continue
+        if p.op_type == "Constant":
+            continue
+        if p.path not in members:
+            return True
+        stack.extend((scope, i) for i in p.inputs)
+    return False
+
+
+def _static_float_input(g: GraphRef, name: str) -> bool:
+    """Whether graph input ``name`` of ``g`` is a float tensor whose dims are all numbers."""
+    vi = next((v for v in (g.proto.input if g.proto is not None else ()) if v.name == name), None)
+    if vi is None or not vi.type.HasField("tensor_type"):
+        return False
+    t = vi.type.tensor_type
+    if t.elem_type not in _FLOAT_TYPES or not t.HasField("shape"):
+        return False
+    return all(d.HasField("dim_value") for d in t.shape.dim)

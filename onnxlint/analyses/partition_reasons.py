@@ -215,10 +215,18 @@ def finalize_failures(
     if not rules:
         return out
     members = set(group)
-    for path in group:
-        n = by_path[path]
-        for rule in rules:
-            found = chain_from(g, n, rule.chain, members, la)
+    # a branch the EP compiles with its If is part of the If's partition
+    compiled = set(profile.partitioning.bodies_compiled_with_node)
+    bodies = [b for p in group if by_path[p].op_type in compiled for b in _body_nodes(by_path[p])]
+    members.update(b.path for b in bodies)
+    # (only the links that follow values across it look inside: the others were measured
+    # on a graph's own partitions)
+    across = [r for r in rules if r.chain[0].coords_unresolved]
+    for n in [*(by_path[p] for p in group), *bodies]:
+        path = n.path
+        inside = path not in by_path
+        for rule in across if inside else rules:
+            found = chain_from(n.graph if inside else g, n, rule.chain, members, la)
             if found is not None:
                 ops = " -> ".join(m.op_type for m in found)
                 what = f"the chain {ops} from {n.label}" if len(found) > 1 else n.label
@@ -227,6 +235,16 @@ def finalize_failures(
                     f"{rule.reason}"
                 )
                 break
+    return out
+
+
+def _body_nodes(n: NodeRef) -> list[NodeRef]:
+    """Every node of ``n``'s bodies, nested bodies included."""
+    out: list[NodeRef] = []
+    for body in n.subgraphs.values():
+        for m in body.nodes:
+            out.append(m)
+            out.extend(_body_nodes(m))
     return out
 
 

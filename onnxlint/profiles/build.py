@@ -316,6 +316,7 @@ def build_profile(data: Mapping[str, Any], source: str = "") -> Profile:
                             axis_outside_slice=bool(c.get("axis_outside_slice", False)),
                             squeezes_dynamic_dims=bool(c.get("squeezes_dynamic_dims", False)),
                             per_axis_scale=bool(c.get("per_axis_scale", False)),
+                            coords_unresolved=bool(c.get("coords_unresolved", False)),
                         )
                         for c in u["chain"]
                     ),

@@ -290,7 +290,10 @@ class ChainLink:
     ``axis`` is none of the axes the previous link, a Slice with constant axes, slices.
     ``squeezes_dynamic_dims``: the node, a Squeeze with no axes, reads a tensor with a dim
     that is not a known number (its output's rank is only known at run time).
-    ``per_axis_scale``: the node's scale (input 1) is known to have more than one element."""
+    ``per_axis_scale``: the node's scale (input 1) is known to have more than one element.
+    ``coords_unresolved``: the node's first input (NonMaxSuppression's boxes) has a last dim
+    that is not a known number and is computed, within the partition, from a tensor made
+    outside it or from a graph input whose dims or values are not all known."""
 
     op: str
     constant: float | None = None
@@ -298,6 +301,7 @@ class ChainLink:
     axis_outside_slice: bool = False
     squeezes_dynamic_dims: bool = False
     per_axis_scale: bool = False
+    coords_unresolved: bool = False
 
 
 @dataclass(frozen=True)
