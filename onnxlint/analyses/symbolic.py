@@ -125,6 +125,7 @@ def symbolic_infer(
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
             sym = SymbolicShapeInference(2**31 - 1, True, False, 0)
+            _bound_expressions(sym)
             sym._preprocess(model)
             for name, tensor in (weights or {}).items():
                 if name in sym.initializers_:
@@ -141,6 +142,52 @@ def symbolic_infer(
         return None
     finally:
         logger.setLevel(previous)
+
+
+#: the longest symbolic dim or value (printed) ORT's tool may derive before onnxlint gives
+#: up on its answer: past this, sympy's simplification of the growing expressions takes
+#: minutes per node (torchvision's Faster R-CNN: a lint of 9 to 28 minutes, all in the
+#: Slices of its anchor and box arithmetic); real dims print in a few dozen characters
+MAX_EXPRESSION_CHARS = 1000
+
+
+class ExpressionTooLong(Exception):
+    """ORT's tool derived a dim or value longer than :data:`MAX_EXPRESSION_CHARS`."""
+
+
+def _bound_expressions(sym: Any) -> None:
+    """Make each of ``sym``'s per-op steps raise :class:`ExpressionTooLong` when it leaves
+    an output whose symbolic dims or values print longer than :data:`MAX_EXPRESSION_CHARS`.
+    A bound on the expressions, not on time, so every machine gets the same answer."""
+
+    def bounded(step: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def run(node: Any) -> Any:
+            result = step(node)
+            for name in node.output:
+                vi = sym.known_vi_.get(name)
+                if (
+                    vi is not None
+                    and vi.type.HasField("tensor_type")
+                    and any(
+                        len(d.dim_param) > MAX_EXPRESSION_CHARS
+                        for d in vi.type.tensor_type.shape.dim
+                    )
+                ):
+                    raise ExpressionTooLong(name)
+                if _too_long(sym.sympy_data_.get(name)):
+                    raise ExpressionTooLong(name)
+            return result
+
+        return run
+
+    sym.dispatcher_ = {op: bounded(step) for op, step in sym.dispatcher_.items()}
+
+
+def _too_long(data: Any) -> bool:
+    """Whether a symbolic value (an expression, or a list of them) prints longer than
+    :data:`MAX_EXPRESSION_CHARS`; numbers and arrays of numbers never do."""
+    items = data if isinstance(data, list) else [data]
+    return any(hasattr(x, "free_symbols") and len(str(x)) > MAX_EXPRESSION_CHARS for x in items)
 
 
 @functools.cache

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from onnxlint.config import Config
 
-SCHEMA = "onnxlint-symbolic-shapes/3"
+SCHEMA = "onnxlint-symbolic-shapes/4"
 #: the meaning of a stored answer: ``collect_value_types``' table, ``_fill_from_ort``'s pick
 TABLE_VERSION = 1
 #: the folder under the cache root
