@@ -167,9 +167,7 @@ def coords_unresolved(n: NodeRef, la: LevelAssignment | None, members: set[str])
         if len(seen) > MAX_COORD_WALK:
             return False
         scope: GraphRef | None = g
-        while scope is not None and not (
-            name in scope.producers or name in scope.initializers or name in scope.input_set
-        ):
+        while scope is not None and not scope.is_defined_here(name):
             scope = scope.outer
         if scope is None or name in scope.initializers:
             continue
